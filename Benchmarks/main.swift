@@ -1,0 +1,2 @@
+// Prints speed and memory figures; run with `swift run -c release SomniBench`.
+print("SomniBench: nothing yet")

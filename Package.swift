@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+// Somni: a portable core (Foundation only), thin wrappers around C libraries, a thin command line.
+import PackageDescription
+
+let package = Package(
+    name: "Somni",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "SomniCore", targets: ["SomniCore"]),
+        .library(name: "SomniAudio", targets: ["SomniAudio"]),
+        .library(name: "SomniStore", targets: ["SomniStore"]),
+        .library(name: "SomniReport", targets: ["SomniReport"]),
+        .executable(name: "somni", targets: ["somni"]),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages.
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat libavcodec libswresample libavutil",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+
+        // Portable pure Swift: DSP, gate, windows, classifiers, events, evaluation, synthesis.
+        .target(name: "SomniCore", resources: [.copy("Resources")]),
+        // Decoding and encoding through FFmpeg's libraries.
+        .target(name: "SomniAudio", dependencies: ["SomniCore", "CFFmpeg"]),
+        // Nights in SQLite plus night folders on disk.
+        .target(name: "SomniStore", dependencies: ["SomniCore", "CSQLite"]),
+        // Self-contained HTML report and exports.
+        .target(name: "SomniReport", dependencies: ["SomniCore"]),
+        // The command line: parse, call, print.
+        .executableTarget(name: "somni", dependencies: ["SomniCore", "SomniAudio", "SomniStore", "SomniReport"]),
+        // Figures for speed and memory, run in release mode.
+        .executableTarget(name: "SomniBench", dependencies: ["SomniCore", "SomniAudio"], path: "Benchmarks"),
+
+        .testTarget(name: "SomniCoreTests", dependencies: ["SomniCore"]),
+        .testTarget(name: "SomniAudioTests", dependencies: ["SomniAudio", "SomniCore"]),
+        .testTarget(name: "SomniStoreTests", dependencies: ["SomniStore", "SomniCore"]),
+        .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniCore"]),
+        .testTarget(name: "SomniCLITests", dependencies: ["somni", "SomniCore", "SomniAudio"]),
+    ]
+)

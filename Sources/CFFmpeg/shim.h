@@ -1,0 +1,15 @@
+#ifndef SOMNI_CFFMPEG_SHIM_H
+#define SOMNI_CFFMPEG_SHIM_H
+#include <libavformat/avformat.h>
+#include <libavcodec/avcodec.h>
+#include <libswresample/swresample.h>
+#include <libavutil/opt.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/error.h>
+#include <libavutil/samplefmt.h>
+#include <libavutil/audio_fifo.h>
+
+/* Macros Swift cannot import. */
+static inline int somni_averror_eof(void) { return AVERROR_EOF; }
+static inline int somni_averror_eagain(void) { return AVERROR(EAGAIN); }
+#endif

@@ -1,0 +1,3 @@
+// Decoding and encoding through FFmpeg's libraries.
+import CFFmpeg
+import SomniCore

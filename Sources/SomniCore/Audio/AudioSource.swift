@@ -1,0 +1,45 @@
+import Foundation
+
+/// The analysis rate: everything in the core runs on 16 kHz mono Float samples.
+public let analysisSampleRate = 16_000
+
+/// A pull-based stream of 16 kHz mono Float samples in [-1, 1].
+///
+/// File decoders (SomniAudio), live capture and generated nights all look the same to the core.
+/// Implementations stream: they never hold the whole recording.
+public protocol AudioSource: AnyObject {
+    /// Fills `buffer` from the start and returns how many samples were written; 0 means the end.
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int
+    /// Total duration in seconds when the container says so (for progress); nil when unknown.
+    var expectedDuration: Double? { get }
+    /// Problems met while reading that did not stop it (a file cut off at the end, say).
+    var warnings: [String] { get }
+}
+
+/// Writes a short clip (16 kHz mono) to a compressed file a browser can play.
+public protocol ClipEncoder: Sendable {
+    /// File extension without the dot, e.g. "m4a".
+    var fileExtension: String { get }
+    func writeClip(_ samples: [Float], sampleRate: Int, to url: URL) throws
+}
+
+/// An in-memory source, for tests and generated audio.
+public final class BufferAudioSource: AudioSource {
+    private let samples: [Float]
+    private var position = 0
+    public let warnings: [String] = []
+    public var expectedDuration: Double? { Double(samples.count) / Double(analysisSampleRate) }
+
+    public init(_ samples: [Float]) { self.samples = samples }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        let n = min(buffer.count, samples.count - position)
+        guard n > 0 else { return 0 }
+        samples.withUnsafeBufferPointer { src in
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[0..<n])
+                .initialize(from: src[position..<position + n])
+        }
+        position += n
+        return n
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// The three kinds of event Somni reports.
+public enum EventClass: String, Codable, Sendable, CaseIterable, Comparable {
+    case snoring
+    case sleepTalk = "sleep_talk"
+    case cough
+
+    public static func < (a: EventClass, b: EventClass) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// One found event, as written in session.json. Times are seconds from the start of the recording.
+public struct SessionEvent: Codable, Sendable, Equatable {
+    public var id: String
+    public var eventClass: EventClass
+    public var start: Double
+    public var end: Double
+    /// Peak classifier confidence over the event's windows.
+    public var confidence: Double
+    public var peakDBFS: Double
+    public var meanDBFS: Double
+    /// 0–100: 0.6 × loudness (−50 → −10 dBFS) + 0.4 × duration (0 → 20 s).
+    public var severity: Double
+    /// Path of the clip relative to the night folder ("clips/evt-0001.m4a"), nil when none was written.
+    public var clip: String?
+    /// Index into `Session.episodes` for snoring events.
+    public var episode: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case id, eventClass = "class", start, end, confidence, peakDBFS, meanDBFS, severity, clip, episode
+    }
+
+    public init(id: String, eventClass: EventClass, start: Double, end: Double, confidence: Double,
+                peakDBFS: Double, meanDBFS: Double, severity: Double, clip: String? = nil, episode: Int? = nil) {
+        self.id = id; self.eventClass = eventClass; self.start = start; self.end = end
+        self.confidence = confidence; self.peakDBFS = peakDBFS; self.meanDBFS = meanDBFS
+        self.severity = severity; self.clip = clip; self.episode = episode
+    }
+
+    public var duration: Double { end - start }
+}
+
+/// Snoring events less than 10 s apart, grouped (Snore Detector's hangover).
+public struct SnoringEpisode: Codable, Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+    public var eventCount: Int
+    public init(start: Double, end: Double, eventCount: Int) {
+        self.start = start; self.end = end; self.eventCount = eventCount
+    }
+}
+
+/// The numbers a person reads first.
+public struct SessionSummary: Codable, Sendable, Equatable {
+    public var duration: Double
+    public var analysedSeconds: Double
+    public var activeShare: Double
+    /// True when more than 70 % of the night was active and everything was classified.
+    public var gateBypassed: Bool
+    public var snoringMinutes: Double
+    public var snoringPercent: Double
+    public var snoringEpisodes: Int
+    /// Keyed by EventClass raw value.
+    public var eventCounts: [String: Int]
+    public var eventsPerHour: [String: Double]
+
+    public init(duration: Double, analysedSeconds: Double, activeShare: Double, gateBypassed: Bool,
+                snoringMinutes: Double, snoringPercent: Double, snoringEpisodes: Int,
+                eventCounts: [String: Int], eventsPerHour: [String: Double]) {
+        self.duration = duration; self.analysedSeconds = analysedSeconds; self.activeShare = activeShare
+        self.gateBypassed = gateBypassed; self.snoringMinutes = snoringMinutes
+        self.snoringPercent = snoringPercent; self.snoringEpisodes = snoringEpisodes
+        self.eventCounts = eventCounts; self.eventsPerHour = eventsPerHour
+    }
+
+    /// Computes the summary from events and episodes.
+    public init(duration: Double, analysedSeconds: Double, activeShare: Double, gateBypassed: Bool,
+                events: [SessionEvent], episodes: [SnoringEpisode]) {
+        let snoringSeconds = events.filter { $0.eventClass == .snoring }.reduce(0) { $0 + $1.duration }
+        let hours = max(duration, 1e-9) / 3600
+        var counts: [String: Int] = [:]
+        var perHour: [String: Double] = [:]
+        for c in EventClass.allCases {
+            let n = events.filter { $0.eventClass == c }.count
+            counts[c.rawValue] = n
+            perHour[c.rawValue] = duration > 0 ? Double(n) / hours : 0
+        }
+        self.init(duration: duration, analysedSeconds: analysedSeconds, activeShare: activeShare,
+                  gateBypassed: gateBypassed, snoringMinutes: snoringSeconds / 60,
+                  snoringPercent: duration > 0 ? 100 * snoringSeconds / duration : 0,
+                  snoringEpisodes: episodes.count, eventCounts: counts, eventsPerHour: perHour)
+    }
+}
+
+/// The settings a night was analysed with, kept so a number can be reproduced.
+public struct AnalysisSettings: Codable, Sendable, Equatable {
+    public var sensitivity: Int
+    /// "heuristic" or the learned model's name and version.
+    public var classifier: String
+    public init(sensitivity: Int, classifier: String) {
+        self.sensitivity = sensitivity; self.classifier = classifier
+    }
+}
+
+/// session.json: one analysed night.
+public struct Session: Codable, Sendable, Equatable {
+    public static let currentVersion = 1
+
+    public var version: Int
+    /// Where the audio came from (file name, "microphone", "synthesised").
+    public var source: String
+    /// ISO 8601 with offset, when known.
+    public var startedAt: String?
+    public var duration: Double
+    public var analysedSeconds: Double
+    public var activeShare: Double
+    public var settings: AnalysisSettings
+    public var summary: SessionSummary
+    public var episodes: [SnoringEpisode]
+    public var events: [SessionEvent]
+    public var warnings: [String]
+
+    public init(source: String, startedAt: String?, duration: Double, analysedSeconds: Double,
+                activeShare: Double, settings: AnalysisSettings, summary: SessionSummary,
+                episodes: [SnoringEpisode], events: [SessionEvent], warnings: [String]) {
+        self.version = Session.currentVersion
+        self.source = source; self.startedAt = startedAt; self.duration = duration
+        self.analysedSeconds = analysedSeconds; self.activeShare = activeShare
+        self.settings = settings; self.summary = summary; self.episodes = episodes
+        self.events = events; self.warnings = warnings
+    }
+
+    public static let fileName = "session.json"
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    public static func load(from url: URL) throws -> Session {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw SomniError(.io, "cannot read \(url.path)", cause: error)
+        }
+        do { return try JSONDecoder().decode(Session.self, from: data) } catch {
+            throw SomniError(.badInput, "\(url.path) is not a valid session.json", cause: error)
+        }
+    }
+
+    /// The start as a Date, when known.
+    public var startDate: Date? {
+        guard let s = startedAt else { return nil }
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let d = f.date(from: s) { return d }
+        f.formatOptions = [.withInternetDateTime]
+        return f.date(from: s)
+    }
+}

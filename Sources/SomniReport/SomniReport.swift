@@ -1,0 +1,2 @@
+// Self-contained HTML report and exports.
+import SomniCore

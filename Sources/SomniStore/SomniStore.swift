@@ -1,0 +1,3 @@
+// Nights in SQLite plus night folders on disk.
+import CSQLite
+import SomniCore

@@ -1,0 +1,84 @@
+import Foundation
+import SomniCore
+
+/// A small argument reader in swift-argument-parser's shape: each subcommand pulls its options and
+/// positionals out of the list in `init`, and anything left over is an error.
+struct Arguments {
+    private var items: [String]
+
+    init(_ items: [String]) { self.items = items }
+
+    /// `--name` present?
+    mutating func flag(_ name: String) -> Bool {
+        guard let i = items.firstIndex(of: name) else { return false }
+        items.remove(at: i)
+        return true
+    }
+
+    /// `--name VALUE` or `--name=VALUE`.
+    mutating func option(_ name: String) throws -> String? {
+        if let i = items.firstIndex(where: { $0.hasPrefix(name + "=") }) {
+            let v = String(items[i].dropFirst(name.count + 1))
+            items.remove(at: i)
+            return v
+        }
+        guard let i = items.firstIndex(of: name) else { return nil }
+        guard i + 1 < items.count else { throw UsageError("\(name) needs a value") }
+        let v = items[i + 1]
+        items.removeSubrange(i...(i + 1))
+        return v
+    }
+
+    mutating func option<T: LosslessStringConvertible>(_ name: String, as: T.Type) throws -> T? {
+        guard let s = try option(name) else { return nil }
+        guard let v = T(s) else { throw UsageError("\(name) takes a \(T.self), not '\(s)'") }
+        return v
+    }
+
+    /// The next positional argument, if any (options must have been read first).
+    mutating func positional() -> String? {
+        guard let i = items.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else { return nil }
+        return items.remove(at: i)
+    }
+
+    mutating func requiredPositional(_ what: String) throws -> String {
+        guard let v = positional() else { throw UsageError("missing \(what)") }
+        return v
+    }
+
+    /// Throws when anything was not consumed.
+    func finish() throws {
+        if let extra = items.first { throw UsageError("unexpected argument '\(extra)'") }
+    }
+}
+
+/// A mistake in how the command was called: exit code 64, with a pointer to --help.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+/// One subcommand: read arguments in `init`, check them in `validate`, do the work in `run`.
+protocol Command {
+    static var name: String { get }
+    /// One line for the command list.
+    static var summary: String { get }
+    /// Full help: usage line and every flag.
+    static var help: String { get }
+    init(_ arguments: inout Arguments) throws
+    func validate() throws
+    func run() throws
+}
+
+extension Command {
+    func validate() throws {}
+}
+
+/// Prints to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// True when standard output is a terminal (progress bars only then).
+var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Somni builds, runs and tests with. Idempotent; needs root (or sudo).
+set -euo pipefail
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+PACKAGES=(
+  pkg-config
+  libavformat-dev libavcodec-dev libswresample-dev libavutil-dev   # decoding/encoding (FFmpeg libraries)
+  libsqlite3-dev                                                    # the night store
+)
+missing=()
+for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
