@@ -43,3 +43,10 @@ public final class BufferAudioSource: AudioSource {
         return n
     }
 }
+
+/// A streaming destination for mono Float samples: a WAV writer in the core, compressed
+/// encoders in SomniAudio. `finish()` must be called to make the file complete.
+public protocol AudioSink: AnyObject {
+    func write(_ samples: UnsafeBufferPointer<Float>) throws
+    func finish() throws
+}
