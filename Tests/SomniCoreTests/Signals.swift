@@ -5,17 +5,18 @@ enum Signals {
     static let rate = 16_000.0
 
     /// A small deterministic generator (SplitMix64), so tests never depend on system randomness.
-    struct Noise {
+    struct Noise: RandomNumberGenerator {
         var state: UInt64
         init(seed: UInt64) { state = seed }
-        mutating func next() -> Float {
+        mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            return Float(Double(z >> 40) / Double(1 << 24)) * 2 - 1
+            return z ^ (z >> 31)
         }
+        /// Uniform in [-1, 1).
+        mutating func float() -> Float { Float(Double(next() >> 40) / Double(1 << 24)) * 2 - 1 }
     }
 
     static func count(_ seconds: Double) -> Int { Int((seconds * rate).rounded()) }
@@ -28,7 +29,7 @@ enum Signals {
     static func noise(seconds: Double, rms: Float, seed: UInt64 = 1) -> [Float] {
         var g = Noise(seed: seed)
         let scale = rms * 3.0.squareRoot().float
-        return (0..<count(seconds)).map { _ in g.next() * scale }
+        return (0..<count(seconds)).map { _ in g.float() * scale }
     }
 
     /// Adds `burst` into `base` starting at `at` seconds.
@@ -66,7 +67,7 @@ enum Signals {
             let t = Double(i) / rate
             let pitch = 140 * (1 + 0.1 * sin(2 * Double.pi * 0.7 * t))
             let glottal: Float = (t * pitch).truncatingRemainder(dividingBy: 1) < 0.08 ? 1 : 0
-            let source = glottal + 0.05 * g.next()
+            let source = glottal + 0.05 * g.float()
             var y: Float = 0
             for k in formants.indices { y += formants[k].process(source) }
             let syllable = Float(max(0, sin(2 * Double.pi * 4.3 * t)))
@@ -82,7 +83,7 @@ enum Signals {
         var lowPassed: Float = 0
         return (0..<count(seconds)).map { i in
             let t = Double(i) / rate
-            lowPassed = 0.7 * lowPassed + 0.3 * g.next()   // tilt towards the mid band
+            lowPassed = 0.7 * lowPassed + 0.3 * g.float()   // tilt towards the mid band
             return amplitude * Float(exp(-t / (seconds / 3))) * (lowPassed * 2)
         }
     }
