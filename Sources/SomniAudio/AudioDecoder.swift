@@ -151,7 +151,7 @@ public final class AudioDecoder: AudioSource {
             case .decoding, .draining:
                 let received = avcodec_receive_frame(codec, frame)
                 if received >= 0 {
-                    damagedInARow = 0
+                    if stage == .decoding { damagedInARow = 0 }
                     defer { av_frame_unref(frame) }
                     try resample(frame)
                 } else if received == somni_averror_eagain() {
@@ -199,11 +199,14 @@ public final class AudioDecoder: AudioSource {
         }
     }
 
+    /// Says how reading ended: cut short (a read error, garbage, a broken last packet, or less audio
+    /// than the container promised) or merely with a few damaged packets skipped.
     private func noteHowItEnded() {
         let seconds = Double(samplesDecoded) / Double(sampleRate)
         let short = expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 } ?? false
-        if stoppedAtDamage || short {
-            let of = expectedDuration.map { " of \(spokenDuration($0))" } ?? ""
+        if stoppedAtDamage || short || damagedInARow > 0 {
+            // Some demuxers (WAV) trim the duration to what the file holds: then it says nothing.
+            let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
             warnings.append("the file ends early or is damaged: read \(spokenDuration(seconds))\(of)")
         } else if damagedPackets > 0 {
             warnings.append("skipped \(damagedPackets) damaged packet(s); the audio has short gaps there")
