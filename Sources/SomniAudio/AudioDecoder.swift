@@ -13,6 +13,9 @@ import SomniCore
 public final class AudioDecoder: AudioSource {
     /// Duration from the container, when it says; nil when unknown.
     public let expectedDuration: Double?
+    /// The duration was guessed from the bit rate (MP3 without a Xing header): good for progress,
+    /// too rough to call a file short.
+    private let durationIsGuess: Bool
     public private(set) var warnings: [String] = []
     /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
     public let formatDescription: String
@@ -66,6 +69,7 @@ public final class AudioDecoder: AudioSource {
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         formatDescription = "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch"
         expectedDuration = Self.duration(of: stream, in: format)
+        durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
 
         guard let codec = avcodec_alloc_context3(decoder) else { throw SomniError(.internalError, "out of memory") }
         handles.codec = codec
@@ -203,7 +207,7 @@ public final class AudioDecoder: AudioSource {
     /// than the container promised) or merely with a few damaged packets skipped.
     private func noteHowItEnded() {
         let seconds = Double(samplesDecoded) / Double(sampleRate)
-        let short = expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 } ?? false
+        let short = !durationIsGuess && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 } ?? false
         if stoppedAtDamage || short || damagedInARow > 0 {
             // Some demuxers (WAV) trim the duration to what the file holds: then it says nothing.
             let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
