@@ -95,6 +95,13 @@ public struct NightJournal: Codable, Sendable, Equatable {
         return f.string(from: date)
     }
 
+    /// `startedAt` as a Date.
+    public var startDate: Date? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.date(from: startedAt)
+    }
+
     public func save(in folder: URL) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

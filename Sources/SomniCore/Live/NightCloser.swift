@@ -1,0 +1,67 @@
+import Foundation
+
+/// Ends a recorded night, cleanly or after a crash: runs the morning step, writes session.json,
+/// removes the master unless it is to be kept, and marks the journal analysed.
+public enum NightCloser {
+    /// The morning pipeline on a night-mode master: (master file, night folder, journal) → Session.
+    public typealias MorningAnalysis = (URL, URL, NightJournal) throws -> Session
+
+    /// - Parameter recovered: true when the recorder died and the night is closed from what is on disk.
+    @discardableResult
+    public static func close(folder: URL, classifierName: String, sensitivity: Int, recovered: Bool,
+                             morning: MorningAnalysis) throws -> Session {
+        var journal = try NightJournal.load(in: folder)
+        let duration = max(journal.recordedSeconds, envelopeSeconds(in: folder))
+        var session: Session
+        switch journal.mode {
+        case .live:
+            session = journal.liveSession(duration: duration, classifierName: classifierName, sensitivity: sensitivity)
+        case .night:
+            guard let master = masterFile(in: folder, journal: journal) else {
+                throw SomniError(.io, "the night in \(folder.path) has no master recording to analyse")
+            }
+            session = try morning(master, folder, journal)
+            session.source = "microphone (\(journal.device))"
+            session.startedAt = journal.startedAt
+            session.warnings += journal.warnings
+            if !journal.gaps.isEmpty { session.gaps = journal.gaps }
+        }
+        if recovered {
+            session.warnings.append("the recorder stopped unexpectedly; this night was closed from what was on disk "
+                + "(up to the last \(Int(NightRecorderDefaults.flushInterval)) s may be missing)")
+        }
+        let url = folder.appendingPathComponent(Session.fileName)
+        do { try session.jsonData().write(to: url, options: .atomic) } catch {
+            throw SomniError(.io, "cannot write \(url.path)", cause: error)
+        }
+        if journal.mode == .night, !journal.keepAudio, let master = masterFile(in: folder, journal: journal) {
+            try? FileManager.default.removeItem(at: master)
+        }
+        journal.status = .analysed
+        try journal.save(in: folder)
+        return session
+    }
+
+    /// The master under its name, or under the encoder's temporary name when the recorder died
+    /// before it could link it.
+    static func masterFile(in folder: URL, journal: NightJournal) -> URL? {
+        guard let name = journal.master else { return nil }
+        for candidate in [name, ".\(name).partial"] {
+            let url = folder.appendingPathComponent(candidate)
+            if FileManager.default.fileExists(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    static func envelopeSeconds(in folder: URL) -> Double {
+        guard let envelope = try? EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)),
+              envelope.rate > 0 else { return 0 }
+        return Double(envelope.values.count) / envelope.rate
+    }
+}
+
+/// Defaults shared by the recorder and the closer.
+public enum NightRecorderDefaults {
+    /// Seconds between flushes of the envelope, the journal and the master.
+    public static let flushInterval = 30.0
+}
