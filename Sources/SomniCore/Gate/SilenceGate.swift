@@ -42,8 +42,9 @@ public enum SilenceGate {
 
     public static func run(envelope: [Float], rate: Double = 10, floorPercentile: Double = 0.2,
                            factor: Float = 2.5, pad: Double = 2, mergeGap: Double = 5,
-                           bailShare: Double = 0.7) -> GateResult {
-        let duration = rate > 0 ? Double(envelope.count) / rate : 0
+                           bailShare: Double = 0.7, duration knownDuration: Double? = nil) -> GateResult {
+        // The envelope ends up to one value short of the audio; the caller may know better.
+        let duration = knownDuration ?? (rate > 0 ? Double(envelope.count) / rate : 0)
         guard duration > 0 else {
             return GateResult(stretches: [], floor: 0, threshold: absoluteMinimum, activeShare: 0, bypassed: false)
         }
