@@ -7,9 +7,11 @@ public struct RecorderSettings: Sendable {
     public var mode: NightJournal.Mode
     /// Seconds of night to record (the recorder also stops when asked to, or when a finite source ends).
     public var duration: Double
-    /// The night-mode master: a format that stays readable if the process dies (FLAC or Opus).
+    /// The night-mode master: a format that stays readable if the process dies. FLAC loses only
+    /// its encoder's buffer (about 3 s) on kill -9; Ogg/Opus is 5× smaller but FFmpeg's Ogg muxer
+    /// held about a minute in memory when tested.
     public var masterFormat: EncodedAudioWriter.Format
-    /// Live-mode episode clips, written as they happen (FLAC or Opus, for the same reason).
+    /// Live-mode episode clips, written as they happen (FLAC by default, for the same reason).
     public var clipFormat: EncodedAudioWriter.Format
     public var keepAudio: Bool
     /// Seconds between envelope, journal and master flushes (a crash loses at most this much).
@@ -19,7 +21,7 @@ public struct RecorderSettings: Sendable {
     public var retryDelay: ClosedRange<Double>
 
     public init(mode: NightJournal.Mode = .night, duration: Double, masterFormat: EncodedAudioWriter.Format = .flac,
-                clipFormat: EncodedAudioWriter.Format = .opus, keepAudio: Bool = false, flushInterval: Double = 30,
+                clipFormat: EncodedAudioWriter.Format = .flac, keepAudio: Bool = false, flushInterval: Double = 30,
                 live: LiveEpisodeSettings = LiveEpisodeSettings(), retryDelay: ClosedRange<Double> = 1...30) {
         self.mode = mode; self.duration = duration; self.masterFormat = masterFormat; self.clipFormat = clipFormat
         self.keepAudio = keepAudio; self.flushInterval = flushInterval; self.live = live; self.retryDelay = retryDelay
@@ -93,9 +95,6 @@ public final class NightRecorder<C: SoundClassifier> {
     private let block: UnsafeMutableBufferPointer<Float>
     private let silence: UnsafeMutableBufferPointer<Float>
 
-    /// Labels that count as snoring, as the seeds' class set.
-    public static var snoringLabels: Set<String> { ["snoring", "snort"] }
-
     /// - Parameters:
     ///   - openCapture: opens the microphone; called again after it fails.
     ///   - heartbeat: called with every status tick (the recording lock's heartbeat).
@@ -104,8 +103,8 @@ public final class NightRecorder<C: SoundClassifier> {
                 heartbeat: @escaping () throws -> Void = {}, shouldStop: @escaping () -> Bool = { false },
                 observe: @escaping (RecorderEvent) -> Void = { _ in }) throws {
         guard settings.duration > 0 else { throw SomniError(.badInput, "the night must last longer than 0 s") }
-        guard [.flac, .opus, .ogg].contains(settings.masterFormat), [.flac, .opus, .ogg].contains(settings.clipFormat) else {
-            throw SomniError(.badInput, "masters and live clips must be flac, opus or ogg: formats still readable if the recorder dies")
+        guard [.flac, .opus].contains(settings.masterFormat), [.flac, .opus].contains(settings.clipFormat) else {
+            throw SomniError(.badInput, "masters and live clips must be flac or opus: formats still readable if the recorder dies")
         }
         guard classifier.windowLength > 0 else { throw SomniError(.badModel, "the classifier's window is empty") }
         self.folder = folder
@@ -130,7 +129,7 @@ public final class NightRecorder<C: SoundClassifier> {
         window.initialize(repeating: 0)
         scores = .allocate(capacity: max(1, classifier.labels.count))
         scores.initialize(repeating: 0)
-        targetLabels = classifier.labels.indices.filter { NightRecorder.snoringLabels.contains(classifier.labels[$0]) }
+        targetLabels = classifier.labels.indices.filter { ClassSets.eventClass(forLabel: classifier.labels[$0]) == .snoring }
         nextWindowEnd = windowLength
         block = .allocate(capacity: rate / 10)
         block.initialize(repeating: 0)
@@ -445,7 +444,7 @@ private struct OpenClip {
 
     /// Loudness over the part of the piece (starting at absolute index `from`) inside the episode.
     mutating func measure(_ piece: UnsafeBufferPointer<Float>, from: Int) {
-        for i in max(0, episodeStart - from)..<piece.count {
+        for i in min(piece.count, max(0, episodeStart - from))..<piece.count {
             let x = piece[i]
             peak = max(peak, abs(x))
             sumSquares += Double(x * x)

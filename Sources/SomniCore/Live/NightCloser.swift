@@ -11,6 +11,8 @@ public enum NightCloser {
     public static func close(folder: URL, classifierName: String, sensitivity: Int, recovered: Bool,
                              morning: MorningAnalysis) throws -> Session {
         var journal = try NightJournal.load(in: folder)
+        adoptPartialFiles(in: folder)
+        adoptPartialFiles(in: folder.appendingPathComponent("clips"))
         let duration = max(journal.recordedSeconds, envelopeSeconds(in: folder))
         var session: Session
         switch journal.mode {
@@ -42,15 +44,25 @@ public enum NightCloser {
         return session
     }
 
-    /// The master under its name, or under the encoder's temporary name when the recorder died
-    /// before it could link it.
     static func masterFile(in folder: URL, journal: NightJournal) -> URL? {
         guard let name = journal.master else { return nil }
-        for candidate in [name, ".\(name).partial"] {
-            let url = folder.appendingPathComponent(candidate)
-            if FileManager.default.fileExists(atPath: url.path) { return url }
+        let url = folder.appendingPathComponent(name)
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }
+
+    /// Encoders write under a hidden ".NAME.partial" and the recorder links NAME to it; after a
+    /// crash one or both names are left. Keep NAME, holding whatever reached the disk.
+    static func adoptPartialFiles(in folder: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for hidden in names where hidden.hasPrefix(".") && hidden.hasSuffix(".partial") {
+            let partial = folder.appendingPathComponent(hidden)
+            let final = folder.appendingPathComponent(String(hidden.dropFirst().dropLast(".partial".count)))
+            if FileManager.default.fileExists(atPath: final.path) {
+                try? FileManager.default.removeItem(at: partial)
+            } else {
+                try? FileManager.default.moveItem(at: partial, to: final)
+            }
         }
-        return nil
     }
 
     static func envelopeSeconds(in folder: URL) -> Double {

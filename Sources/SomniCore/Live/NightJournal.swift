@@ -143,7 +143,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
             events.append(SessionEvent(
                 id: String(format: "evt-%04d", i + 1), eventClass: .snoring, start: e.start, end: e.end,
                 confidence: e.peakConfidence, peakDBFS: r.peakDBFS, meanDBFS: r.meanDBFS,
-                severity: NightJournal.severity(peakDBFS: r.peakDBFS, duration: e.end - e.start),
+                severity: Severity.score(peakDBFS: r.peakDBFS, duration: e.end - e.start),
                 clip: r.clip, episode: i))
             grouped.append(SnoringEpisode(start: e.start, end: e.end, eventCount: 1))
         }
@@ -157,12 +157,5 @@ public struct NightJournal: Codable, Sendable, Equatable {
                               summary: summary, episodes: grouped, events: events, warnings: warnings)
         session.gaps = gaps.isEmpty ? nil : gaps
         return session
-    }
-
-    /// DESIGN.md's severity: 0.6 × loudness (−50 → −10 dBFS) + 0.4 × duration (0 → 20 s), 0–100.
-    static func severity(peakDBFS: Double, duration: Double) -> Double {
-        let loudness = min(max((peakDBFS + 50) / 40, 0), 1)
-        let length = min(max(duration / 20, 0), 1)
-        return 100 * (0.6 * loudness + 0.4 * length)
     }
 }
