@@ -66,7 +66,8 @@ enum Signals {
         for i in 0..<n {
             let t = Double(i) / rate
             let pitch = 140 * (1 + 0.1 * sin(2 * Double.pi * 0.7 * t))
-            let glottal: Float = (t * pitch).truncatingRemainder(dividingBy: 1) < 0.08 ? 1 : 0
+            // A zero-mean pulse train, so the source has no DC for the resonators to pass.
+            let glottal: Float = (t * pitch).truncatingRemainder(dividingBy: 1) < 0.08 ? 0.92 : -0.08
             let source = glottal + 0.05 * g.float()
             var y: Float = 0
             for k in formants.indices { y += formants[k].process(source) }
