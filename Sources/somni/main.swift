@@ -3,6 +3,7 @@ import SomniCore
 
 /// Every subcommand, in the order `somni --help` lists them.
 let commands: [any Command.Type] = [
+    AnalyzeCommand.self,
     DemoCommand.self,
     EvaluateCommand.self,
     SynthCommand.self,

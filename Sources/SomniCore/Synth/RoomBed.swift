@@ -18,8 +18,8 @@ struct RoomBed {
         private var rng: SeededRandom
         private var pink = PinkNoise()
         private var brown = BrownNoise()
-        private var airflow = Biquad(.lowPass, frequency: 1200)
-        private var rumbleFilter = Biquad(.lowPass, frequency: 150)
+        private var airflow = SynthFilter(.lowPass, frequency: 1200)
+        private var rumbleFilter = SynthFilter(.lowPass, frequency: 150)
         private var sampleIndex = 0
 
         init(_ component: Component, rng: SeededRandom) {

@@ -57,9 +57,9 @@ public final class GeneratedSoundBank: SoundBank {
         let drift = rng.uniform(-0.15...0.1)  // pitch change over the pulse
         let breath = rng.uniform(0.15...0.5)
         let flutter = rng.chance(0.3) ? rng.uniform(20...40) : 0  // palatal flutter
-        var resonance = Biquad(.bandPass, frequency: rng.uniform(150...450), q: 1.2)
-        var body = Biquad(.lowPass, frequency: rng.uniform(500...900))
-        var breathFilter = Biquad(.lowPass, frequency: 700)
+        var resonance = SynthFilter(.bandPass, frequency: rng.uniform(150...450), q: 1.2)
+        var body = SynthFilter(.lowPass, frequency: rng.uniform(500...900))
+        var breathFilter = SynthFilter(.lowPass, frequency: 700)
         var phase = 0.0
         var out = [Float](repeating: 0, count: n)
         for i in 0..<n {
@@ -87,12 +87,12 @@ public final class GeneratedSoundBank: SoundBank {
         let f0 = rng.uniform(100...250)
         var out = [Float](repeating: 0, count: n)
         var phase = 0.0
-        var fricative = Biquad(.highPass, frequency: 2500)
+        var fricative = SynthFilter(.highPass, frequency: 2500)
         var soundEnd = 1
         for s in 0..<syllables {
-            var formants = [Biquad(.bandPass, frequency: rng.uniform(300...800), q: 5),
-                            Biquad(.bandPass, frequency: rng.uniform(900...2300), q: 8),
-                            Biquad(.bandPass, frequency: rng.uniform(2400...3000), q: 10)]
+            var formants = [SynthFilter(.bandPass, frequency: rng.uniform(300...800), q: 5),
+                            SynthFilter(.bandPass, frequency: rng.uniform(900...2300), q: 8),
+                            SynthFilter(.bandPass, frequency: rng.uniform(2400...3000), q: 10)]
             let weights = [1.0, 0.6, 0.3]
             let pitch = f0 * rng.uniform(0.9...1.15) * (1 - 0.1 * Double(s) / Double(syllables))
             let voicedShare = rng.uniform(0.7...0.9)
@@ -121,8 +121,8 @@ public final class GeneratedSoundBank: SoundBank {
     private func cough(_ rng: inout SeededRandom) -> [Float] {
         let length = rng.uniform(0.2...0.5)
         let n = Int(length * Self.rate)
-        var low = Biquad(.bandPass, frequency: rng.uniform(400...1200), q: 1.5)
-        var high = Biquad(.bandPass, frequency: rng.uniform(1500...3500), q: 1.2)
+        var low = SynthFilter(.bandPass, frequency: rng.uniform(400...1200), q: 1.5)
+        var high = SynthFilter(.bandPass, frequency: rng.uniform(1500...3500), q: 1.2)
         let tau = length / rng.uniform(2.5...4)
         let attack = Int(0.004 * Self.rate)
         let f0 = rng.uniform(250...400)
@@ -174,7 +174,7 @@ public final class GeneratedSoundBank: SoundBank {
     private func trafficPass(_ rng: inout SeededRandom) -> [Float] {
         let n = Int(rng.uniform(8...20) * Self.rate)
         var rumble = BrownNoise()
-        var lowPass = Biquad(.lowPass, frequency: rng.uniform(200...400))
+        var lowPass = SynthFilter(.lowPass, frequency: rng.uniform(200...400))
         let engine = rng.uniform(30...60)
         var out = [Float](repeating: 0, count: n)
         for i in 0..<n {
@@ -193,7 +193,7 @@ public final class GeneratedSoundBank: SoundBank {
 
     private func addImpact(_ out: inout [Float], at start: Int, frequency: Double, decay: Double, click: Double,
                            scale: Double = 1, _ rng: inout SeededRandom) {
-        var clickFilter = Biquad(.bandPass, frequency: rng.uniform(1500...3000), q: 1)
+        var clickFilter = SynthFilter(.bandPass, frequency: rng.uniform(1500...3000), q: 1)
         for i in start..<out.count {
             let seconds = Double(i - start) / Self.rate
             let body = sin(2 * Double.pi * frequency * seconds) * exp(-seconds / decay)

@@ -1,7 +1,8 @@
 import Foundation
 
-/// A direct-form-I biquad (RBJ cookbook), run in Double so low corner frequencies stay stable.
-struct Biquad {
+/// A direct-form-I biquad (RBJ cookbook) for shaping generated sounds, run in Double so low corner
+/// frequencies stay stable (the analysis filters are `Biquad`, in Float).
+struct SynthFilter {
     private var b0 = 1.0, b1 = 0.0, b2 = 0.0, a1 = 0.0, a2 = 0.0
     private var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
 
