@@ -65,7 +65,7 @@ public final class AudioDecoder: AudioSource {
             format.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
         }
 
-        let parameters = stream.pointee.codecpar!
+        guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         formatDescription = "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch"
         expectedDuration = Self.duration(of: stream, in: format)
@@ -222,7 +222,11 @@ public final class AudioDecoder: AudioSource {
     /// Converts one decoded frame to mono Float at `sampleRate`, appending to `pending`.
     private func resample(_ frame: UnsafeMutablePointer<AVFrame>) throws {
         var layout = frame.pointee.ch_layout
-        if layout.order == AV_CHANNEL_ORDER_UNSPEC { layout = .standard(channels: Int(layout.nb_channels)) }
+        // An unspecified order gets the usual one; a custom order's map lives in the frame, which
+        // is about to be reused, so it is kept as the usual order for its count too.
+        if layout.order == AV_CHANNEL_ORDER_UNSPEC || layout.order == AV_CHANNEL_ORDER_CUSTOM {
+            layout = .standard(channels: Int(layout.nb_channels))
+        }
         let input = ResamplerInput(format: frame.pointee.format, rate: frame.pointee.sample_rate, layout: layout)
         if handles.resamplerInput != input {
             try flushResampler()
@@ -245,7 +249,8 @@ public final class AudioDecoder: AudioSource {
             pending.append(contentsOf: repeatElement(0, count: pendingEnd + capacity - pending.count))
         }
         let converted = try pending.withUnsafeMutableBufferPointer { buffer in
-            var output = UnsafeMutableRawPointer(buffer.baseAddress! + pendingEnd).assumingMemoryBound(to: UInt8.self) as UnsafeMutablePointer<UInt8>?
+            guard let base = buffer.baseAddress else { return Int32(0) }
+            var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(base + pendingEnd).assumingMemoryBound(to: UInt8.self)
             return try check(swr_convert(resampler, &output, Int32(capacity), input, count), "resampling \(path)")
         }
         pendingEnd += Int(converted)

@@ -9,7 +9,18 @@ import SomniCore
 /// temporary file is removed, so `url` only ever holds a complete file.
 public final class EncodedAudioWriter: AudioSink {
     public enum Format: String, Sendable, CaseIterable {
-        case wav, flac, m4a, opus, ogg, mp3
+        /// 16-bit PCM WAV.
+        case wav
+        /// FLAC, lossless (16-bit).
+        case flac
+        /// AAC in MP4, index at the front (finish() rewrites the file once to put it there).
+        case m4a
+        /// Opus in Ogg.
+        case opus
+        /// Vorbis in Ogg.
+        case ogg
+        /// MP3 (LAME).
+        case mp3
 
         /// The usual file extension, without the dot.
         public var fileExtension: String { rawValue }

@@ -55,6 +55,7 @@ import Testing
         ("notes.txt", Data("Went to bed at eleven, woke twice.\n".utf8)),
         ("noise.bin", TestSignals.noiseBytes(count: 20_000)),
         ("noise.mp3", TestSignals.noiseBytes(count: 20_000, seed: 7)),
+        ("photo.png", Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==") ?? Data()),
     ])
     func notAudio(name: String, contents: Data) throws {
         let folder = try ScratchFolder()
