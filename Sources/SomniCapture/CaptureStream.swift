@@ -1,4 +1,5 @@
 import Foundation
+import SomniAudio
 import SomniCore
 
 /// Something that delivers mono Float blocks at its own rate: a sound server, a sound card, or a
@@ -20,6 +21,8 @@ public enum CaptureBackend: String, Sendable, CaseIterable {
     case pulse
     /// ALSA directly (a Raspberry Pi without a sound server).
     case alsa
+    /// An audio file played as the microphone, as fast as it can be read (tests, benchmarks).
+    case file
 }
 
 /// A capture device converted to the 16 kHz analysis rate, as an AudioSource.
@@ -109,5 +112,20 @@ public final class SourceAsDevice<Source: AudioSource>: CaptureDevice {
             scratchUsed += 1
         }
         return true
+    }
+}
+
+extension CaptureBackend {
+    /// Opens the device as a 16 kHz stream. `device` is a PulseAudio source name, an ALSA PCM
+    /// name, or (file backend) an audio file played as a 48 kHz microphone as fast as it decodes.
+    public func open(device: String?, rate: Int) throws -> any AudioSource {
+        switch self {
+        case .pulse: return try CaptureStream(device: PulseDevice(source: device, rate: rate))
+        case .alsa: return try CaptureStream(device: ALSADevice(device: device, rate: rate))
+        case .file:
+            guard let path = device else { throw SomniError(.badInput, "the file backend needs --device FILE") }
+            let url = URL(fileURLWithPath: path)
+            return try CaptureStream(device: SourceAsDevice(AudioDecoder(url: url), name: "file:\(url.lastPathComponent)"))
+        }
     }
 }
