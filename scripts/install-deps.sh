@@ -6,6 +6,8 @@ PACKAGES=(
   pkg-config
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev   # decoding/encoding (FFmpeg libraries)
   libsqlite3-dev                                                    # the night store
+  libpulse-dev libasound2-dev                                       # live capture (PulseAudio/PipeWire, ALSA)
+  pulseaudio pulseaudio-utils                                       # capture tests: a private sound server
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

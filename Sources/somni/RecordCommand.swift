@@ -16,7 +16,8 @@ struct RecordCommand: Command {
     Nights left open by a crash (kill -9, power loss) are closed first.
 
       --for DURATION     how long to record: 8h, 90m, 7h30m, 45s (default 8h)
-      --until HH:MM      record until this local time (the next time the clock shows it)
+      --until HH:MM      record until this local time (the next time the clock shows it, at
+                         most 16 h away: a restart after waking time records nothing)
       --mode MODE        night: only the loudness envelope overnight and a FLAC master, analysed
                          in the morning, then the master is deleted (default);
                          live: the classifier runs on the stream and only snoring episodes (with
@@ -115,12 +116,19 @@ struct RecordCommand: Command {
             folder: folder, settings: settings, classifier: HeuristicClassifier(),
             device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: startedAt,
             openCapture: { try backend.open(device: device, rate: rate) },
-            heartbeat: { try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested }, observe: line.show)
+            heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
+            observe: line.show)
         line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
         try recorder.run()
+        stop.captureEnded()
         line.end()
         line.log("night over; running the morning analysis")
-        let session = try RecordingOptions.close(folder, sensitivity: sensitivity, recovered: false)
+        let session: Session
+        do { session = try RecordingOptions.close(folder, sensitivity: sensitivity, recovered: false) } catch {
+            let code = (error as? SomniError)?.code ?? .io
+            throw SomniError(code, "the morning analysis failed (\(error)). The night is saved in \(folder.path); "
+                + "run 'somni recover' once the problem is fixed", cause: error)
+        }
         if json {
             print(String(decoding: try session.jsonData(), as: UTF8.self))
         } else {
@@ -200,7 +208,12 @@ struct RecordingOptions {
                                            matchingPolicy: .nextTime) else {
             throw UsageError("--until \(text) does not occur in the next day")
         }
-        return next.timeIntervalSince(now)
+        let seconds = next.timeIntervalSince(now)
+        // A restart just after waking time must not record for another day.
+        guard seconds <= 16 * 3600 else {
+            throw UsageError("--until \(text) is \(Int(seconds / 3600)) h away; with --until a night lasts at most 16 h")
+        }
+        return seconds
     }
 
     static func folderStamp(_ date: Date) -> String {

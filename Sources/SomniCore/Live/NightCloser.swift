@@ -13,7 +13,7 @@ public enum NightCloser {
         var journal = try NightJournal.load(in: folder)
         adoptPartialFiles(in: folder)
         adoptPartialFiles(in: folder.appendingPathComponent("clips"))
-        let duration = max(journal.recordedSeconds, envelopeSeconds(in: folder))
+        let duration = max(journal.recordedSeconds, envelopeSeconds(at: folder.appendingPathComponent(EnvelopeFile.fileName)))
         var session: Session
         switch journal.mode {
         case .live:
@@ -22,7 +22,17 @@ public enum NightCloser {
             guard let master = masterFile(in: folder, journal: journal) else {
                 throw SomniError(.io, "the night in \(folder.path) has no master recording to analyse")
             }
+            // The morning pass writes its own envelope from the master; when the master stopped
+            // early (a full disk) the overnight one covers more of the night and is kept.
+            let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
+            let overnight = folder.appendingPathComponent(".overnight-" + EnvelopeFile.fileName)
+            try? FileManager.default.removeItem(at: overnight)
+            try? FileManager.default.copyItem(at: envelope, to: overnight)
             session = try morning(master, folder, journal)
+            if envelopeSeconds(at: overnight) > envelopeSeconds(at: envelope) {
+                _ = try? FileManager.default.replaceItemAt(envelope, withItemAt: overnight)
+            }
+            try? FileManager.default.removeItem(at: overnight)
             session.source = "microphone (\(journal.device))"
             session.startedAt = journal.startedAt
             session.warnings += journal.warnings
@@ -65,8 +75,8 @@ public enum NightCloser {
         }
     }
 
-    static func envelopeSeconds(in folder: URL) -> Double {
-        guard let envelope = try? EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)),
+    static func envelopeSeconds(at url: URL) -> Double {
+        guard let envelope = try? EnvelopeFile.read(from: url),
               envelope.rate > 0 else { return 0 }
         return Double(envelope.values.count) / envelope.rate
     }

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+/// `somni record` as a user runs it: through PulseAudio (a private server started by
+/// scripts/start-test-audio.sh, with a virtual microphone fed a synthesised night), and with
+/// the faults of a night: the source unplugged, kill -9, a second recorder, a full disk.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct RecordEndToEndTests {
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-record-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    var nights: URL { folder.appendingPathComponent("nights") }
+    var lock: URL { folder.appendingPathComponent("record.lock") }
+
+    func recordArguments(_ extra: [String]) -> [String] {
+        ["record", "--out", nights.path, "--lock", lock.path] + extra
+    }
+
+    @Test(.enabled(if: CLIHarness.pulseAvailable))
+    func capturesASynthesisedNightThroughPulseAudioAndFindsItsSnoring() throws {
+        let (wav, reference) = try CLIHarness.synthesise(hours: 0.03, seed: 11, in: folder)
+        let samples = try CLIHarness.decode(wav)
+        let mic = try PipeMicrophone(folder: folder)
+        let seconds = Double(samples.count) / 16_000
+        let recorder = try CLIHarness.startSomni(recordArguments(
+            ["--backend", "pulse", "--device", mic.name, "--for", "\(Int(seconds))s"]))
+        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
+        try mic.play(samples[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
+        let result = recorder.finish()
+        #expect(result.status == 0, "\(result.error)")
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        #expect(abs(session.duration - seconds) < 1)
+        #expect(session.source.contains("pulse:\(mic.name)"))
+        // The master was deleted after the analysis; the clips and the envelope stay.
+        #expect(!FileManager.default.fileExists(atPath: night.appendingPathComponent("master.flac").path))
+        #expect(session.events.contains { $0.eventClass == .snoring })
+        // The same night through the sound server scores as the file itself would.
+        let f1 = try CLIHarness.segmentF1(reference: reference, night: night, eventClass: "snoring")
+        #expect(f1 >= 0.8, "snoring segment F1 \(f1) through PulseAudio")
+    }
+
+    @Test(.enabled(if: CLIHarness.pulseAvailable))
+    func aMicrophoneUnpluggedAndPluggedBackLeavesAGapAndTheNightGoesOn() throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.02, seed: 12, in: folder)
+        let samples = try CLIHarness.decode(wav)
+        let mic = try PipeMicrophone(folder: folder)
+        let recorder = try CLIHarness.startSomni(recordArguments(
+            ["--backend", "pulse", "--device", mic.name, "--for", "60s"]))
+        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener })
+        try mic.play(samples[0..<(20 * 16_000)], speed: 1.5)
+        try mic.unplug()
+        Thread.sleep(forTimeInterval: 3)
+        try mic.load()
+        #expect(CLIHarness.wait(timeout: 40) { mic.hasListener }, "the recorder did not come back to the source")
+        try mic.play(samples[(20 * 16_000)...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
+        let result = recorder.finish()
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.contains("capture device lost"))
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        let gap = try #require(session.gaps?.first)
+        #expect(session.gaps?.count == 1)
+        #expect(abs(gap.start - 20) < 2)
+        #expect(gap.duration >= 3)
+        #expect(abs(session.duration - 60) < 1)
+    }
+
+    @Test(.enabled(if: CLIHarness.somni != nil))
+    func aRecorderKilledWithSigkillIsRecoveredLosingAtMostThirtySeconds() throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.1, seed: 13, in: folder)
+        let recorder = try CLIHarness.startSomni(recordArguments(["--backend", "file", "--device", wav.path, "--for", "6m"]))
+        var flushed = 0.0
+        let reached = CLIHarness.wait(timeout: 300) {
+            guard let night = CLIHarness.nightFolder(under: nights), let j = try? NightJournal.load(in: night) else { return false }
+            flushed = j.recordedSeconds
+            return flushed >= 90
+        }
+        #expect(reached)
+        // A second recorder on the same machine is refused while the first one lives.
+        let second = try CLIHarness.somni(recordArguments(["--backend", "file", "--device", wav.path, "--for", "10s"]))
+        #expect(second.status != 0)
+        #expect(second.error.contains("another recorder is already recording"))
+
+        kill(recorder.process.processIdentifier, SIGKILL)
+        _ = recorder.finish()
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        #expect(try NightJournal.load(in: night).status == .recording)
+
+        let recovered = try CLIHarness.somni(["recover", "--out", nights.path, "--lock", lock.path])
+        #expect(recovered.status == 0, "\(recovered.error)")
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        // Everything flushed before the kill is in the night; the kill came before the next flush.
+        #expect(session.duration >= flushed)
+        #expect(session.duration < flushed + 31)
+        #expect(session.warnings.contains { $0.contains("stopped unexpectedly") })
+        #expect(try NightJournal.load(in: night).status == .analysed)
+        // Nothing left to recover.
+        let again = try CLIHarness.somni(["recover", "--out", nights.path, "--lock", lock.path])
+        #expect(again.output.contains("No unfinished nights"))
+    }
+
+    @Test(.enabled(if: CLIHarness.somni != nil))
+    func aFullDiskStopsTheAudioKeepsWhatWasSavedAndTheNightCloses() throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.05, seed: 14, in: folder)
+        guard let somni = CLIHarness.somni else { return }
+        // Files may grow to 300 KiB: the master stops partway; the rest of the night goes on.
+        let command = (["ulimit -f 300; exec", somni.path] + recordArguments(["--backend", "file", "--device", wav.path, "--for", "3m"]))
+            .joined(separator: " ")
+        let result = try CLIHarness.run("/bin/bash", ["-c", command])
+        #expect(result.error.contains("audio stopped being saved"))
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let journal = try NightJournal.load(in: night)
+        let stoppedAt = try #require(journal.audioStoppedAt)
+        #expect(stoppedAt > 5 && stoppedAt < 170)
+        #expect(abs(journal.recordedSeconds - 180) < 0.5)
+        // The envelope covers the whole night even though the audio stopped.
+        let envelope = try EnvelopeFile.read(from: night.appendingPathComponent(EnvelopeFile.fileName))
+        #expect(abs(Double(envelope.values.count) - 1_800) <= 1)
+        if result.status != 0 {
+            // The morning pass needs room too; with space again, recover closes the night.
+            let recovered = try CLIHarness.somni(["recover", "--out", nights.path, "--lock", lock.path])
+            #expect(recovered.status == 0, "\(recovered.error)")
+        }
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        #expect(session.warnings.contains { $0.contains("audio stopped being saved") })
+        #expect(session.duration >= stoppedAt - 5)
+    }
+}
