@@ -2,7 +2,9 @@
 # Starts a private PulseAudio server for the capture tests (somni record through a real audio
 # stack), on a fixed socket the tests look for: unix:/tmp/somni-test-pulse/native.
 # Works as root on a headless CI machine: no D-Bus, no sound card, no cookie (anonymous auth).
-# The tests load their own virtual sources (module-pipe-source) into it. Idempotent.
+# The tests load their own virtual sources (module-pipe-source) into it. It starts with no
+# sink or source at all: when a test unplugs its source there is nothing for the server to move
+# the recording stream to, so the recorder sees the device vanish. Idempotent.
 #   scripts/start-test-audio.sh         start (or find running) and print the server address
 #   scripts/start-test-audio.sh --stop  stop it
 set -euo pipefail
@@ -26,8 +28,7 @@ chmod 700 "$DIR/runtime"
 XDG_RUNTIME_DIR="$DIR/runtime" HOME="$DIR" pulseaudio --daemonize=yes --system=false -n \
   --exit-idle-time=-1 --disallow-exit --use-pid-file=yes \
   --log-target="file:$DIR/pulseaudio.log" \
-  --load="module-native-protocol-unix socket=$SOCKET auth-anonymous=1" \
-  --load="module-null-sink sink_name=somni_test_sink"
+  --load="module-native-protocol-unix socket=$SOCKET auth-anonymous=1"
 for _ in $(seq 1 50); do
   if pactl info >/dev/null 2>&1; then
     echo "$PULSE_SERVER"

@@ -309,8 +309,8 @@ public final class NightRecorder<C: SoundClassifier> {
         masterSync = nil
         if journal.audioStoppedAt == nil {
             journal.audioStoppedAt = Double(processed) / Double(rate)
-            let message = "audio stopped being saved at \(clock(Double(processed) / Double(rate))): \(error). "
-                + "Everything before it is kept; the envelope goes on"
+            let message = "audio stopped being saved at about \(clock(Double(processed) / Double(rate))) (\(error)); "
+                + "everything that reached the disk is kept and the envelope goes on"
             journal.warnings.append(message)
             observe(.note(message))
         }

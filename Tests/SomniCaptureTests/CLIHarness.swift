@@ -137,7 +137,7 @@ final class PipeMicrophone {
     let name: String
     let fifo: URL
     private(set) var module: String
-    private var handle: FileHandle?
+    private var descriptor: Int32 = -1
 
     init(folder: URL) throws {
         name = "somni_test_\(UUID().uuidString.prefix(8).lowercased())"
@@ -155,8 +155,7 @@ final class PipeMicrophone {
 
     /// The source disappears, as an unplugged USB microphone does.
     func unplug() throws {
-        try? handle?.close()
-        handle = nil
+        closeFIFO()
         try CLIHarness.run("/usr/bin/env", ["pactl", "unload-module", module])
     }
 
@@ -180,30 +179,38 @@ final class PipeMicrophone {
         while !done() && Date() < deadline { try play(silence[...], speed: 1, stop: done) }
     }
 
-    /// Writes samples paced at `speed` × real time, 100 ms at a time; stops early when `stop` says so.
+    /// Writes samples paced at `speed` × real time, 100 ms at a time; stops early when `stop` says
+    /// so. Non-blocking: once nobody records, the server stops reading the FIFO and a blocking
+    /// write would hang the test.
     func play(_ samples: ArraySlice<Float>, speed: Double, stop: () -> Bool = { false }) throws {
-        if handle == nil {
-            guard let h = FileHandle(forWritingAtPath: fifo.path) else { throw SomniError(.io, "cannot open \(fifo.path)") }
-            handle = h
+        if descriptor < 0 {
+            descriptor = open(fifo.path, O_WRONLY | O_NONBLOCK)
+            guard descriptor >= 0 else { throw SomniError(.io, "cannot open \(fifo.path)") }
         }
         let chunk = 1_600
         let began = Date()
         var offset = samples.startIndex
-        var written = 0
         while offset < samples.endIndex && !stop() {
             let end = min(offset + chunk, samples.endIndex)
-            let data = samples[offset..<end].withUnsafeBytes { Data($0) }
-            try handle?.write(contentsOf: data)
-            written += end - offset
+            var pending = samples[offset..<end].withUnsafeBytes { Data($0) }
+            while !pending.isEmpty && !stop() {
+                let n = pending.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                if n > 0 { pending.removeFirst(n) } else { Thread.sleep(forTimeInterval: 0.01) }
+            }
             offset = end
-            let due = Double(written) / 16_000 / speed
+            let due = Double(offset - samples.startIndex) / 16_000 / speed
             let ahead = due - Date().timeIntervalSince(began)
             if ahead > 0 { Thread.sleep(forTimeInterval: ahead) }
         }
     }
 
+    private func closeFIFO() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+    }
+
     deinit {
-        try? handle?.close()
+        closeFIFO()
         _ = try? CLIHarness.run("/usr/bin/env", ["pactl", "unload-module", module])
     }
 }
