@@ -64,6 +64,24 @@ public struct NightClock: Sendable, Equatable {
         return String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
     }
 
+    /// "HH:MM:SS" of the moment `seconds` after the start.
+    public func timeWithSeconds(at seconds: Double) -> String {
+        let c = components(at: seconds)
+        return String(format: "%02d:%02d:%02d", c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
+    }
+
+    /// A long, readable date of the night ("Sat 28 Nov 2026").
+    public var nightTitle: String {
+        var c = calendar
+        c.locale = Locale(identifier: "en_US_POSIX")
+        let f = DateFormatter()
+        f.calendar = c
+        f.timeZone = c.timeZone
+        f.locale = c.locale
+        f.dateFormat = "EEE d MMM yyyy"
+        return f.string(from: start.addingTimeInterval(-12 * 3600))
+    }
+
     /// "yyyyMMdd-HHmm" of the start, the base of a night id.
     func compactDateTime() -> String {
         let c = components(at: 0)

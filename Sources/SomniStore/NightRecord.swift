@@ -24,6 +24,17 @@ public struct NightRecord: Codable, Sendable, Equatable {
     /// Unix seconds when the night entered the store.
     public var addedAt: Double
 
+    public init(id: String, startedAt: String?, nightDate: String?, source: String, duration: Double,
+                analysedSeconds: Double, activeShare: Double, sensitivity: Int, classifier: String,
+                snoringMinutes: Double, snoringPercent: Double, snoringEpisodes: Int,
+                eventCounts: [String: Int], addedAt: Double) {
+        self.id = id; self.startedAt = startedAt; self.nightDate = nightDate; self.source = source
+        self.duration = duration; self.analysedSeconds = analysedSeconds; self.activeShare = activeShare
+        self.sensitivity = sensitivity; self.classifier = classifier; self.snoringMinutes = snoringMinutes
+        self.snoringPercent = snoringPercent; self.snoringEpisodes = snoringEpisodes
+        self.eventCounts = eventCounts; self.addedAt = addedAt
+    }
+
     public var clock: NightClock? { NightClock(iso: startedAt) }
     /// "HH:MM" at the start and the end, in the recording's offset.
     public var bedtime: String? { clock?.time() }
