@@ -64,7 +64,7 @@ public enum NightReport {
     }
 
     /// Events per hour by class, from the events themselves (not trusting a stale summary).
-    static func rates(_ s: Session) -> [String: Double] {
+    public static func rates(_ s: Session) -> [String: Double] {
         let hours = s.duration / 3600
         var out: [String: Double] = [:]
         for c in EventClass.allCases {

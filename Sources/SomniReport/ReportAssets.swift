@@ -88,11 +88,11 @@ enum ReportAssets {
     .meta { min-width: 4.5em; }
     .sev { display: inline-block; width: 60px; height: 6px; background: var(--line); border-radius: 3px; overflow: hidden; vertical-align: middle; }
     .sev i { display: block; height: 100%; background: var(--accent); }
-    .player { display: flex; align-items: center; gap: 8px; flex: 1 1 260px; min-width: 220px; }
+    .player { display: flex; align-items: center; gap: 8px; flex: 1 1 260px; min-width: 0; max-width: 100%; }
     .player button { width: 34px; height: 34px; border-radius: 50%; border: 1px solid var(--line); background: var(--bg); color: var(--fg);
       font-size: 14px; cursor: pointer; flex: none; }
     .player button:disabled { opacity: .4; cursor: default; }
-    .player canvas { flex: 1 1 auto; width: 100%; max-width: 420px; height: 40px; touch-action: none; cursor: pointer; }
+    .player canvas { flex: 1 1 0; min-width: 0; width: 100%; max-width: 420px; height: 40px; touch-action: none; cursor: pointer; }
     .player .pos { width: 3.2em; color: var(--muted); font-size: .8rem; }
     .trend-chart svg { display: block; width: 100%; height: 120px; background: var(--bg); border-radius: 8px; }
     .legend span { margin-right: 14px; font-size: .85rem; }
@@ -102,6 +102,7 @@ enum ReportAssets {
       h2 { font-size: 1.1rem; }
       th, td { padding: 3px 4px; font-size: .85rem; }
       .hide-narrow { display: none; }
+      .player { flex-basis: 100%; }
     }
     """#
 
@@ -121,7 +122,7 @@ enum ReportAssets {
       }
       function css(name) { return getComputedStyle(root).getPropertyValue(name).trim(); }
       function brightness(db) {
-        if (db === null || db === undefined) { return 0.08; }
+        if (db == null) { return 0.08; }
         var t = (db - DB_LOW) / (DB_HIGH - DB_LOW);
         return 0.06 + 0.94 * Math.max(0, Math.min(1, t));
       }
@@ -151,7 +152,7 @@ enum ReportAssets {
         var axis = el.querySelector('.axis'), labels = [];
         for (var k = Math.ceil(night.offset / 3600 + 1e-9); k < hoursFromRow; k++) {
           var left = (k * 3600 - night.offset) / night.duration * 100;
-          var text = night.firstHour === null ? '+' + k + ' h' : pad((night.firstHour + k) % 24) + ':00';
+          var text = night.firstHour == null ? '+' + k + ' h' : pad((night.firstHour + k) % 24) + ':00';
           labels.push('<span style="left:' + left.toFixed(2) + '%">' + text + '</span>');
         }
         axis.innerHTML = labels.join('');
@@ -170,7 +171,7 @@ enum ReportAssets {
             cells.push('<rect class="cell' + (cls === '.' ? '' : ' ' + cls) + '" x="' + c + '" y="0.07" width="1" height="0.86" fill-opacity="' +
               brightness(r.level[k]).toFixed(2) + '"/>');
           }
-          var label = night.firstHour === null ? '+' + row + ' h' : pad((night.firstHour + row) % 24) + ':00';
+          var label = night.firstHour == null ? '+' + row + ' h' : pad((night.firstHour + row) % 24) + ':00';
           html.push('<div class="row"><span class="hour">' + label + '</span><svg viewBox="0 0 ' + PER_ROW +
             ' 1" preserveAspectRatio="none" data-row="' + row + '">' + cells.join('') +
             '<rect class="cursor" x="-2" y="0" width="1" height="1"/></svg></div>');
@@ -183,13 +184,13 @@ enum ReportAssets {
           box.querySelectorAll('.cursor').forEach(function (cur) { cur.setAttribute('x', '-2'); });
           svg.querySelector('.cursor').setAttribute('x', String(c));
           var secondsIntoRow = c * CELL, text;
-          if (night.firstHour === null) {
+          if (night.firstHour == null) {
             text = '+' + clock(row * 3600 + secondsIntoRow);
           } else {
             text = clock((night.firstHour + row) * 3600 + secondsIntoRow);
           }
           if (k < 0 || k >= r.level.length) { out.textContent = text + ' · outside the night'; return; }
-          var level = r.level[k] === null ? 'level unknown' : r.level[k] + ' dBFS';
+          var level = r.level[k] == null ? 'level unknown' : r.level[k] + ' dBFS';
           var cls = r.cls.charAt(k);
           out.textContent = text + ' · ' + level + ' · ' + (cls === '.' ? 'no event' : NAMES[cls]);
         }
@@ -254,7 +255,10 @@ enum ReportAssets {
           if (audio.readyState >= 1) { applyPending(); } else if (audio.preload === 'none') { audio.preload = 'metadata'; audio.load(); }
           draw();
         }
-        canvas.addEventListener('pointerdown', function (ev) { canvas.setPointerCapture(ev.pointerId); seek(ev); });
+        canvas.addEventListener('pointerdown', function (ev) {
+          try { canvas.setPointerCapture(ev.pointerId); } catch (ignored) { /* a synthetic or vanished pointer */ }
+          seek(ev);
+        });
         canvas.addEventListener('pointermove', function (ev) { if (canvas.hasPointerCapture(ev.pointerId)) { seek(ev); } });
         button.addEventListener('click', function () {
           if (audio.paused) {

@@ -7,6 +7,12 @@ let commands: [any Command.Type] = [
     DemoCommand.self,
     EvaluateCommand.self,
     SynthCommand.self,
+    NightsCommand.self,
+    ShowCommand.self,
+    ReportCommand.self,
+    ExportCommand.self,
+    ImportCommand.self,
+    DeleteCommand.self,
 ]
 
 @MainActor func mainHelp() -> String {

@@ -102,3 +102,78 @@ struct BrowserTests {
         #expect(rootAttribute("data-blocked", in: out.stdout) == nil, "the page's CSP blocked nothing")
     }
 }
+
+/// Interaction, driven by a script appended to a copy of the page: pointer events on the ribbon and
+/// on a clip's waveform, with the results written into attributes for --dump-dom.
+@Suite(.enabled(if: Chromium.executable != nil, Comment(rawValue: Chromium.missingMessage)), .serialized)
+struct BrowserInteractionTests {
+    static let driver = """
+        <script>
+        (function () {
+          var root = document.documentElement;
+          function at(el, fx, type) {
+            var r = el.getBoundingClientRect();
+            var ev = new PointerEvent(type || 'pointerdown', { bubbles: true, pointerId: 7,
+              clientX: r.left + fx * r.width, clientY: r.top + r.height / 2 });
+            el.dispatchEvent(ev);
+          }
+          // The cough at 00:40:00 is cell 240 of the 00:00 row.
+          var row = document.querySelector('.ribbon svg[data-row="1"]');
+          at(row, 240.5 / 360);
+          root.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
+          var audio = document.querySelector('li.event audio');
+          function scrub() {
+            at(document.querySelector('li.event canvas'), 0.5);
+            root.setAttribute('data-test-position', (audio.currentTime / audio.duration).toFixed(2));
+            root.setAttribute('data-test-paused', String(audio.paused));
+          }
+          if (audio.readyState >= 1) { scrub(); } else { audio.addEventListener('loadedmetadata', scrub); }
+        })();
+        </script>
+        """
+
+    @Test func theRibbonReadsOutTheCellUnderThePointerAndTheScrubberPositionsAPausedClip() throws {
+        let scratch = try Scratch()
+        let page = try BrowserTests.writeReport(in: scratch)
+        let html = try String(contentsOf: page, encoding: .utf8)
+        try Data(html.replacingOccurrences(of: "</body>", with: BrowserInteractionTests.driver + "</body>").utf8).write(to: page)
+        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"])
+        let dom = out.stdout
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        let readout = rootAttribute("data-test-readout", in: dom) ?? ""
+        #expect(readout.hasPrefix("00:40:00"), "readout: \(readout)")
+        #expect(readout.contains("cough") && readout.contains("dBFS"), "readout: \(readout)")
+        #expect(rootAttribute("data-test-position", in: dom) == "0.50", "dragging before play positions the clip")
+        #expect(rootAttribute("data-test-paused", in: dom) == "true", "and does not start it")
+    }
+
+    @Test func aReportOfSeveralNightsDrawsTrendsAndCopesWithAnUndatedNight() throws {
+        let scratch = try Scratch()
+        let first = try ReportFixture.folder(at: scratch.path("a"))
+        var undated = ReportFixture.session(startedAt: nil, duration: 3000, events: Array(ReportFixture.events.prefix(2)))
+        undated.source = "phone.m4a"
+        let second = try ReportFixture.folder(at: scratch.path("b"), session: undated)
+        try FileManager.default.removeItem(at: second.appendingPathComponent(EnvelopeFile.fileName))
+        let dir = scratch.path("out")
+        let linking = ClipLinking.relative(reportDirectory: dir)
+        let nights = try [ReportNight.load(id: "a", folder: first, clips: linking),
+                          ReportNight.load(id: "b", folder: second, clips: linking)]
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let page = dir.appendingPathComponent("all.html")
+        try Data(NightReport.html(nights: nights).utf8).write(to: page)
+
+        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom"])
+        let dom = withoutScripts(out.stdout)
+        #expect(rootAttribute("data-rendered", in: dom) == "1")
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        #expect(rootAttribute("data-audio-loaded", in: dom) == "6", "clips linked relatively from another folder load")
+        #expect(occurrences(of: "<rect class=\"trend min\"", in: dom) == 2)
+        #expect(occurrences(of: "<rect class=\"trend pct\"", in: dom) == 2)
+        #expect(occurrences(of: "<rect class=\"trend snoring\"", in: dom) == 2)
+        #expect(occurrences(of: "<rect class=\"ev ", in: dom) == 6)
+        // 3000 s from an unknown start: 300 cells on rows labelled by hours since the start.
+        #expect(occurrences(of: "<rect class=\"cell", in: dom) == 720 + 300)
+        #expect(dom.contains(">+0 h<"))
+        #expect(!dom.contains("NaN") && !dom.contains("undefined"))
+    }
+}
