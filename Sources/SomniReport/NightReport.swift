@@ -116,7 +116,7 @@ public enum NightReport {
         var items = ""
         for e in s.events.sorted(by: { $0.start < $1.start }) {
             let time = clock.map { $0.timeWithSeconds(at: e.start) } ?? "+" + Format.elapsed(e.start)
-            let audio = n.clipSources[e.id].map { "<audio preload=\"metadata\" src=\"\(escape($0))\"></audio>" } ?? ""
+            let audio = n.clipSources[e.id].map { "<audio preload=\"none\" src=\"\(escape($0))\"></audio>" } ?? ""
             items += """
             <li class="event \(e.eventClass.rawValue)" data-event="\(escape(e.id))"><span class="badge \(e.eventClass.rawValue)">\
             \(Format.className(e.eventClass))</span><span class="meta">\(time)</span>\

@@ -121,6 +121,18 @@ enum ReportAssets {
         return pad(Math.floor(s / 3600)) + ':' + pad(Math.floor(s / 60) % 60) + ':' + pad(s % 60);
       }
       function css(name) { return getComputedStyle(root).getPropertyValue(name).trim(); }
+      // Waveform colours, read once (reading styles per canvas is slow) and again when the theme flips.
+      var colours = null, redraws = [];
+      function palette() {
+        if (!colours) { colours = { played: css('--accent'), rest: css('--muted') }; }
+        return colours;
+      }
+      if (window.matchMedia) {
+        var scheme = window.matchMedia('(prefers-color-scheme: dark)');
+        if (scheme.addEventListener) {
+          scheme.addEventListener('change', function () { colours = null; redraws.forEach(function (f) { f(); }); });
+        }
+      }
       function brightness(db) {
         if (db == null) { return 0.08; }
         var t = (db - DB_LOW) / (DB_HIGH - DB_LOW);
@@ -217,12 +229,13 @@ enum ReportAssets {
 
       function setUpPlayer(li, e) {
         var canvas = li.querySelector('canvas'), button = li.querySelector('button'), audio = li.querySelector('audio');
-        var pos = li.querySelector('.pos'), fraction = 0, pending = null;
+        var pos = li.querySelector('.pos'), fraction = 0, pending = null, shown = false;
         var ctx = canvas.getContext('2d');
         function draw() {
+          if (!shown) { return; }
           var w = canvas.width, h = canvas.height, n = e.bins.length || 96;
           ctx.clearRect(0, 0, w, h);
-          var played = css('--accent'), rest = css('--muted'), step = w / n;
+          var played = palette().played, rest = palette().rest, step = w / n;
           for (var i = 0; i < n; i++) {
             var v = e.bins.length ? Math.max(4, e.bins[i]) : 10;
             var bh = v / 100 * (h - 4);
@@ -234,8 +247,15 @@ enum ReportAssets {
             pos.textContent = Math.floor(t / 60) + ':' + pad(Math.floor(t % 60));
           }
         }
-        draw();
-        if (!audio) { button.disabled = true; return; }
+        redraws.push(draw);
+        // Called when the row comes near the screen: draw it and fetch the clip's metadata.
+        function show() {
+          if (shown) { return; }
+          shown = true;
+          draw();
+          if (audio && audio.preload === 'none' && audio.readyState === 0) { audio.preload = 'metadata'; audio.load(); }
+        }
+        if (!audio) { button.disabled = true; return show; }
         function applyPending() {
           if (pending !== null && isFinite(audio.duration)) { audio.currentTime = pending * audio.duration; pending = null; }
         }
@@ -260,6 +280,7 @@ enum ReportAssets {
           seek(ev);
         });
         canvas.addEventListener('pointermove', function (ev) { if (canvas.hasPointerCapture(ev.pointerId)) { seek(ev); } });
+        return show;
         button.addEventListener('click', function () {
           if (audio.paused) {
             document.querySelectorAll('audio').forEach(function (other) { if (other !== audio) { other.pause(); } });
@@ -305,16 +326,32 @@ enum ReportAssets {
         el.querySelector('[data-chart="rates"]').innerHTML = svg(stacked.join(''));
       }
 
+      var rows = [];
       data.nights.forEach(function (night, i) {
         var el = document.getElementById('night-' + i);
         drawTimeline(night, el);
         drawRibbon(night, el);
         var byId = {};
         night.events.forEach(function (e) { byId[e.id] = e; });
-        el.querySelectorAll('li.event').forEach(function (li) { setUpPlayer(li, byId[li.getAttribute('data-event')]); });
+        el.querySelectorAll('li.event').forEach(function (li) { rows.push([li, setUpPlayer(li, byId[li.getAttribute('data-event')])]); });
       });
+      // Rows are drawn and their clips' metadata fetched as they come near the screen, so a night
+      // with hundreds of events opens fast.
+      if ('IntersectionObserver' in window) {
+        var shows = new Map(rows);
+        var observer = new IntersectionObserver(function (entries) {
+          entries.forEach(function (entry) {
+            if (entry.isIntersecting) { shows.get(entry.target)(); observer.unobserve(entry.target); }
+          });
+        }, { rootMargin: '1200px 0px' });
+        rows.forEach(function (r) { observer.observe(r[0]); });
+      } else {
+        rows.forEach(function (r) { r[1](); });
+      }
       if (data.trends) { drawTrends(data.trends, document.getElementById('trends')); }
       root.setAttribute('data-rendered', '1');
+      // Milliseconds from navigation to a fully drawn page, for the benchmark.
+      root.setAttribute('data-rendered-ms', String(Math.round(performance.now())));
     })();
     """#
 }

@@ -162,7 +162,7 @@ struct BrowserInteractionTests {
         let page = dir.appendingPathComponent("all.html")
         try Data(NightReport.html(nights: nights).utf8).write(to: page)
 
-        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom"])
+        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,6000"])
         let dom = withoutScripts(out.stdout)
         #expect(rootAttribute("data-rendered", in: dom) == "1")
         #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
