@@ -228,5 +228,43 @@ import SomniCore
         #expect(NightClock(iso: "2026-11-29T01:00:00-0300")?.nightDate == "2026-11-28")
         #expect(NightClock(iso: "2026-11-28T23:40:00") == nil)
         #expect(NightClock(iso: "garbage") == nil)
+        #expect(NightClock(iso: "2026-13-28T23:40:00Z") == nil)
+        #expect(NightClock(iso: "2026-11-28T23:40:00+01:00x") == nil)
+        #expect(c.start.timeIntervalSince1970 == 1_795_880_400.5)
+        #expect(c.nightTitle == "Sat 28 Nov 2026")
+        #expect(NightClock(iso: "2026-11-29T01:00:00+01:00")?.nightTitle == "Sat 28 Nov 2026")
+    }
+
+    @Test func nightClockAgreesWithFoundationsCalendar() throws {
+        var rng = SplitMix(seed: 42)
+        for _ in 0..<300 {
+            let unix = Double(rng.next() % 3_000_000_000) - 600_000_000  // 1950…2065
+            let offset = (Int(rng.next() % 57) - 28) * 1800  // −14 h … +14 h in half hours
+            let zone = try #require(TimeZone(secondsFromGMT: offset))
+            let f = ISO8601DateFormatter()
+            f.timeZone = zone
+            let iso = f.string(from: Date(timeIntervalSince1970: unix))
+            let clock = try #require(NightClock(iso: iso), "\(iso)")
+            #expect(clock.start.timeIntervalSince1970 == unix, "\(iso)")
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            let later = Date(timeIntervalSince1970: unix + 5000)
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: later)
+            #expect(clock.date(at: 5000) == String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!), "\(iso)")
+            #expect(clock.timeWithSeconds(at: 5000) == String(format: "%02d:%02d:%02d", parts.hour!, parts.minute!, parts.second!))
+        }
+    }
+}
+
+/// A small seeded generator, so the comparison covers the same dates every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
