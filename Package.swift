@@ -37,7 +37,7 @@ let package = Package(
         .testTarget(name: "SomniCoreTests", dependencies: ["SomniCore"]),
         .testTarget(name: "SomniAudioTests", dependencies: ["SomniAudio", "SomniCore"]),
         .testTarget(name: "SomniStoreTests", dependencies: ["SomniStore", "SomniCore"]),
-        .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniStore", "SomniCore", "CZlib"]),
+        .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniStore", "SomniCore", "SomniAudio", "CZlib"]),
         // zlib, only to decode the browser's PNG screenshots in the report tests.
         .systemLibrary(name: "CZlib", path: "Tests/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(name: "SomniCLITests", dependencies: ["somni", "SomniCore", "SomniAudio"]),

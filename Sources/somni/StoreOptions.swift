@@ -44,10 +44,11 @@ struct TextTable {
         var widths = headers.map(\.count)
         for r in rows { for (i, cell) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
         func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, c in
+            let joined = cells.enumerated().map { i, c in
                 let pad = String(repeating: " ", count: max(0, widths[i] - c.count))
                 return numeric.contains(i) ? pad + c : c + pad
-            }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+            }.joined(separator: "  ")
+            return String(joined.reversed().drop { $0 == " " }.reversed())
         }
         return ([line(headers)] + rows.map(line)).joined(separator: "\n")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SomniAudio
 import SomniCore
 @testable import SomniReport
 
@@ -46,6 +47,20 @@ struct BrowserTests {
         #expect(occurrences(of: "data-state=\"loaded\"", in: dom) == ReportFixture.events.count)
         #expect(rootAttribute("data-audio-loaded", in: dom) == String(ReportFixture.events.count))
         #expect(rootAttribute("data-audio-failed", in: dom) == nil)
+    }
+
+    @Test func theAACClipsSomniWritesPlayInChromium() throws {
+        let scratch = try Scratch()
+        let session = ReportFixture.session(events: ReportFixture.events(clipExtension: "m4a"))
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: session, encoder: M4AClipEncoder())
+        let n = try ReportNight.load(id: "n", folder: night, clips: .relative(reportDirectory: scratch.url))
+        #expect(n.clipSources["evt-0001"] == "night/clips/evt-0001.m4a")
+        let page = scratch.path("report.html")
+        try Data(NightReport.html(nights: [n]).utf8).write(to: page)
+        let dom = withoutScripts(try Chromium(scratch: scratch.url).run(page, ["--dump-dom"]).stdout)
+        #expect(rootAttribute("data-audio-loaded", in: dom) == String(session.events.count))
+        #expect(rootAttribute("data-audio-failed", in: dom) == nil)
+        #expect(rootAttribute("data-errors", in: dom) == "0")
     }
 
     @Test func aMissingClipIsReportedByTheAudioElement() throws {

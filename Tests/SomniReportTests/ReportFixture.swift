@@ -56,16 +56,32 @@ enum ReportFixture {
         return values
     }
 
-    /// Writes session.json, envelope.bin and one WAV per clip.
+    /// The fixture's events with clips of another kind ("m4a").
+    static func events(clipExtension: String) -> [SessionEvent] {
+        events.map { e in
+            var e = e
+            e.clip = e.clip.map { ($0 as NSString).deletingPathExtension + "." + clipExtension }
+            return e
+        }
+    }
+
+    /// Writes session.json, envelope.bin and one clip per event: a WAV written here, or whatever
+    /// `encoder` makes of the same sound.
     @discardableResult
-    static func folder(at url: URL, session: Session = session()) throws -> URL {
+    static func folder(at url: URL, session: Session = session(), encoder: (any ClipEncoder)? = nil) throws -> URL {
         try FileManager.default.createDirectory(at: url.appendingPathComponent("clips"), withIntermediateDirectories: true)
         try session.jsonData().write(to: url.appendingPathComponent(Session.fileName))
         try EnvelopeFile.write(values: envelope(duration: session.duration, events: session.events), rate: 10,
                                start: session.startDate, to: url.appendingPathComponent(EnvelopeFile.fileName))
         for e in session.events {
             guard let clip = e.clip else { continue }
-            try wav(seconds: e.duration + 2, frequency: 180).write(to: url.appendingPathComponent(clip))
+            let seconds = e.duration + 2
+            if let encoder {
+                let samples = (0..<Int(seconds * 16_000)).map { Float(sin(2 * .pi * 180 * Double($0) / 16_000) * 0.8) }
+                try encoder.writeClip(samples, sampleRate: 16_000, to: url.appendingPathComponent(clip))
+            } else {
+                try wav(seconds: seconds, frequency: 180).write(to: url.appendingPathComponent(clip))
+            }
         }
         return url
     }
