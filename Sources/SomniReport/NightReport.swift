@@ -142,6 +142,7 @@ public enum NightReport {
         <h3>Events per hour</h3>
         <table class="rates"><thead><tr><th>Class</th><th class="num">Events</th><th class="num">Per hour</th></tr></thead>
         <tbody>\(rateRows)</tbody></table>
+        <div class="hours" aria-label="events in each hour of the night"></div>
         <h3>Timeline</h3>
         <div class="timeline"></div><div class="axis"></div>
         <h3>Ribbon</h3>

@@ -68,9 +68,10 @@ enum ReportAssets {
     .timeline svg { display: block; width: 100%; height: 120px; background: var(--bg); border-radius: 8px; }
     .timeline .env { fill: var(--ink); opacity: .18; }
     .timeline .tick { stroke: var(--line); stroke-width: 1; vector-effect: non-scaling-stroke; }
-    .ev.snoring, .cell.s, .trend.snoring, .trend.min, .trend.pct { fill: var(--snoring); }
-    .ev.sleep_talk, .cell.t, .trend.sleep_talk { fill: var(--sleep_talk); }
-    .ev.cough, .cell.c, .trend.cough { fill: var(--cough); }
+    .hours svg { display: block; width: 100%; height: 60px; margin-top: 10px; }
+    .ev.snoring, .hourbar.snoring, .cell.s, .trend.snoring, .trend.min, .trend.pct { fill: var(--snoring); }
+    .ev.sleep_talk, .hourbar.sleep_talk, .cell.t, .trend.sleep_talk { fill: var(--sleep_talk); }
+    .ev.cough, .hourbar.cough, .cell.c, .trend.cough { fill: var(--cough); }
     .ev { opacity: .9; }
     .axis { position: relative; height: 1.2em; font-size: .75rem; color: var(--muted); }
     .axis span { position: absolute; transform: translateX(-50%); white-space: nowrap; }
@@ -161,13 +162,37 @@ enum ReportAssets {
         });
         el.querySelector('.timeline').innerHTML =
           '<svg viewBox="0 0 ' + W + ' ' + H + '" preserveAspectRatio="none" role="img" aria-label="night timeline">' + parts.join('') + '</svg>';
-        var axis = el.querySelector('.axis'), labels = [];
+        var axis = el.querySelector('.timeline + .axis'), labels = [];
         for (var k = Math.ceil(night.offset / 3600 + 1e-9); k < hoursFromRow; k++) {
           var left = (k * 3600 - night.offset) / night.duration * 100;
-          var text = night.firstHour == null ? '+' + k + ' h' : pad((night.firstHour + k) % 24) + ':00';
+          var text = rowLabel(night, k);
           labels.push('<span style="left:' + left.toFixed(2) + '%">' + text + '</span>');
         }
         axis.innerHTML = labels.join('');
+      }
+
+      function rowLabel(night, row) {
+        return night.firstHour == null ? '+' + row + ' h' : pad((night.firstHour + row) % 24) + ':00';
+      }
+
+      // Events starting in each hour of the night, stacked by class.
+      function drawHours(night, el) {
+        var classes = ['snoring', 'sleep_talk', 'cough'], max = 1, parts = [], labels = [];
+        night.hours.forEach(function (counts) { max = Math.max(max, counts[0] + counts[1] + counts[2]); });
+        var n = night.hours.length;
+        night.hours.forEach(function (counts, row) {
+          var y = 60;
+          classes.forEach(function (c, k) {
+            if (!counts[k]) { return; }
+            var h = counts[k] / max * 56;
+            y -= h;
+            parts.push('<rect class="hourbar ' + c + '" x="' + (row * 10 + 1) + '" width="8" y="' + y.toFixed(2) + '" height="' + h.toFixed(2) +
+              '"><title>' + rowLabel(night, row) + ': ' + counts[k] + ' ' + NAMES[c] + '</title></rect>');
+          });
+          labels.push('<span style="left:' + ((row + 0.5) / n * 100).toFixed(2) + '%">' + rowLabel(night, row) + '</span>');
+        });
+        el.querySelector('.hours').innerHTML = '<svg viewBox="0 0 ' + (n * 10) + ' 60" preserveAspectRatio="none">' + parts.join('') +
+          '</svg><div class="axis">' + labels.join('') + '</div>';
       }
 
       function drawRibbon(night, el) {
@@ -183,7 +208,7 @@ enum ReportAssets {
             cells.push('<rect class="cell' + (cls === '.' ? '' : ' ' + cls) + '" x="' + c + '" y="0.07" width="1" height="0.86" fill-opacity="' +
               brightness(r.level[k]).toFixed(2) + '"/>');
           }
-          var label = night.firstHour == null ? '+' + row + ' h' : pad((night.firstHour + row) % 24) + ':00';
+          var label = rowLabel(night, row);
           html.push('<div class="row"><span class="hour">' + label + '</span><svg viewBox="0 0 ' + PER_ROW +
             ' 1" preserveAspectRatio="none" data-row="' + row + '">' + cells.join('') +
             '<rect class="cursor" x="-2" y="0" width="1" height="1"/></svg></div>');
@@ -331,6 +356,7 @@ enum ReportAssets {
         var el = document.getElementById('night-' + i);
         drawTimeline(night, el);
         drawRibbon(night, el);
+        drawHours(night, el);
         var byId = {};
         night.events.forEach(function (e) { byId[e.id] = e; });
         el.querySelectorAll('li.event').forEach(function (li) { rows.push([li, setUpPlayer(li, byId[li.getAttribute('data-event')])]); });

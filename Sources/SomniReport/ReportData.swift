@@ -28,6 +28,8 @@ struct NightData: Encodable {
     /// The night's timeline loudness: max-pooled envelope columns, 0–100 of the 95th percentile.
     var envelope: [Int]
     var ribbon: RibbonData
+    /// Events starting in each hour row (the ribbon's rows), counted per class in EventClass order.
+    var hours: [[Int]]
     var events: [EventData]
 }
 
@@ -102,6 +104,7 @@ enum ReportMath {
             id: n.id, duration: s.duration, offset: intoHour, firstHour: firstHour,
             envelope: env.map { timeline($0.values, columns: timelineColumns) } ?? [],
             ribbon: ribbon(duration: s.duration, offset: intoHour, envelope: env, events: s.events),
+            hours: hourCounts(duration: s.duration, offset: intoHour, events: s.events),
             events: events(n, envelope: env))
     }
 
@@ -117,6 +120,16 @@ enum ReportMath {
             for i in lo..<hi { peak = max(peak, values[i]) }
             return scaled(Double(peak), by: reference)
         }
+    }
+
+    static func hourCounts(duration: Double, offset: Double, events: [SessionEvent]) -> [[Int]] {
+        let rows = max(1, Int(((offset + max(duration, 0)) / 3600).rounded(.up)))
+        var counts = [[Int]](repeating: [Int](repeating: 0, count: EventClass.allCases.count), count: rows)
+        for e in events {
+            let row = min(rows - 1, max(0, Int(((offset + e.start) / 3600).rounded(.down))))
+            counts[row][EventClass.allCases.firstIndex(of: e.eventClass) ?? 0] += 1
+        }
+        return counts
     }
 
     static func ribbon(duration: Double, offset: Double, envelope: EnvelopeFile.Contents?,

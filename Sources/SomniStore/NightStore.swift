@@ -185,9 +185,12 @@ public final class NightStore {
         }
     }
 
-    /// A night folder must hold a session.json and every clip it names, each inside the folder.
+    /// A night folder must hold a session.json and every clip it names, each inside the folder; an
+    /// envelope.bin, when present, must be one.
     static func checkFolder(_ folder: URL, session: Session) throws {
         let fm = FileManager.default
+        let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
+        if fm.fileExists(atPath: envelope.path) { _ = try EnvelopeFile.read(from: envelope) }
         for e in session.events {
             guard let clip = e.clip else { continue }
             let parts = clip.split(separator: "/")

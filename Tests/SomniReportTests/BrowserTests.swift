@@ -41,6 +41,7 @@ struct BrowserTests {
             #expect(occurrences(of: "<rect class=\"cell \(letter)\"", in: dom) == n, "cells of class \(letter)")
         }
         #expect(occurrences(of: "<div class=\"row\">", in: dom) == ReportFixture.expectedRows)
+        #expect(occurrences(of: "<rect class=\"hourbar ", in: dom) == 4, "one bar per class present in each hour")
         #expect(dom.contains(">23:00<") && dom.contains(">01:00<"))
 
         // Every clip's audio element loaded its source.

@@ -29,6 +29,11 @@ import SomniStore
         #expect((data.ribbon.level[coughCell] ?? -100) > -16)
     }
 
+    @Test func eventsAreCountedPerClassInEachHourOfTheNight() {
+        // Rows 23:00, 00:00, 01:00; events start at 23:50, 00:10, 00:40 and 01:03.
+        #expect(ReportMath.night(ReportTests.fixtureNight()).hours == [[1, 0, 0], [0, 1, 1], [1, 0, 0]])
+    }
+
     @Test func oneBangDoesNotFlattenTheTimeline() {
         // 20 ordinary snores at −30 dBFS and one bang at −2 dBFS.
         var events = (0..<20).map { ReportFixture.event($0 + 1, .snoring, Double(200 + 300 * $0), Double(205 + 300 * $0), peak: -30) }

@@ -167,6 +167,9 @@ import SomniCore
         try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))
         #expect(throws: SomniError.self) { try store.add(nightFolder: folder, moving: true) }
         #expect(throws: SomniError.self) { try store.add(nightFolder: scratch.path("missing"), moving: false) }
+        let other = try NightFixture.folder(at: scratch.path("other"), session: NightFixture.session(startedAt: nil))
+        try Data("not an envelope".utf8).write(to: other.appendingPathComponent(EnvelopeFile.fileName))
+        #expect(throws: SomniError.self) { try store.add(nightFolder: other, moving: false) }
         #expect(try store.nights().isEmpty)
         #expect(NightFixture.tree(scratch.path("store/nights")).isEmpty)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("session.json").path))
