@@ -97,6 +97,7 @@ enum ReportAssets {
     .player .pos { width: 3.2em; color: var(--muted); font-size: .8rem; }
     .trend-chart svg { display: block; width: 100%; height: 120px; background: var(--bg); border-radius: 8px; }
     .legend span { margin-right: 14px; font-size: .85rem; }
+    .scale { display: flex; justify-content: space-between; font-size: .75rem; color: var(--muted); }
     nav.nightlist a { color: inherit; }
     @media (max-width: 600px) {
       .stat .value { font-size: 1.15rem; }
@@ -179,7 +180,7 @@ enum ReportAssets {
       function drawHours(night, el) {
         var classes = ['snoring', 'sleep_talk', 'cough'], max = 1, parts = [], labels = [];
         night.hours.forEach(function (counts) { max = Math.max(max, counts[0] + counts[1] + counts[2]); });
-        var n = night.hours.length;
+        var n = night.hours.length, W = Math.max(n, 8) * 10;
         night.hours.forEach(function (counts, row) {
           var y = 60;
           classes.forEach(function (c, k) {
@@ -189,9 +190,9 @@ enum ReportAssets {
             parts.push('<rect class="hourbar ' + c + '" x="' + (row * 10 + 1) + '" width="8" y="' + y.toFixed(2) + '" height="' + h.toFixed(2) +
               '"><title>' + rowLabel(night, row) + ': ' + counts[k] + ' ' + NAMES[c] + '</title></rect>');
           });
-          labels.push('<span style="left:' + ((row + 0.5) / n * 100).toFixed(2) + '%">' + rowLabel(night, row) + '</span>');
+          labels.push('<span style="left:' + ((row * 10 + 5) / W * 100).toFixed(2) + '%">' + rowLabel(night, row) + '</span>');
         });
-        el.querySelector('.hours').innerHTML = '<svg viewBox="0 0 ' + (n * 10) + ' 60" preserveAspectRatio="none">' + parts.join('') +
+        el.querySelector('.hours').innerHTML = '<svg viewBox="0 0 ' + W + ' 60" preserveAspectRatio="none">' + parts.join('') +
           '</svg><div class="axis">' + labels.join('') + '</div>';
       }
 
@@ -320,7 +321,8 @@ enum ReportAssets {
       }
 
       function drawTrends(trends, el) {
-        var n = trends.length, W = Math.max(n * 10, 10), H = 100;
+        // At least 14 slots wide, so a few nights give bars, not slabs.
+        var n = trends.length, W = Math.max(n, 14) * 10, H = 100;
         function bars(values, cls, max, title) {
           return values.map(function (v, i) {
             var h = max > 0 ? v / max * (H - 4) : 0;
@@ -328,13 +330,19 @@ enum ReportAssets {
               '"><title>' + trends[i].label + ': ' + title(v) + '</title></rect>';
           }).join('');
         }
-        function svg(inner) { return '<svg viewBox="0 0 ' + W + ' ' + H + '" preserveAspectRatio="none">' + inner + '</svg>'; }
+        // The chart, the scale's top value, and the first and last night under it.
+        function svg(inner, top) {
+          return '<svg viewBox="0 0 ' + W + ' ' + H + '" preserveAspectRatio="none">' + inner + '</svg>' +
+            '<div class="scale"><span>' + trends[0].label + '</span><span>max ' + top + '</span><span>' +
+            (n > 1 ? trends[n - 1].label : '') + '</span></div>';
+        }
         var minutes = trends.map(function (t) { return t.minutes; });
         var percent = trends.map(function (t) { return t.percent; });
+        var maxMinutes = Math.max.apply(null, minutes), maxPercent = Math.max(1, Math.max.apply(null, percent));
         el.querySelector('[data-chart="minutes"]').innerHTML =
-          svg(bars(minutes, 'min', Math.max.apply(null, minutes), function (v) { return v.toFixed(1) + ' min'; }));
+          svg(bars(minutes, 'min', maxMinutes, function (v) { return v.toFixed(1) + ' min'; }), maxMinutes.toFixed(0) + ' min');
         el.querySelector('[data-chart="percent"]').innerHTML =
-          svg(bars(percent, 'pct', Math.max(1, Math.max.apply(null, percent)), function (v) { return v.toFixed(1) + ' %'; }));
+          svg(bars(percent, 'pct', maxPercent, function (v) { return v.toFixed(1) + ' %'; }), maxPercent.toFixed(1) + ' %');
         var classes = ['snoring', 'sleep_talk', 'cough'], maxRate = 0, stacked = [];
         trends.forEach(function (t) {
           var total = 0; classes.forEach(function (c) { total += t.rates[c] || 0; }); maxRate = Math.max(maxRate, total);
@@ -348,7 +356,7 @@ enum ReportAssets {
               '"><title>' + t.label + ': ' + (t.rates[c] || 0).toFixed(1) + ' ' + NAMES[c] + ' events per hour</title></rect>');
           });
         });
-        el.querySelector('[data-chart="rates"]').innerHTML = svg(stacked.join(''));
+        el.querySelector('[data-chart="rates"]').innerHTML = svg(stacked.join(''), maxRate.toFixed(1) + ' per hour');
       }
 
       var rows = [];
