@@ -143,7 +143,11 @@ public final class NightStore {
     public func add(nightFolder: URL, moving: Bool) throws -> NightRecord {
         let fm = FileManager.default
         let source = nightFolder.standardizedFileURL
-        let session = try Session.load(from: source.appendingPathComponent(Session.fileName))
+        let sessionFile = source.appendingPathComponent(Session.fileName)
+        guard fm.fileExists(atPath: sessionFile.path) else {
+            throw SomniError(.badInput, "\(source.path) is not a night folder: it has no \(Session.fileName)")
+        }
+        let session = try Session.load(from: sessionFile)
         try NightStore.checkFolder(source, session: session)
 
         let staged = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(), isDirectory: true)
