@@ -1,3 +1,29 @@
-// Prints speed and memory figures; run with `swift run -c release SomniBench`.
-print("SomniBench: nothing yet")
-try runDecodeBenchmark()
+// Prints speed and memory figures. Build and run in release mode:
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night|decode|features|all]
+import Foundation
+import SomniAudio
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first ?? "all" {
+    case "_decode": try childDecode(arguments[1])
+    case "_analyze": try childAnalyze(arguments[1], classifier: arguments[2])
+    case "night":
+        let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
+        try runNightBenchmark(hours: hours, classifiers: ["heuristic"])
+    case "decode": try runDecodeBenchmark()
+    case "clips":
+        for format in [EncodedAudioWriter.Format.m4a, .opus] { try runClipBenchmark(format: format, count: 200) }
+    case "features": runFeatureBenchmark()
+    case "all":
+        runFeatureBenchmark()
+        try runDecodeBenchmark()
+        try runNightBenchmark(hours: 8, classifiers: ["heuristic"])
+    default:
+        print("usage: SomniBench [night [HOURS]|decode|features|all]")
+        exit(64)
+    }
+} catch {
+    print("SomniBench: \(error)")
+    exit(1)
+}
