@@ -35,8 +35,8 @@ public struct NightConfiguration: Sendable, Equatable {
     /// RMS levels (dBFS) events are drawn from: several signal-to-noise ratios in one night.
     public var snoreLevel: ClosedRange<Double> = -45 ... -22
     public var speechLevel: ClosedRange<Double> = -42 ... -22
-    public var coughLevel: ClosedRange<Double> = -38 ... -15
-    public var distractorLevel: ClosedRange<Double> = -45 ... -22
+    public var coughLevel: ClosedRange<Double> = -38 ... -18
+    public var distractorLevel: ClosedRange<Double> = -45 ... -25
 
     public init(hours: Double = 8, seed: UInt64 = 1, scene: Scene = .quiet, noiseOnly: Bool = false) {
         self.hours = hours; self.seed = seed; self.scene = scene; self.noiseOnly = noiseOnly
