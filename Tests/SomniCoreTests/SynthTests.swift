@@ -217,8 +217,8 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(Set(files.map(\.source)) == Set(RecordingFile.Source.allCases))
         let test = try RecordingSoundBank(dataDirectory: root, split: .test, loader: loadWAV)
         let train = try RecordingSoundBank(dataDirectory: root, split: .train, loader: loadWAV)
-        #expect(test.files.filter { $0.source == .khanSnoring }.allSatisfy { $0.index! % 50 >= 40 })
-        #expect(train.files.filter { $0.source == .khanSnoring }.allSatisfy { $0.index! % 50 < 40 })
+        #expect(test.files.filter { $0.source == .khanSnoring }.allSatisfy { (30..<40).contains($0.index! % 50) })
+        #expect(train.files.filter { $0.source == .khanSnoring }.allSatisfy { !(30..<40).contains($0.index! % 50) })
         let testSpeakers = Set(test.files.filter { $0.source == .speechCommands }.map(\.group))
         let trainSpeakers = Set(train.files.filter { $0.source == .speechCommands }.map(\.group))
         #expect(testSpeakers.isDisjoint(with: trainSpeakers))
@@ -273,6 +273,14 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(throws: SomniError.self) {
             try RecordingSoundBank(dataDirectory: root.appendingPathComponent("missing"), loader: loadWAV)
         }
+        // Without coughs a night would silently get generated ones: refused unless asked for.
+        let noCoughs: (RecordingFile) -> Bool = { $0.source != .coughSeg }
+        #expect(throws: SomniError.self) {
+            try RecordingSoundBank(dataDirectory: root, split: nil, filter: noCoughs, loader: loadWAV)
+        }
+        let generatedCoughs = try RecordingSoundBank(dataDirectory: root, split: nil, filter: noCoughs,
+                                                     requiredKinds: [.snore, .speech], loader: loadWAV)
+        #expect(!generatedCoughs.recordedKinds.contains(.cough))
     }
 
     static let sharedData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -296,5 +304,8 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         }
         let doors = files.filter { $0.khanCategory == 2 }
         #expect(!doors.isEmpty)
+        // Both splits have snoring to draw from.
+        let snores = files.filter { $0.source == .khanSnoring }
+        #expect(snores.contains { DataSplit.of($0) == .test } && snores.contains { DataSplit.of($0) == .train })
     }
 }
