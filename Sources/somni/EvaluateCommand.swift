@@ -92,7 +92,7 @@ struct EvaluateCommand: Command {
         }
         if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
         let session = try Session.load(from: sessionURL)
-        let found = session.events.map { ReferenceEvent(eventClass: $0.eventClass, start: $0.start, end: $0.end) }
+        let found = session.events.map(ReferenceEvent.init)
         let report = Evaluator.evaluate(reference: reference, found: found, duration: session.duration, protocol: rules)
         if json {
             print(String(decoding: try report.jsonData(), as: UTF8.self))

@@ -145,4 +145,25 @@ import Testing
             Issue.record("unexpected error \(error)")
         }
     }
+
+    @Test func synthesisedNightScoresPerfectlyAgainstItselfAndDropsWithMisses() throws {
+        var config = NightConfiguration(hours: 0.1, seed: 9)
+        config.firstSnoreMinutes = 0.2...0.5
+        config.snoreEpisodeMinutes = 0.5...1
+        config.quietMinutes = 0.5...1
+        config.speechPerHour = 40
+        config.coughBoutsPerHour = 40
+        let plan = try NightPlan(configuration: config, bank: GeneratedSoundBank())
+        let perfect = Evaluator.evaluate(reference: plan.events, found: plan.events, duration: plan.duration)
+        #expect(perfect.totalEvents.f1 == 1)
+        #expect(perfect.totalSegments.f1 == 1)
+        // Each snore episode is one scored unit: fewer units than pulses.
+        let snoring = result(perfect, .snoring)
+        #expect(snoring.scoredReferenceCount < snoring.referenceCount)
+        // Dropping every cough leaves cough recall at 0 and the other classes untouched.
+        let noCoughs = Evaluator.evaluate(reference: plan.events, found: plan.events.filter { $0.eventClass != .cough },
+                                          duration: plan.duration)
+        #expect(result(noCoughs, .cough).events.recall == 0)
+        #expect(result(noCoughs, .sleepTalk).events.f1 == 1)
+    }
 }

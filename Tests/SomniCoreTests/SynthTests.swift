@@ -58,6 +58,42 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect((0..<200).map { _ in d.int(3...6) }.allSatisfy { (3...6).contains($0) })
     }
 
+    /// RMS in a band, through two cascaded biquads each side (4th order, as the screeners use).
+    private func bandLevel(_ clip: [Float], _ low: Double, _ high: Double) -> Double {
+        var filters = [Biquad(.highPass, frequency: low), Biquad(.highPass, frequency: low),
+                       Biquad(.lowPass, frequency: high), Biquad(.lowPass, frequency: high)]
+        var sum = 0.0
+        for x in clip {
+            var y = Double(x)
+            for k in filters.indices { y = filters[k].process(y) }
+            sum += y * y
+        }
+        return (sum / Double(max(1, clip.count))).squareRoot()
+    }
+
+    @Test func generatedSoundsHaveTheirBandsAndLengths() {
+        let bank = GeneratedSoundBank()
+        var rng = SeededRandom(seed: 99)
+        let rate = Double(analysisSampleRate)
+        for _ in 0..<8 {
+            let snore = bank.clip(.snore, rng: &rng)
+            #expect((0.8...2.0).contains(Double(snore.count) / rate))
+            // Snoring is low-band dominant (the screener asks low > 2 × mid).
+            #expect(bandLevel(snore, 40, 400) > 2 * bandLevel(snore, 250, 3000))
+            let speech = bank.clip(.speech, rng: &rng)
+            #expect((0.5...4.2).contains(Double(speech.count) / rate))
+            // Speech carries its energy in the voice band (the screener asks mid > 0.35 × low).
+            #expect(bandLevel(speech, 250, 3000) > 0.35 * bandLevel(speech, 40, 400))
+            let cough = bank.clip(.cough, rng: &rng)
+            #expect((0.2...0.5).contains(Double(cough.count) / rate))
+            // A cough starts sharply: its loudest 10 ms come in the first fifth.
+            let frames = cough.count / 160
+            let loudest = (0..<frames).max { rms(cough[$0 * 160..<($0 + 1) * 160]) < rms(cough[$1 * 160..<($1 + 1) * 160]) }!
+            #expect(loudest < max(1, frames / 5))
+            #expect(bandLevel(cough, 1000, 4000) > 0.3 * bandLevel(cough, 40, 400))
+        }
+    }
+
     @Test func sameSeedSameNightOtherSeedOtherNight() throws {
         let bank = GeneratedSoundBank()
         let a = try renderAll(NightSynthesizer(configuration: shortNight(seed: 7, minutes: 2), bank: bank), blockSize: 4096)
