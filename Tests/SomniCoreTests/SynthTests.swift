@@ -2,16 +2,8 @@ import Foundation
 import Testing
 @testable import SomniCore
 
-/// A few minutes with everything in it, so debug-build tests stay quick.
 private func shortNight(seed: UInt64, scene: NightConfiguration.Scene = .quiet, minutes: Double = 4) -> NightConfiguration {
-    var c = NightConfiguration(hours: minutes / 60, seed: seed, scene: scene)
-    c.firstSnoreMinutes = 0.2...0.4
-    c.snoreEpisodeMinutes = 0.5...1
-    c.quietMinutes = 0.5...1
-    c.speechPerHour = 60
-    c.coughBoutsPerHour = 60
-    c.distractorsPerHour = 30
-    return c
+    .compressed(minutes: minutes, seed: seed, scene: scene)
 }
 
 private func renderAll(_ source: some AudioSource, blockSize: Int) throws -> [Float] {
@@ -182,6 +174,13 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
     @Test func badHoursAreRefused() {
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: 0), bank: GeneratedSoundBank()) }
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: .nan), bank: GeneratedSoundBank()) }
+        var endless = NightConfiguration.compressed(minutes: 2)
+        endless.snoreEpisodeMinutes = 0...0
+        endless.quietMinutes = 0...0
+        #expect(throws: SomniError.self) { try NightPlan(configuration: endless, bank: GeneratedSoundBank()) }
+        var flood = NightConfiguration.compressed(minutes: 2)
+        flood.speechPerHour = .infinity
+        #expect(throws: SomniError.self) { try NightPlan(configuration: flood, bank: GeneratedSoundBank()) }
     }
 
     @Test(arguments: [WAVWriter.Format.pcm16, .float32])
