@@ -81,6 +81,7 @@ struct SynthCommand: Command {
         if let level = configuration.backgroundLevel, !(level.isFinite && level <= 0 && level >= -120) {
             throw UsageError("--background takes a level in dBFS between -120 and 0")
         }
+        try configuration.validate()
         guard synthSinkFactories[format] != nil else {
             throw SomniError(.unsupported, "--format \(format) is not available (use \(synthSinkFactories.keys.sorted().joined(separator: " or ")))")
         }
