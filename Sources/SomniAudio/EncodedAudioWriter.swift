@@ -252,9 +252,9 @@ public struct M4AClipEncoder: ClipEncoder {
 
     public init(bitRate: Int = 48_000) { self.bitRate = bitRate }
 
-    public func writeClip(_ samples: [Float], sampleRate: Int, to url: URL) throws {
+    public func writeClip(_ samples: UnsafeBufferPointer<Float>, sampleRate: Int, to url: URL) throws {
         let writer = try EncodedAudioWriter(url: url, format: .m4a, sampleRate: sampleRate, bitRate: bitRate)
-        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.write(samples)
         try writer.finish()
     }
 }
