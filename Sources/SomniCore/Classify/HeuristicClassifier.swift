@@ -20,7 +20,7 @@ import Foundation
 /// sleeper. It cannot see the breathing rhythm (a window is under a second), it takes any
 /// low-frequency pulse for a snore, and without `prepare(noiseFloor:)` it judges each window
 /// against its own quietest frame.
-public struct HeuristicClassifier: SoundClassifier {
+public struct HeuristicClassifier: SoundClassifier, Sendable {
     public let labels = ["snoring", "speech", "cough", "other"]
     public let windowLength: Int
     public let name = "heuristic"
@@ -79,10 +79,10 @@ public struct HeuristicClassifier: SoundClassifier {
         var wasNegative = n > 0 && window[0] < mean
         while i < n {
             let end = min(i + frameLength, n)
-            var sum: Float = 0, bandSum = SIMD4<Float>(), crossings = 0
+            var sum: Float = 0, bandSum = Quad(repeating: 0), crossings = 0
             for j in i..<end {
                 let v = filters.step(window[j])
-                bandSum += v * v
+                bandSum = bandSum + v * v
                 let x = window[j] - mean
                 sum += x * x
                 let negative = x < 0
@@ -92,9 +92,9 @@ public struct HeuristicClassifier: SoundClassifier {
             let count = Float(end - i)
             raw[f] = (sum / count).squareRoot()
             zcr[f] = Float(crossings) / count
-            low[f] = (bandSum[0] / count).squareRoot()
-            mid[f] = (bandSum[1] / count).squareRoot()
-            high[f] = (bandSum[2] / count).squareRoot()
+            low[f] = (bandSum.a / count).squareRoot()
+            mid[f] = (bandSum.b / count).squareRoot()
+            high[f] = (bandSum.c / count).squareRoot()
             f += 1; i = end
         }
         bands = filters

@@ -187,7 +187,7 @@ enum BoundaryRefiner {
         let threshold = max(SilenceGate.percentile(Array(values[around]), floorPercentile) * factor, absoluteMinimum)
         let region = frames.frames(in: TimeRange(start: span.start - reach, end: span.end + reach))
         let inside = frames.frames(in: span)
-        let runs = activeRuns(values, region: region, threshold: threshold, bridge: c == .cough ? 0 : 2)
+        let runs = activeRuns(values, region: region, threshold: threshold, bridge: c == .cough ? 1 : 2)
             .filter { $0.overlaps(inside) }
         guard !runs.isEmpty else { return [span] }
         let time = { (i: Int) in Double(i) / FrameTrack.rate }
@@ -201,7 +201,8 @@ enum BoundaryRefiner {
     }
 
     /// Runs of frames above `threshold` within `region`, joining runs separated by at most
-    /// `bridge` frames.
+    /// `bridge` frames (100 ms within a snore or a sentence; 50 ms between coughs, which need a
+    /// breath in between — closer ones are told apart by their onsets).
     static func activeRuns(_ v: [Float], region: Range<Int>, threshold: Float, bridge: Int) -> [Range<Int>] {
         var runs: [Range<Int>] = []
         var start: Int?
