@@ -76,6 +76,10 @@ import Testing
         #expect(snores.first.map { abs($0.end - (12.9 + Self.windowSeconds)) < 1e-9 && $0.start == 10 } == true)
         #expect(events.filter { $0.eventClass == .sleepTalk }.count == 1)
         #expect(EventDetector.detect(windows: [w(10, "snoring")], frames: FrameTrack(), sensitivity: 1, duration: 60).isEmpty == false)
+        // Damaged window times neither trap nor invent events inside the night.
+        let damaged = [WindowLabels(start: .nan, end: .infinity, ranked: [.init(label: "snoring", confidence: 0.9)])]
+        #expect(EventDetector.detect(windows: damaged, frames: Self.track(seconds: 10, bursts: []), sensitivity: 5, duration: 10)
+            .allSatisfy { $0.start >= 0 && $0.end <= 10 })
         let weak = [WindowLabels(start: 1, end: 2, ranked: [.init(label: "snoring", confidence: 0.6)])]
         #expect(EventDetector.detect(windows: weak, frames: FrameTrack(), sensitivity: 1, duration: 60).isEmpty)
     }
@@ -157,5 +161,7 @@ import Testing
         #expect(ClipMaker.clipRange(start: 0.4, end: 3, duration: 10) == TimeRange(start: 0, end: 4))
         #expect(ClipMaker.clipRange(start: 5, end: 9.5, duration: 10) == TimeRange(start: 4, end: 10))
         #expect(ClipMaker.sampleRange(TimeRange(start: 1, end: 2), totalSamples: 20_000) == 16_000..<20_000)
+        #expect(ClipMaker.sampleRange(TimeRange(start: -.infinity, end: .nan), totalSamples: 100) == 0..<0)
+        #expect(ClipMaker.sampleRange(TimeRange(start: 1e300, end: .infinity), totalSamples: 100) == 100..<100)
     }
 }

@@ -156,9 +156,8 @@ public enum EventDetector {
 extension FrameTrack {
     /// Indices of the frames that overlap `range` (at least one when the range is inside the track).
     public func frames(in range: TimeRange) -> Range<Int> {
-        let a = min(max(0, Int((range.start * Self.rate).rounded(.down))), count)
-        let b = min(max(a + 1, Int((range.end * Self.rate).rounded(.up))), count)
-        return a..<max(a, b)
+        let r = range.indices(rate: Self.rate, limit: count)
+        return r.lowerBound..<max(r.upperBound, min(r.lowerBound + 1, count))
     }
 }
 

@@ -24,7 +24,7 @@ public struct FrameTrack: Sendable, Equatable {
 
     /// The frame holding time `t` (seconds), clamped to the track.
     public func frameIndex(at t: Double) -> Int {
-        min(max(Int((t * Self.rate).rounded(.down)), 0), max(count - 1, 0))
+        TimeRange.index(t * Self.rate, .down, limit: count - 1)
     }
 }
 
