@@ -165,3 +165,38 @@ import Testing
         #expect(ClipMaker.sampleRange(TimeRange(start: 1e300, end: .infinity), totalSamples: 100) == 100..<100)
     }
 }
+
+@Suite struct LiveEpisodeSegmenterTests {
+    static let hop = Double(classifierWindowLength) / 2 / Signals.rate
+
+    /// Windows on the live grid; `snoring` lists the window indices that hear a snore.
+    static func run(_ count: Int, snoring: Set<Int>, confidence: Float = 0.8) -> (changes: [LiveEpisodeSegmenter.Change], last: SnoringEpisode?) {
+        var s = LiveEpisodeSegmenter()
+        var changes: [LiveEpisodeSegmenter.Change] = []
+        for i in 0..<count {
+            let ranked: [LabelConfidence] = snoring.contains(i)
+                ? [.init(label: "breathing", confidence: 0.9), .init(label: "snoring", confidence: confidence)]
+                : [.init(label: "silence", confidence: 0.9)]
+            changes += s.feed(WindowLabels(start: Double(i) * hop, end: Double(i) * hop + 2 * hop, ranked: ranked))
+        }
+        return (changes, s.finish())
+    }
+
+    @Test func twoConsecutiveWindowsOpenAnEpisodeBackdatedToTheFirst() {
+        let r = Self.run(40, snoring: [5, 9, 10, 11, 20, 21])
+        #expect(r.changes == [.started(at: 9 * Self.hop)])   // window 5 alone starts nothing
+        #expect(r.last == SnoringEpisode(start: 9 * Self.hop, end: 21 * Self.hop + 2 * Self.hop, eventCount: 2))
+    }
+
+    @Test func tenSecondsWithoutASnoreCloseIt() {
+        // 10 s is 20.5 hops: positives at 2–3, then silence until 60, then 60–61.
+        let r = Self.run(80, snoring: [2, 3, 60, 61])
+        #expect(r.changes.count == 3)
+        #expect(r.changes.first == .started(at: 2 * Self.hop))
+        if r.changes.count == 3, case .ended(let e) = r.changes[1] {
+            #expect(e == SnoringEpisode(start: 2 * Self.hop, end: 3 * Self.hop + 2 * Self.hop, eventCount: 1))
+        }
+        #expect(r.changes.last == .started(at: 60 * Self.hop))
+        #expect(Self.run(80, snoring: [2, 3, 60, 61], confidence: 0.55).changes.isEmpty)   // below 0.6
+    }
+}
