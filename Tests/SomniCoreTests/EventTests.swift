@@ -125,6 +125,16 @@ import Testing
         }
     }
 
+    @Test func aQuietBreathBetweenCoughsIsNotACough() {
+        var x = Signals.noise(seconds: 40, rms: 0.002)
+        x = Signals.mix(x, Signals.cough(seconds: 0.3, amplitude: 0.4, seed: 1), at: 20)
+        x = Signals.mix(x, Signals.cough(seconds: 0.3, amplitude: 0.03, seed: 2), at: 20.6)   // −22 dB
+        x = Signals.mix(x, Signals.cough(seconds: 0.3, amplitude: 0.4, seed: 3), at: 21.2)
+        let windows = Self.windows(seconds: 40, labelled: [(20, 21.5, "cough", 0.8)])
+        let coughs = EventDetector.detect(windows: windows, frames: Self.frames(x), sensitivity: 5, duration: 40)
+        #expect(coughs.map { ($0.start * 10).rounded() / 10 } == [20, 21.2])
+    }
+
     @Test func aSingleCoughStaysOne() {
         let x = Signals.mix(Signals.noise(seconds: 40, rms: 0.002), Signals.cough(seconds: 0.35, amplitude: 0.4), at: 12.2)
         let windows = Self.windows(seconds: 40, labelled: [(12.2, 12.55, "cough", 0.7)])
