@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night|decode|features|all]
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|all]
 import Foundation
 import SomniAudio
 
@@ -15,12 +15,14 @@ do {
     case "clips":
         for format in [EncodedAudioWriter.Format.m4a, .opus] { try runClipBenchmark(format: format, count: 200) }
     case "features": runFeatureBenchmark()
+    case "heuristic": runHeuristicBenchmark()
     case "all":
         runFeatureBenchmark()
+        runHeuristicBenchmark()
         try runDecodeBenchmark()
         try runNightBenchmark(hours: 8, classifiers: ["heuristic"])
     default:
-        print("usage: SomniBench [night [HOURS]|decode|features|all]")
+        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|all]")
         exit(64)
     }
 } catch {
