@@ -12,4 +12,8 @@
 /* Macros Swift cannot import. */
 static inline int somni_averror_eof(void) { return AVERROR_EOF; }
 static inline int somni_averror_eagain(void) { return AVERROR(EAGAIN); }
+static inline int somni_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
+static inline int somni_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+static inline int64_t somni_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline int somni_time_base(void) { return AV_TIME_BASE; }
 #endif

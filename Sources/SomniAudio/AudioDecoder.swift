@@ -1,0 +1,308 @@
+// Any recording FFmpeg can read, streamed as 16 kHz mono Float.
+import CFFmpeg
+import Foundation
+import SomniCore
+
+/// Decodes the best audio stream of a file (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC and whatever
+/// else FFmpeg reads) and streams it as mono Float at `sampleRate`, downmixing and resampling on
+/// the way. Memory stays flat: packets are decoded one at a time and only one frame's worth of
+/// resampled samples waits between calls.
+///
+/// A file that breaks part-way (cut off, or garbage after a good start) is decoded up to the break
+/// and a message goes to `warnings`; a file that yields no audio at all throws at `init`.
+public final class AudioDecoder: AudioSource {
+    /// Duration from the container, when it says; nil when unknown.
+    public let expectedDuration: Double?
+    /// The duration was guessed from the bit rate (MP3 without a Xing header): good for progress,
+    /// too rough to call a file short.
+    private let durationIsGuess: Bool
+    public private(set) var warnings: [String] = []
+    /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
+    public let formatDescription: String
+    /// The rate of the samples `read(into:)` delivers.
+    public let sampleRate: Int
+
+    private enum Stage { case decoding, draining, flushingResampler, finished }
+
+    /// Give up after this many packets in a row that the decoder rejects: past that it is garbage.
+    private static let damagedPacketLimit = 64
+
+    private let handles: DecoderHandles
+    private let path: String
+    private let streamIndex: Int32
+    private var stage = Stage.decoding
+    /// Resampled samples waiting to be read: pending[pendingStart..<pendingEnd].
+    private var pending = [Float](repeating: 0, count: 16_384)
+    private var pendingStart = 0
+    private var pendingEnd = 0
+    private var samplesDecoded = 0
+    private var damagedPackets = 0
+    private var damagedInARow = 0
+    private var stoppedAtDamage = false
+
+    public init(url: URL, sampleRate: Int = analysisSampleRate) throws {
+        _ = ffmpegLogSilenced
+        let path = url.path
+        try Self.checkIsReadableFile(path)
+        guard sampleRate > 0 else { throw SomniError(.badInput, "sample rate must be positive, not \(sampleRate)") }
+        self.path = path
+        self.sampleRate = sampleRate
+        handles = try DecoderHandles()
+
+        let opened = avformat_open_input(&handles.format, path, nil, nil)
+        guard opened >= 0, let format = handles.format else {
+            throw SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(opened)))")
+        }
+        try check(avformat_find_stream_info(format, nil), "not an audio file: \(path)", code: .badInput)
+
+        var decoder: UnsafePointer<AVCodec>?
+        let found = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
+        guard found >= 0, let decoder, let stream = format.pointee.streams[Int(found)] else {
+            throw Self.noUsableStreamError(format, path: path, reason: found)
+        }
+        streamIndex = found
+        for index in 0..<Int(format.pointee.nb_streams) where index != Int(found) {
+            format.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
+        }
+
+        guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
+        let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
+        formatDescription = "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch"
+        expectedDuration = Self.duration(of: stream, in: format)
+        durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
+
+        guard let codec = avcodec_alloc_context3(decoder) else { throw SomniError(.internalError, "out of memory") }
+        handles.codec = codec
+        try check(avcodec_parameters_to_context(codec, parameters), "cannot read the \(codecName) settings of \(path)", code: .badInput)
+        codec.pointee.pkt_timebase = stream.pointee.time_base
+        try check(avcodec_open2(codec, decoder, nil), "cannot open the \(codecName) decoder for \(path)", code: .badInput)
+
+        // Decode up to the first samples now, so a file with nothing decodable fails here.
+        guard try refill() else {
+            throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged")
+        }
+    }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        guard let destination = buffer.baseAddress else { return 0 }
+        var filled = 0
+        while filled < buffer.count {
+            if pendingStart == pendingEnd, try !refill() { break }
+            let count = min(buffer.count - filled, pendingEnd - pendingStart)
+            pending.withUnsafeBufferPointer { source in
+                if let source = source.baseAddress {
+                    (destination + filled).update(from: source + pendingStart, count: count)
+                }
+            }
+            filled += count
+            pendingStart += count
+        }
+        return filled
+    }
+
+    // MARK: - Opening
+
+    private static func checkIsReadableFile(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw SomniError(.badInput, "no such file: \(path)")
+        }
+        guard !isDirectory.boolValue else { throw SomniError(.badInput, "\(path) is a folder, not an audio file") }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw SomniError(.io, "cannot read \(path): permission denied") }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+        guard size != 0 else { throw SomniError(.badInput, "\(path) is empty (0 bytes)") }
+    }
+
+    /// Why av_find_best_stream found nothing to decode, said for the user.
+    private static func noUsableStreamError(_ format: UnsafeMutablePointer<AVFormatContext>, path: String, reason: Int32) -> SomniError {
+        let streams = (0..<Int(format.pointee.nb_streams)).compactMap { format.pointee.streams[$0]?.pointee.codecpar?.pointee }
+        if reason == somni_averror_decoder_not_found(),
+           let audio = streams.first(where: { $0.codec_type == AVMEDIA_TYPE_AUDIO }) {
+            let name = String(cString: avcodec_get_name(audio.codec_id))
+            return SomniError(.unsupported, "cannot decode \(path): this FFmpeg build has no decoder for its audio (codec \(name))")
+        }
+        let kinds = Set(streams.compactMap { av_get_media_type_string($0.codec_type).map { String(cString: $0) } })
+        let holds = kinds.isEmpty ? "no streams at all" : kinds.sorted().joined(separator: ", ")
+        return SomniError(.badInput, "not an audio file: \(path) has no audio stream (it holds \(holds))")
+    }
+
+    private static func duration(of stream: UnsafeMutablePointer<AVStream>, in format: UnsafeMutablePointer<AVFormatContext>) -> Double? {
+        let unknown = somni_nopts_value()
+        if stream.pointee.duration != unknown, stream.pointee.duration > 0 {
+            return Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base)
+        }
+        if format.pointee.duration != unknown, format.pointee.duration > 0 {
+            return Double(format.pointee.duration) / Double(somni_time_base())
+        }
+        return nil
+    }
+
+    // MARK: - Decoding
+
+    /// Decodes until some samples wait in `pending`; false once the stream is over.
+    private func refill() throws -> Bool {
+        pendingStart = 0
+        pendingEnd = 0
+        guard let codec = handles.codec, let frame = handles.frame else { return false }
+        while pendingEnd == 0 {
+            switch stage {
+            case .finished:
+                return false
+            case .flushingResampler:
+                try flushResampler()
+                stage = .finished
+                noteHowItEnded()
+            case .decoding, .draining:
+                let received = avcodec_receive_frame(codec, frame)
+                if received >= 0 {
+                    if stage == .decoding { damagedInARow = 0 }
+                    defer { av_frame_unref(frame) }
+                    try resample(frame)
+                } else if received == somni_averror_eagain() {
+                    if stage == .draining { stage = .flushingResampler } else { feedDecoder(codec) }
+                } else if received == somni_averror_eof() {
+                    stage = .flushingResampler
+                } else {
+                    noteDamagedPacket(codec)
+                }
+            }
+        }
+        return true
+    }
+
+    /// Sends the next packet of our stream; at the end of the file (or where reading breaks)
+    /// starts draining the decoder.
+    private func feedDecoder(_ codec: UnsafeMutablePointer<AVCodecContext>) {
+        guard let format = handles.format, let packet = handles.packet else { return }
+        while true {
+            let read = av_read_frame(format, packet)
+            if read < 0 {
+                if read != somni_averror_eof() { stoppedAtDamage = true }
+                startDraining(codec)
+                return
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
+            return
+        }
+    }
+
+    private func startDraining(_ codec: UnsafeMutablePointer<AVCodecContext>) {
+        avcodec_send_packet(codec, nil)
+        stage = .draining
+    }
+
+    /// A packet the decoder rejected: skipped, unless rejections keep coming (garbage, not a glitch).
+    private func noteDamagedPacket(_ codec: UnsafeMutablePointer<AVCodecContext>) {
+        damagedPackets += 1
+        damagedInARow += 1
+        if damagedInARow >= Self.damagedPacketLimit, stage == .decoding {
+            stoppedAtDamage = true
+            startDraining(codec)
+        }
+    }
+
+    /// Says how reading ended: cut short (a read error, garbage, a broken last packet, or less audio
+    /// than the container promised) or merely with a few damaged packets skipped.
+    private func noteHowItEnded() {
+        let seconds = Double(samplesDecoded) / Double(sampleRate)
+        let short = !durationIsGuess && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 } ?? false
+        if stoppedAtDamage || short || damagedInARow > 0 {
+            // Some demuxers (WAV) trim the duration to what the file holds: then it says nothing.
+            let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
+            warnings.append("the file ends early or is damaged: read \(spokenDuration(seconds))\(of)")
+        } else if damagedPackets > 0 {
+            warnings.append("skipped \(damagedPackets) damaged packet(s); the audio has short gaps there")
+        }
+    }
+
+    // MARK: - Resampling
+
+    /// Converts one decoded frame to mono Float at `sampleRate`, appending to `pending`.
+    private func resample(_ frame: UnsafeMutablePointer<AVFrame>) throws {
+        var layout = frame.pointee.ch_layout
+        // An unspecified order gets the usual one; a custom order's map lives in the frame, which
+        // is about to be reused, so it is kept as the usual order for its count too.
+        if layout.order == AV_CHANNEL_ORDER_UNSPEC || layout.order == AV_CHANNEL_ORDER_CUSTOM {
+            layout = .standard(channels: Int(layout.nb_channels))
+        }
+        let input = ResamplerInput(format: frame.pointee.format, rate: frame.pointee.sample_rate, layout: layout)
+        if handles.resamplerInput != input {
+            try flushResampler()
+            try handles.makeResampler(from: input, toRate: sampleRate)
+        }
+        guard let resampler = handles.resampler, let planes = frame.pointee.extended_data else { return }
+        let inputPlanes = UnsafeMutableRawPointer(planes).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+        try convert(resampler, input: inputPlanes, count: frame.pointee.nb_samples)
+    }
+
+    /// Empties what the resampler still holds (its filter delay) into `pending`.
+    private func flushResampler() throws {
+        guard let resampler = handles.resampler else { return }
+        try convert(resampler, input: nil, count: 0)
+    }
+
+    private func convert(_ resampler: OpaquePointer, input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int32) throws {
+        let capacity = Int(try check(swr_get_out_samples(resampler, count), "resampling \(path)"))
+        if pendingEnd + capacity > pending.count {
+            pending.append(contentsOf: repeatElement(0, count: pendingEnd + capacity - pending.count))
+        }
+        let converted = try pending.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return Int32(0) }
+            var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(base + pendingEnd).assumingMemoryBound(to: UInt8.self)
+            return try check(swr_convert(resampler, &output, Int32(capacity), input, count), "resampling \(path)")
+        }
+        pendingEnd += Int(converted)
+        samplesDecoded += Int(converted)
+    }
+}
+
+/// The decoded format a resampler was built for; a change mid-stream means a new resampler.
+struct ResamplerInput: Equatable {
+    var format: Int32
+    var rate: Int32
+    var layout: AVChannelLayout
+
+    static func == (a: ResamplerInput, b: ResamplerInput) -> Bool {
+        var left = a.layout, right = b.layout
+        return a.format == b.format && a.rate == b.rate && av_channel_layout_compare(&left, &right) == 0
+    }
+}
+
+/// The FFmpeg handles of one open input, freed together.
+final class DecoderHandles {
+    var format: UnsafeMutablePointer<AVFormatContext>?
+    var codec: UnsafeMutablePointer<AVCodecContext>?
+    var resampler: OpaquePointer?
+    private(set) var resamplerInput: ResamplerInput?
+    var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
+    var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+
+    init() throws {
+        guard packet != nil, frame != nil else { throw SomniError(.internalError, "out of memory") }
+    }
+
+    /// A resampler to mono Float at `rate`. Multichannel input is averaged rather than summed
+    /// (rematrix_maxval 1), so levels stay in [-1, 1] and dBFS keep their meaning.
+    func makeResampler(from input: ResamplerInput, toRate rate: Int) throws {
+        swr_free(&resampler)
+        resamplerInput = nil
+        var outLayout = AVChannelLayout.standard(channels: 1)
+        var inLayout = input.layout
+        try check(swr_alloc_set_opts2(&resampler, &outLayout, AV_SAMPLE_FMT_FLT, Int32(rate),
+                                      &inLayout, AVSampleFormat(rawValue: input.format), input.rate, 0, nil),
+                  "cannot set up resampling from \(input.rate) Hz")
+        try check(av_opt_set_double(UnsafeMutableRawPointer(resampler), "rematrix_maxval", 1.0, 0), "cannot set up resampling")
+        try check(swr_init(resampler), "cannot set up resampling from \(input.rate) Hz, \(input.layout.nb_channels) ch")
+        resamplerInput = input
+    }
+
+    deinit {
+        swr_free(&resampler)
+        avcodec_free_context(&codec)
+        avformat_close_input(&format)
+        av_packet_free(&packet)
+        av_frame_free(&frame)
+    }
+}

@@ -1,3 +1,0 @@
-// Decoding and encoding through FFmpeg's libraries.
-import CFFmpeg
-import SomniCore

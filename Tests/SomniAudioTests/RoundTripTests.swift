@@ -1,0 +1,99 @@
+import Foundation
+import SomniAudio
+import SomniCore
+import Testing
+
+/// Encode a known signal with EncodedAudioWriter, decode it with AudioDecoder, compare.
+@Suite struct RoundTripTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let format: EncodedAudioWriter.Format
+        let sampleRate: Int
+        let channels: Int
+        let codecName: String
+        var testDescription: String { "\(format) \(sampleRate) Hz \(channels) ch" }
+    }
+
+    static let cases: [Case] = [
+        Case(format: .wav, sampleRate: 16_000, channels: 1, codecName: "pcm_s16le"),
+        Case(format: .wav, sampleRate: 48_000, channels: 2, codecName: "pcm_s16le"),
+        Case(format: .flac, sampleRate: 44_100, channels: 2, codecName: "flac"),
+        Case(format: .mp3, sampleRate: 44_100, channels: 2, codecName: "mp3"),
+        Case(format: .mp3, sampleRate: 16_000, channels: 1, codecName: "mp3"),
+        Case(format: .ogg, sampleRate: 48_000, channels: 1, codecName: "vorbis"),
+        Case(format: .opus, sampleRate: 48_000, channels: 2, codecName: "opus"),
+        Case(format: .opus, sampleRate: 16_000, channels: 1, codecName: "opus"),
+        Case(format: .m4a, sampleRate: 48_000, channels: 2, codecName: "aac"),
+        Case(format: .m4a, sampleRate: 16_000, channels: 1, codecName: "aac"),
+    ]
+
+    @Test(arguments: cases)
+    func decodesWhatWasEncoded(_ test: Case) throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(TestSignals.tones(seconds: 3, sampleRate: test.sampleRate, channels: test.channels),
+                                         as: test.format, sampleRate: test.sampleRate, channels: test.channels, in: folder.url)
+        let decoder = try AudioDecoder(url: url)
+        #expect(decoder.formatDescription.hasPrefix("\(test.codecName), "))
+        #expect(decoder.formatDescription.hasSuffix(" \(test.channels) ch"))
+        #expect(decoder.sampleRate == analysisSampleRate)
+        let expected = try #require(decoder.expectedDuration)
+        #expect(abs(expected - 3) < 0.1)
+
+        let samples = try TestSignals.readAll(decoder)
+        #expect(decoder.warnings.isEmpty)
+        #expect(abs(Double(samples.count) / Double(analysisSampleRate) - 3) < 0.1)
+
+        // The middle two seconds: away from codec priming and the end's padding.
+        let middle = samples[8_000..<40_000]
+        let tone = TestSignals.power(at: 1000, in: middle, sampleRate: analysisSampleRate)
+        let hum = TestSignals.power(at: 300, in: middle, sampleRate: analysisSampleRate)
+        let elsewhere = TestSignals.power(at: 2_170, in: middle, sampleRate: analysisSampleRate)
+        #expect(tone > 3 * hum)  // 6.25 × in the signal
+        #expect(hum > 100 * elsewhere)
+        #expect(abs(TestSignals.decibels(TestSignals.rms(middle) / TestSignals.tonesRMS)) < 1)
+    }
+
+    @Test func sixteenKilohertzMonoWavComesBackSampleExact() throws {
+        let folder = try ScratchFolder()
+        let original = TestSignals.tones(seconds: 3, sampleRate: 16_000)
+        let url = try TestSignals.encode(original, as: .wav, sampleRate: 16_000, in: folder.url)
+        let decoder = try AudioDecoder(url: url)
+        #expect(decoder.formatDescription == "pcm_s16le, 16000 Hz, 1 ch")
+        #expect(decoder.expectedDuration == 3)
+        let decoded = try TestSignals.readAll(decoder)
+        #expect(decoded.count == original.count)
+        let worst = zip(decoded, original).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst < 1.0 / 32_000)  // 16-bit quantisation
+    }
+
+    @Test func blockSizesDoNotChangeTheSamples() throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(TestSignals.tones(seconds: 1, sampleRate: 44_100, channels: 2),
+                                         as: .flac, sampleRate: 44_100, channels: 2, in: folder.url)
+        let reference = try TestSignals.readAll(try AudioDecoder(url: url), blockSize: 16_000)
+        for blockSize in [1, 7, 1_000, 100_000] {
+            #expect(try TestSignals.readAll(try AudioDecoder(url: url), blockSize: blockSize) == reference)
+        }
+    }
+
+    @Test func stereoIsAveragedNotSummed() throws {
+        let folder = try ScratchFolder()
+        let mono = TestSignals.tones(seconds: 2, sampleRate: 48_000)
+        var leftOnly = [Float](repeating: 0, count: mono.count * 2)
+        for (index, value) in mono.enumerated() { leftOnly[2 * index] = value }
+        let url = try TestSignals.encode(leftOnly, as: .flac, sampleRate: 48_000, channels: 2, in: folder.url)
+        let decoded = try TestSignals.readAll(try AudioDecoder(url: url))
+        let level = TestSignals.decibels(TestSignals.rms(decoded[4_000..<28_000]) / TestSignals.tonesRMS)
+        #expect(abs(level + 6.02) < 0.3)
+    }
+
+    @Test func decodesAtOtherRatesWhenAsked() throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(TestSignals.tones(seconds: 2, sampleRate: 44_100), as: .flac,
+                                         sampleRate: 44_100, in: folder.url)
+        let decoder = try AudioDecoder(url: url, sampleRate: 8_000)
+        let decoded = try TestSignals.readAll(decoder)
+        #expect(abs(decoded.count - 16_000) < 100)
+        #expect(TestSignals.power(at: 1000, in: decoded[2_000..<14_000], sampleRate: 8_000)
+                > 3 * TestSignals.power(at: 300, in: decoded[2_000..<14_000], sampleRate: 8_000))
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import SomniAudio
+import SomniCore
+import Testing
+
+@Suite struct WriterTests {
+    @Test func unfinishedWriterLeavesNoFile() throws {
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("night.opus")
+        do {
+            let writer = try EncodedAudioWriter(url: url, format: .opus, sampleRate: 16_000)
+            try TestSignals.tones(seconds: 1, sampleRate: 16_000).withUnsafeBufferPointer { try writer.write($0) }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty)
+    }
+
+    @Test func finishedFileReplacesAnOlderOne() throws {
+        let folder = try ScratchFolder()
+        let url = try folder.file("clip.flac", contents: Data("old".utf8))
+        try TestSignals.encode(TestSignals.tones(seconds: 1, sampleRate: 16_000), as: .flac, sampleRate: 16_000,
+                               in: folder.url, name: "clip")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["clip.flac"])
+        #expect(abs((try AudioDecoder(url: url).expectedDuration ?? 0) - 1) < 0.01)
+    }
+
+    @Test func missingFolderIsAnIOError() {
+        do {
+            _ = try EncodedAudioWriter(url: URL(fileURLWithPath: "/nonexistent/folder/x.wav"), format: .wav, sampleRate: 16_000)
+            Issue.record("no error thrown")
+        } catch let error as SomniError {
+            #expect(error.code == .io)
+            #expect(error.message.hasPrefix("cannot write /nonexistent/folder/x.wav: "))
+        } catch {
+            Issue.record("not a SomniError: \(error)")
+        }
+    }
+
+    @Test func samplesMustFillWholeFrames() throws {
+        let folder = try ScratchFolder()
+        let writer = try EncodedAudioWriter(url: folder.url.appendingPathComponent("s.wav"), format: .wav,
+                                            sampleRate: 16_000, channels: 2)
+        #expect(throws: SomniError.self) {
+            try [Float](repeating: 0, count: 3).withUnsafeBufferPointer { try writer.write($0) }
+        }
+    }
+
+    @Test func writesInManySmallPiecesLikeOneBigOne() throws {
+        let folder = try ScratchFolder()
+        let signal = TestSignals.tones(seconds: 2, sampleRate: 16_000)
+        let url = folder.url.appendingPathComponent("pieces.flac")
+        let writer = try EncodedAudioWriter(url: url, format: .flac, sampleRate: 16_000)
+        try signal.withUnsafeBufferPointer { all in
+            for start in stride(from: 0, to: all.count, by: 333) {
+                try writer.write(UnsafeBufferPointer(rebasing: all[start..<min(start + 333, all.count)]))
+            }
+        }
+        try writer.finish()
+        let decoded = try TestSignals.readAll(try AudioDecoder(url: url))
+        #expect(decoded.count == signal.count)
+        #expect((zip(decoded, signal).map { abs($0 - $1) }.max() ?? 1) < 1.0 / 32_000)
+    }
+
+    @Test func clipEncoderWritesBrowserFriendlyM4A() throws {
+        let folder = try ScratchFolder()
+        let encoder = M4AClipEncoder()
+        let url = folder.url.appendingPathComponent("event.\(encoder.fileExtension)")
+        try encoder.writeClip(TestSignals.tones(seconds: 2.5, sampleRate: 16_000), sampleRate: 16_000, to: url)
+
+        let bytes = try Data(contentsOf: url)
+        let bitsPerSecond = Double(bytes.count * 8) / 2.5
+        #expect(bitsPerSecond < 64_000)  // 48 kb/s asked, plus the container
+        let moov = try #require(bytes.range(of: Data("moov".utf8)))
+        let mdat = try #require(bytes.range(of: Data("mdat".utf8)))
+        #expect(moov.lowerBound < mdat.lowerBound)  // index first: plays before it has fully loaded
+        let decoder = try AudioDecoder(url: url)
+        #expect(decoder.formatDescription == "aac, 16000 Hz, 1 ch")
+        let seconds = Double(try TestSignals.readAll(decoder).count) / 16_000
+        #expect(abs(seconds - 2.5) < 0.07)  // FFmpeg 5.1 keeps AAC's end padding: under one 64 ms frame
+    }
+}
