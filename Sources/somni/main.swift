@@ -4,6 +4,8 @@ import SomniCore
 /// Every subcommand, in the order `somni --help` lists them.
 let commands: [any Command.Type] = [
     DemoCommand.self,
+    TrainCommand.self,
+    ClassifyCommand.self,
 ]
 
 @MainActor func mainHelp() -> String {

@@ -89,15 +89,17 @@ public struct MelFilterbank: Sendable {
 }
 
 /// Turns one window of 16 kHz samples into `frameCount × melBands` log-mel values (frame-major).
+/// Eight frames go through the FFT, the filterbank and the log together, one per SIMD lane.
 /// One instance per thread: it owns its scratch buffers, allocated in `init`.
 public final class LogMelExtractor {
     public let settings: FeatureSettings
     public let filterbank: MelFilterbank
     private let fft: RealFFT
     private let hann: [Float]
-    private var frame: [Float]
-    private var power: [Float]
+    private let frames: UnsafeMutablePointer<SIMD8<Float>>
+    private let power: UnsafeMutablePointer<SIMD8<Float>>
     private let flatWeights: [Float]
+    /// Band b's weights are flatWeights[weightOffset[b]..<weightOffset[b + 1]], from bin firstBin[b].
     private let weightOffset: [Int]
 
     public init(settings: FeatureSettings) throws {
@@ -108,10 +110,17 @@ public final class LogMelExtractor {
                                    minFrequency: settings.minFrequency, maxFrequency: settings.maxFrequency)
         let n = settings.frameLength
         hann = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
-        frame = [Float](repeating: 0, count: settings.fftSize)
-        power = [Float](repeating: 0, count: settings.fftSize / 2 + 1)
+        frames = .allocate(capacity: settings.fftSize)
+        frames.initialize(repeating: SIMD8(), count: settings.fftSize)
+        power = .allocate(capacity: settings.fftSize / 2 + 1)
+        power.initialize(repeating: SIMD8(), count: settings.fftSize / 2 + 1)
         flatWeights = filterbank.weights.flatMap { $0 }
-        weightOffset = filterbank.weights.reduce(into: [0]) { $0.append($0.last! + $1.count) }
+        weightOffset = filterbank.weights.reduce(into: [0]) { $0.append($0[$0.count - 1] + $1.count) }
+    }
+
+    deinit {
+        frames.deallocate()
+        power.deallocate()
     }
 
     public var outputCount: Int { settings.frameCount * settings.melBands }
@@ -119,27 +128,53 @@ public final class LogMelExtractor {
     /// `window.count` must equal `settings.windowLength`; `output.count` must equal `outputCount`.
     public func extract(_ window: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) {
         precondition(window.count == settings.windowLength && output.count == outputCount)
-        let s = settings
-        let floor = s.logFloor
-        frame.withUnsafeMutableBufferPointer { frame in
-            power.withUnsafeMutableBufferPointer { power in
-                hann.withUnsafeBufferPointer { hann in
-                    flatWeights.withUnsafeBufferPointer { weights in
-                        for t in 0..<s.frameCount {
-                            let base = t * s.hopLength
-                            for i in 0..<s.frameLength { frame[i] = window[base + i] * hann[i] }
-                            fft.powerSpectrum(UnsafeBufferPointer(frame), into: power)
-                            for b in 0..<s.melBands {
-                                let first = filterbank.firstBin[b]
-                                let offset = weightOffset[b]
-                                var sum: Float = 0
-                                for j in 0..<(weightOffset[b + 1] - offset) { sum += weights[offset + j] * power[first + j] }
-                                output[t * s.melBands + b] = log(max(sum, floor))
+        let s = settings, bands = s.melBands
+        let floor = SIMD8<Float>(repeating: s.logFloor)
+        hann.withUnsafeBufferPointer { hann in
+            flatWeights.withUnsafeBufferPointer { weights in
+                weightOffset.withUnsafeBufferPointer { offsets in
+                    filterbank.firstBin.withUnsafeBufferPointer { firstBin in
+                        var group = 0
+                        while group < s.frameCount {
+                            let lanes = min(8, s.frameCount - group)
+                            for i in 0..<s.frameLength {
+                                var v = SIMD8<Float>()
+                                for l in 0..<lanes { v[l] = window[(group + l) * s.hopLength + i] }
+                                frames[i] = v * hann[i]
                             }
+                            fft.powerSpectra(frames, into: power)
+                            for b in 0..<bands {
+                                var sum = SIMD8<Float>()
+                                let first = firstBin[b], offset = offsets[b]
+                                for j in 0..<(offsets[b + 1] - offset) { sum += weights[offset + j] * power[first + j] }
+                                let logged = Self.log(pointwiseMax(sum, floor))
+                                for l in 0..<lanes { output[(group + l) * bands + b] = logged[l] }
+                            }
+                            group += 8
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Natural log of positive normal floats, to about 1e-7 relative: exponent from the bits,
+    /// the mantissa (moved into [√½, √2)) through the atanh series.
+    @inline(__always)
+    static func log(_ x: SIMD8<Float>) -> SIMD8<Float> {
+        let bits = unsafeBitCast(x, to: SIMD8<UInt32>.self)
+        var exponent = SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: bits &>> 23) &- 127)
+        var m = unsafeBitCast((bits & 0x007F_FFFF) | 0x3F80_0000, to: SIMD8<Float>.self)
+        let big = m .> 1.414_213_5
+        m.replace(with: m * 0.5, where: big)
+        exponent.replace(with: exponent + 1, where: big)
+        let f = m - 1
+        let t = f / (2 + f), t2 = t * t
+        var series: SIMD8<Float> = t2 * (1 / 9 as Float) + (1 / 7 as Float)
+        series = series * t2 + (1 / 5 as Float)
+        series = series * t2 + (1 / 3 as Float)
+        series = series * t2 + (1 as Float)
+        let ln2: Float = 0.693_147_18
+        return exponent * ln2 + 2 * t * series
     }
 }

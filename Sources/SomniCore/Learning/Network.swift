@@ -21,6 +21,9 @@ public enum LayerSpec: Codable, Sendable, Equatable {
     /// 2×2 max-pooling with stride 2 (odd edges dropped).
     case maxPool2
     case globalAveragePool
+    /// Average over time (height) only, keeping channels × frequency: where in the spectrum a
+    /// pattern sits still reaches the dense layer.
+    case timeAveragePool
     /// Identity at inference; in training zeroes a share `rate` of values and rescales the rest.
     case dropout(rate: Float)
     /// Fully connected over the whole input.
@@ -72,6 +75,8 @@ public struct Network: Sendable, Equatable {
                 out.height /= 2; out.width /= 2
             case .globalAveragePool:
                 out.height = 1; out.width = 1
+            case .timeAveragePool:
+                out.height = 1
             case .dropout(let rate):
                 guard rate >= 0, rate < 1 else { throw fail("dropout rate \(rate)") }
             case .dense(let n):
@@ -184,6 +189,15 @@ public struct Network: Sendable, Equatable {
             case .globalAveragePool:
                 let scale = 1 / Float(positions)
                 for c in 0..<inC { y[c] = Kernels.sum(x + c * positions, positions) * scale }
+            case .timeAveragePool:
+                let scale = 1 / Float(h)
+                for c in 0..<inC {
+                    for f in 0..<wd {
+                        var total: Float = 0
+                        for t in 0..<h { total += x[c * positions + t * wd + f] }
+                        y[c * wd + f] = total * scale
+                    }
+                }
             case .dropout(let rate):
                 let n = l.input.count
                 let mask = ws.scratch(i, .mask)
@@ -281,6 +295,9 @@ public struct Network: Sendable, Equatable {
             case .globalAveragePool:
                 let scale = 1 / Float(positions)
                 for c in 0..<inC { (gx + c * positions).update(repeating: gy[c] * scale, count: positions) }
+            case .timeAveragePool:
+                let scale = 1 / Float(h)
+                for c in 0..<inC { for t in 0..<h { for f in 0..<wd { gx[c * positions + t * wd + f] = gy[c * wd + f] * scale } } }
             case .dropout:
                 let mask = ws.scratch(i, .mask)
                 for k in 0..<l.input.count { gx[k] = gy[k] * mask[k] }

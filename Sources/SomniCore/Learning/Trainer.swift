@@ -1,15 +1,15 @@
 import Foundation
 
 /// The default architecture: a 3×3 convolution, then three depthwise-separable blocks
-/// (MobileNet-style), global average pooling, dropout and one dense layer. About 0.7 M
-/// multiply-accumulates per 48 × 40 window — small enough for a night in seconds on one core.
+/// (MobileNet-style) with 2×2 max-pooling, an average over time that keeps frequency, dropout and
+/// one dense layer. About 0.4 M multiply-accumulates per 48 × 40 window.
 public enum CNNArchitecture {
     public static func standard(classes: Int) -> [LayerSpec] {
-        [.conv3x3(channels: 12), .relu, .maxPool2,
-         .depthwise3x3, .pointwise(channels: 24), .relu, .maxPool2,
-         .depthwise3x3, .pointwise(channels: 48), .relu, .maxPool2,
+        [.conv3x3(channels: 8), .relu, .maxPool2,
+         .depthwise3x3, .pointwise(channels: 16), .relu, .maxPool2,
+         .depthwise3x3, .pointwise(channels: 32), .relu, .maxPool2,
          .depthwise3x3, .pointwise(channels: 64), .relu,
-         .globalAveragePool, .dropout(rate: 0.3), .dense(outputs: classes)]
+         .timeAveragePool, .dropout(rate: 0.3), .dense(outputs: classes)]
     }
 }
 
@@ -18,7 +18,7 @@ public struct TrainingOptions: Sendable {
     public var seed: UInt64 = 1
     public var maxEpochs = 40
     /// Stop after this many epochs without a better validation loss.
-    public var patience = 6
+    public var patience = 10
     public var batchSize = 32
     public var learningRate: Float = 0.003
     public var weightDecay: Float = 1e-4
@@ -166,16 +166,24 @@ public final class Trainer {
         var adam = Adam(count: network.parameterCount)
         var best = (loss: Float.infinity, epoch: 0, parameters: model.parameters)
         var epochs: [EpochReport] = []
-        let byClass = data.labels.indices.map { c in trainIndices.filter { data.examples[$0].label == c } }
+        // Each class gets the same share of an epoch, and within a class each source folder too,
+        // so a large source (CoughSeg's no-cough recordings) cannot crowd out a small one.
+        let byClass = data.labels.indices.map { c in
+            Dictionary(grouping: trainIndices.filter { data.examples[$0].label == c }) { data.examples[$0].stratum }
+                .sorted { $0.key < $1.key }.map(\.value)
+        }
 
         for epoch in 1...max(o.maxEpochs, 1) {
             let epochStart = Date()
             var rng = SeededGenerator(seed: o.seed &* 0x9E37_79B9 &+ UInt64(epoch))
             var order: [Int] = []
-            for members in byClass {
-                var pool = members.shuffled(using: &rng)
-                while pool.count < o.examplesPerClass { pool += members.shuffled(using: &rng) }
-                order += pool.prefix(o.examplesPerClass)
+            for sources in byClass {
+                for (n, members) in sources.enumerated() {
+                    let share = o.examplesPerClass / sources.count + (n < o.examplesPerClass % sources.count ? 1 : 0)
+                    var pool = members.shuffled(using: &rng)
+                    while pool.count < share { pool += members.shuffled(using: &rng) }
+                    order += pool.prefix(share)
+                }
             }
             order.shuffle(using: &rng)
             let progressShare = Float(epoch - 1) / Float(max(o.maxEpochs - 1, 1))
@@ -271,7 +279,7 @@ public final class Trainer {
         let context = WorkerContext(trainer: self, model: nil)
         parallel(indices.count) { t, i in
             let w = context.trainer.workers[t]
-            w.centredWindow(context.trainer.data.examples[indices[i]], data: context.trainer.data)
+            w.window.withUnsafeMutableBufferPointer { context.trainer.data.window(of: indices[i], position: 0.5, into: $0) }
             w.window.withUnsafeBufferPointer { w.extractor.extract($0, into: UnsafeMutableBufferPointer(start: out.pointer + i * n, count: n)) }
         }
         return out.array
@@ -401,28 +409,11 @@ final class Worker: @unchecked Sendable {
         loss = 0; correct = 0
     }
 
-    /// The window centred on the example (context from the clip around it, zeros past its ends).
-    func centredWindow(_ e: TrainingSet.Example, data: TrainingSet) {
-        place(e, data: data, position: 0.5)
-    }
-
-    /// Copies the window at `position` (0…1) of the example's possible placements into `window`.
-    private func place(_ e: TrainingSet.Example, data: TrainingSet, position: Float) {
-        let n = window.count
-        let start = e.length >= n ? e.start + Int(position * Float(e.length - n)) : e.start - Int(position * Float(n - e.length))
-        data.clips[e.clip].withUnsafeBufferPointer { clip in
-            for i in 0..<n {
-                let j = start + i
-                window[i] = j >= 0 && j < clip.count ? clip[j] : 0
-            }
-        }
-    }
-
     func trainOn(_ index: Int, data: TrainingSet, model: CNNModel, backgrounds: [[Float]], options o: TrainingOptions,
                  seed: UInt64, gradientScale: Float) {
         var rng = SeededGenerator(seed: seed)
         let e = data.examples[index]
-        place(e, data: data, position: o.augment ? rng.nextUnit() : 0.5)
+        window.withUnsafeMutableBufferPointer { data.window(of: index, position: o.augment ? rng.nextUnit() : 0.5, into: $0) }
         if o.augment { augment(backgrounds: backgrounds, options: o, rng: &rng) }
         let input = workspace.input
         window.withUnsafeBufferPointer { extractor.extract($0, into: input) }

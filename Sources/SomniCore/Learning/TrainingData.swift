@@ -71,7 +71,8 @@ public struct TrainingFileList: Sendable {
         return stem
     }
 
-    static func audioFiles(under root: URL) throws -> [String] {
+    /// Audio files under `root` (any depth, links followed), sorted.
+    public static func audioFiles(under root: URL) throws -> [String] {
         let fm = FileManager.default
         var found: [String] = []
         var stack = [root.path]
@@ -158,7 +159,8 @@ public struct TrainingSet: Sendable {
             clips.append(samples)
             let clip = clips.count - 1
             func add(_ start: Int, _ length: Int, _ label: Int) {
-                examples.append(Example(clip: clip, start: start, length: length, label: label, group: file.group, stratum: file.stratum))
+                let stratum = label == file.label ? file.stratum : "\(list.labels[label])/between events in \(file.stratum)"
+                examples.append(Example(clip: clip, start: start, length: length, label: label, group: file.group, stratum: stratum))
             }
             func addWindows(from: Int, to: Int, label: Int) {
                 let length = to - from
@@ -192,27 +194,61 @@ public struct TrainingSet: Sendable {
     /// each holds its share of the stratum's examples. Strata with fewer than 3 groups stay in
     /// training. The same data and seed always give the same split.
     public func split(validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
-        var byStratum: [String: [String: [Int]]] = [:]
-        for (i, e) in examples.enumerated() { byStratum[e.stratum, default: [:]][e.group, default: []].append(i) }
+        // A group's stratum is its first example's, so a recording's events and the gaps between
+        // them always land in the same split.
+        var members: [String: [Int]] = [:]
+        var groupsOf: [String: [String]] = [:]
+        for (i, e) in examples.enumerated() {
+            if members[e.group] == nil { groupsOf[e.stratum, default: []].append(e.group) }
+            members[e.group, default: []].append(i)
+        }
         var train: [Int] = [], validation: [Int] = [], test: [Int] = []
-        for stratum in byStratum.keys.sorted() {
-            let groups = byStratum[stratum]!
-            let order = groups.keys.sorted { (stableHash($0, seed), $0) < (stableHash($1, seed), $1) }
-            let total = Double(groups.values.reduce(0) { $0 + $1.count })
+        for stratum in groupsOf.keys.sorted() {
+            let groups = groupsOf[stratum]!
+            let order = groups.sorted { (stableHash($0, seed), $0) < (stableHash($1, seed), $1) }
+            let total = Double(groups.reduce(0) { $0 + members[$1]!.count })
             var taken = 0.0
             for (n, g) in order.enumerated() {
-                let members = groups[g]!
-                if groups.count >= 3 && n < groups.count - 1 && taken < testShare * total {
-                    test += members
-                } else if groups.count >= 3 && n < groups.count - 1 && taken < (testShare + validationShare) * total {
-                    validation += members
+                let m = members[g]!
+                let splittable = groups.count >= 3 && n < groups.count - 1
+                if splittable && taken < testShare * total {
+                    test += m
+                } else if splittable && taken < (testShare + validationShare) * total {
+                    validation += m
                 } else {
-                    train += members
+                    train += m
                 }
-                taken += Double(members.count)
+                taken += Double(m.count)
             }
         }
         return (train.sorted(), validation.sorted(), test.sorted())
+    }
+
+    /// Copies a window of `window.count` samples placed on example `index` into `window`:
+    /// `position` 0…1 runs over its placements (0.5 centred; the example inside the window when
+    /// shorter, the window inside the example when longer), with the clip's own audio around it
+    /// and zeros past the clip's ends.
+    public func window(of index: Int, position: Float, into window: UnsafeMutableBufferPointer<Float>) {
+        let e = examples[index], n = window.count
+        let start = e.length >= n ? e.start + Int(position * Float(e.length - n)) : e.start - Int(position * Float(n - e.length))
+        clips[e.clip].withUnsafeBufferPointer { clip in
+            for i in 0..<n {
+                let j = start + i
+                window[i] = j >= 0 && j < clip.count ? clip[j] : 0
+            }
+        }
+    }
+
+    /// This set with `other`'s clips and examples appended; returns the new examples' indices.
+    public mutating func append(_ other: TrainingSet) -> [Int] {
+        let clipOffset = clips.count, first = examples.count
+        clips += other.clips
+        examples += other.examples.map { e in
+            var e = e
+            e.clip += clipOffset
+            return e
+        }
+        return Array(first..<examples.count)
     }
 }
 
