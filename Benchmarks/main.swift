@@ -1,4 +1,31 @@
-// Prints speed and memory figures; run with `swift run -c release SomniBench`.
-print("SomniBench: nothing yet")
-try runDecodeBenchmark()
-try runClassifierBenchmark()
+// Prints speed and memory figures. Build and run in release mode:
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night|decode|features|classifier|all]
+import Foundation
+import SomniAudio
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first ?? "all" {
+    case "_decode": try childDecode(arguments[1])
+    case "_analyze": try childAnalyze(arguments[1], classifier: arguments[2])
+    case "night":
+        let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
+        try runNightBenchmark(hours: hours, classifiers: ["heuristic"])
+    case "decode": try runDecodeBenchmark()
+    case "clips":
+        for format in [EncodedAudioWriter.Format.m4a, .opus] { try runClipBenchmark(format: format, count: 200) }
+    case "features": runFeatureBenchmark()
+    case "classifier": try runClassifierBenchmark()
+    case "all":
+        runFeatureBenchmark()
+        try runDecodeBenchmark()
+        try runClassifierBenchmark()
+        try runNightBenchmark(hours: 8, classifiers: ["heuristic"])
+    default:
+        print("usage: SomniBench [night [HOURS]|decode|features|classifier|all]")
+        exit(64)
+    }
+} catch {
+    print("SomniBench: \(error)")
+    exit(1)
+}

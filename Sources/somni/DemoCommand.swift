@@ -1,20 +1,71 @@
 import Foundation
+import SomniAudio
 import SomniCore
 
 struct DemoCommand: Command {
     static let name = "demo"
     static let summary = "Synthesise a short night from generated sounds, analyse it, print the summary"
     static let help = """
-    Usage: somni demo [--out DIR]
+    Usage: somni demo [--out DIR] [--minutes N] [--seed N]
 
-    Builds a short night from sounds generated in code (no recordings needed), analyses it and
-    prints the summary and where the night folder is.
+    Needs no recordings: builds a short night from snores, talk, coughs and bedroom noises that
+    are generated in code, writes it as a WAV with a reference of where every event is, analyses
+    it like any recording, and scores what was found against the reference.
 
-      --out DIR   where to write the demo night (default: a folder under the system temp dir)
+      --out DIR       where to put the demo (default: a new folder under the system temp dir)
+      --minutes N     length of the demo night (default 20)
+      --seed N        random seed (default 7)
     """
+
     var out: String?
-    init(_ a: inout Arguments) throws { out = try a.option("--out") }
+    var minutes: Double
+    var seed: UInt64
+
+    init(_ a: inout Arguments) throws {
+        out = try a.option("--out")
+        minutes = try a.option("--minutes", as: Double.self) ?? 20
+        seed = try a.option("--seed", as: UInt64.self) ?? 7
+    }
+
+    func validate() throws {
+        guard minutes >= 1, minutes <= 600 else { throw UsageError("--minutes must be 1…600") }
+    }
+
     func run() throws {
-        print("somni demo: not yet wired")
+        let fm = FileManager.default
+        let directory = out.map { URL(fileURLWithPath: $0) }
+            ?? fm.temporaryDirectory.appendingPathComponent("somni-demo-\(Int(Date().timeIntervalSince1970))")
+        do { try fm.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
+            throw SomniError(.io, "cannot create \(directory.path)", cause: error)
+        }
+        print("somni demo: this night is synthetic — snores, talk, coughs and room noise generated in code, not recorded.")
+
+        var configuration = NightConfiguration(hours: minutes / 60, seed: seed, scene: .quiet)
+        configuration.firstSnoreMinutes = 1...3
+        configuration.quietMinutes = 2...5
+        configuration.snoreEpisodeMinutes = 2...5
+        configuration.speechPerHour = 12
+        configuration.coughBoutsPerHour = 9
+        let synthesizer = try NightSynthesizer(configuration: configuration, bank: GeneratedSoundBank())
+        let audio = directory.appendingPathComponent("demo-night.wav")
+        let referenceURL = directory.appendingPathComponent("demo-night.csv")
+        try synthesizer.render(to: WAVWriter(url: audio))
+        do { try ReferenceCSV.write(synthesizer.plan.events).write(to: referenceURL, atomically: true, encoding: .utf8) } catch {
+            throw SomniError(.io, "cannot write \(referenceURL.path)", cause: error)
+        }
+        print("Synthesised \(NightSummaryText.clock(synthesizer.plan.duration)) of audio: \(audio.path)")
+        print("Reference events (\(synthesizer.plan.events.count)): \(referenceURL.path)\n")
+
+        let nightFolder = directory.appendingPathComponent("demo-night.night")
+        try? fm.removeItem(at: nightFolder)
+        let session = try NightRun.analyze(source: AudioDecoder(url: audio), sourceName: audio.lastPathComponent,
+                                           classifier: HeuristicClassifier(), sensitivity: 5,
+                                           destination: nightFolder, showProgress: true)
+        print(NightSummaryText.render(session, folder: nightFolder))
+
+        let found = session.events.map { ReferenceEvent(eventClass: $0.eventClass, start: $0.start, end: $0.end) }
+        let report = Evaluator.evaluate(reference: synthesizer.plan.events, found: found, duration: session.duration)
+        print("\nAgainst the reference (somni evaluate --reference \(referenceURL.path) \(nightFolder.path)):")
+        print(report.text())
     }
 }

@@ -3,7 +3,10 @@ import SomniCore
 
 /// Every subcommand, in the order `somni --help` lists them.
 let commands: [any Command.Type] = [
+    AnalyzeCommand.self,
     DemoCommand.self,
+    EvaluateCommand.self,
+    SynthCommand.self,
     TrainCommand.self,
     ClassifyCommand.self,
 ]

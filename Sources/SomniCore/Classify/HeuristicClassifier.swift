@@ -1,0 +1,207 @@
+import Foundation
+
+/// A rule-based baseline classifier: the MoyiSnore screeners and band-dominance tests, applied
+/// to the 50 ms frames of one window.
+///
+/// What it is: a transparent, dependency-free stand-in that works with no trained model, on
+/// clean recordings in a quiet room, and a yardstick the learned classifier must beat. Each
+/// window is filtered through the same bands as the overnight loop (40–400 Hz and 250–3000 Hz,
+/// 4th-order Butterworth edges) and judged by:
+/// - snoring: frames above the night's floor × 3.4 whose low band dominates (low > mid × 2),
+///   sustained for a snore-like time (≥ 200 ms), with a low zero-crossing rate;
+/// - speech: the voice band carries the sound (mid > low × 0.35), the zero-crossing rate is in
+///   the voiced range (0.006–0.35), little energy lies above 3 kHz, and the level is modulated
+///   at a syllable rate (dips and rises within the window);
+/// - cough: a short (≤ 0.5 s) broadband burst that starts sharply (≥ 4× in one 50 ms frame);
+/// - other: what is left, 1 − the largest of the three.
+/// Confidences are smooth ramps of these measures, so the sensitivity threshold moves them.
+///
+/// What it is not: a detector to trust with a fan, traffic, a partner's television or a second
+/// sleeper. It cannot see the breathing rhythm (a window is under a second), it takes any
+/// low-frequency pulse for a snore, and without `prepare(noiseFloor:)` it judges each window
+/// against its own quietest frame.
+public struct HeuristicClassifier: SoundClassifier {
+    public let labels = ["snoring", "speech", "cough", "other"]
+    public let windowLength: Int
+    public let name = "heuristic"
+
+    /// Frames above floor × this count as sound (the screeners' ratio at sensitivity 5).
+    static let floorRatio: Float = 3.4
+    /// ≈ −61 dBFS: the screeners' absolute trigger bound.
+    static let minimumTrigger: Float = 0.0009
+
+    private let frameLength: Int
+    private var noiseFloor: Float = 0
+    private var lowBand: [Biquad]
+    private var midBand: [Biquad]
+    private var highBand: [Biquad]
+    private var scratch: [Float]
+    private var raw: [Float], low: [Float], mid: [Float], high: [Float], zcr: [Float]
+
+    public init(windowLength: Int = classifierWindowLength, sampleRate: Int = analysisSampleRate) {
+        self.windowLength = max(windowLength, 1)
+        frameLength = max(sampleRate / 20, 1)
+        let rate = Double(sampleRate)
+        lowBand = Biquad.butterworthBand(low: 40, high: min(400, 0.45 * rate), sampleRate: rate)
+        midBand = Biquad.butterworthBand(low: 250, high: min(3000, 0.45 * rate), sampleRate: rate)
+        highBand = Biquad.butterworth4Qs.map { Biquad.highPass(cutoff: min(3000, 0.45 * rate), q: $0, sampleRate: rate) }
+        scratch = [Float](repeating: 0, count: self.windowLength)
+        let frames = (self.windowLength + frameLength - 1) / frameLength
+        raw = [Float](repeating: 0, count: frames)
+        low = raw; mid = raw; high = raw; zcr = raw
+    }
+
+    public mutating func prepare(noiseFloor: Float) {
+        self.noiseFloor = noiseFloor.isFinite ? max(noiseFloor, 0) : 0
+    }
+
+    public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
+        guard scores.count >= labels.count else { return }
+        let n = min(window.count, windowLength)
+        let frames = (n + frameLength - 1) / frameLength
+        computeFrames(window, count: n)
+        let s = Self.judge(Frames(raw: raw, low: low, mid: mid, high: high, zcr: zcr, count: frames), floor: noiseFloor)
+        scores[0] = s.snoring; scores[1] = s.speech; scores[2] = s.cough
+        scores[3] = 1 - max(s.snoring, s.speech, s.cough)
+    }
+
+    // MARK: frames
+
+    private mutating func computeFrames(_ window: UnsafeBufferPointer<Float>, count n: Int) {
+        let length = frameLength
+        // Crossings and raw level are taken around the window's mean, so a microphone's DC offset
+        // does not hide them.
+        var mean: Float = 0
+        for j in 0..<n { mean += window[j] }
+        mean /= Float(max(n, 1))
+        raw.withUnsafeMutableBufferPointer { raw in
+            zcr.withUnsafeMutableBufferPointer { zcr in
+                var f = 0, i = 0
+                var wasNegative = n > 0 && window[0] < mean
+                while i < n {
+                    let end = min(i + length, n)
+                    var sum: Float = 0, crossings = 0
+                    for j in i..<end {
+                        let x = window[j] - mean
+                        sum += x * x
+                        let negative = x < 0
+                        crossings += negative != wasNegative ? 1 : 0
+                        wasNegative = negative
+                    }
+                    raw[f] = (sum / Float(end - i)).squareRoot()
+                    zcr[f] = Float(crossings) / Float(end - i)
+                    f += 1; i = end
+                }
+            }
+        }
+        Self.bandRMS(window, count: n, frameLength: length, chain: &lowBand, scratch: &scratch, into: &low)
+        Self.bandRMS(window, count: n, frameLength: length, chain: &midBand, scratch: &scratch, into: &mid)
+        Self.bandRMS(window, count: n, frameLength: length, chain: &highBand, scratch: &scratch, into: &high)
+    }
+
+    /// Filters the window through `chain` in `scratch` and writes each frame's RMS.
+    private static func bandRMS(_ window: UnsafeBufferPointer<Float>, count n: Int, frameLength length: Int,
+                                chain: inout [Biquad], scratch: inout [Float], into out: inout [Float]) {
+        chain.reset()
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            let part = UnsafeMutableBufferPointer(rebasing: buffer[0..<n])
+            _ = part.initialize(from: UnsafeBufferPointer(rebasing: window[0..<n]))
+            chain.process(part)
+            out.withUnsafeMutableBufferPointer { out in
+                var f = 0, i = 0
+                while i < n {
+                    let end = min(i + length, n)
+                    var sum: Float = 0
+                    for j in i..<end { sum += part[j] * part[j] }
+                    out[f] = (sum / Float(end - i)).squareRoot()
+                    f += 1; i = end
+                }
+            }
+        }
+    }
+
+    // MARK: rules
+
+    struct Scores { var snoring: Float, speech: Float, cough: Float }
+
+    /// One window's frame features; `high` is the band above 3 kHz.
+    struct Frames { var raw, low, mid, high, zcr: [Float]; var count: Int }
+
+    static func judge(_ f: Frames, floor prepared: Float) -> Scores {
+        let (raw, low, mid, high, zcr, frames) = (f.raw, f.low, f.mid, f.high, f.zcr, f.count)
+        guard frames > 0 else { return Scores(snoring: 0, speech: 0, cough: 0) }
+        var quietest = Float.greatestFiniteMagnitude, loudest: Float = 0
+        for i in 0..<frames { quietest = min(quietest, raw[i]); loudest = max(loudest, raw[i]) }
+        let floor = prepared > 0 ? prepared : quietest
+        let trigger = max(floor * floorRatio, minimumTrigger)
+
+        // Sums over the frames that carry sound.
+        var active = 0, longestRun = 0, run = 0, lowDominant = 0
+        var lowPower: Float = 0, midPower: Float = 0, highPower: Float = 0, zcrSum: Float = 0
+        for i in 0..<frames {
+            guard raw[i] > trigger else { run = 0; continue }
+            active += 1; run += 1; longestRun = max(longestRun, run)
+            lowPower += low[i] * low[i]; midPower += mid[i] * mid[i]; highPower += high[i] * high[i]
+            zcrSum += zcr[i]
+            if low[i] > 2 * mid[i] { lowDominant += 1 }
+        }
+        guard active > 0 else { return Scores(snoring: 0, speech: 0, cough: 0) }
+        let loud = ramp(loudest / trigger, 0.8, 3)
+        let meanZCR = zcrSum / Float(active)
+        let lowOverMid = (lowPower / max(midPower, 1e-20)).squareRoot()
+        let midOverLow = (midPower / max(lowPower, 1e-20)).squareRoot()
+        // Power above 3 kHz as a share of the three bands: large for noise-like bursts.
+        let highShare = highPower / max(lowPower + midPower + highPower, 1e-20)
+
+        let dominance = 0.5 * (ramp(lowOverMid, 1.2, 2.8) + Float(lowDominant) / Float(active))
+        let snoring = loud * dominance * ramp(Float(longestRun), 3, 8) * (1 - ramp(meanZCR, 0.08, 0.2))
+
+        let broadband = max(ramp(highShare, 0.05, 0.2), ramp(meanZCR, 0.15, 0.3))
+        let voicedZCR = ramp(meanZCR, 0.006, 0.02) * (1 - ramp(meanZCR, 0.25, 0.35))
+        let modulation = syllableModulation(mid, frames: frames)
+        let speech = loud * ramp(midOverLow, 0.25, 0.6) * voicedZCR * (1 - broadband) * modulation
+            * ramp(Float(active), 3, 8)
+
+        let (jump, burstFrames) = sharpestOnset(raw, frames: frames, trigger: trigger, floor: floor)
+        let short = ramp(Float(burstFrames), 1, 3) * (1 - ramp(Float(burstFrames), 10, 14))
+        let cough = loud * ramp(jump, 2.5, 6) * short * broadband
+
+        return Scores(snoring: snoring, speech: speech, cough: cough)
+    }
+
+    /// 0…1: how strongly the level rises and falls within the window, as syllables do (3–8 per
+    /// second): the depth of the dips between peaks, more so when there are several.
+    static func syllableModulation(_ v: [Float], frames: Int) -> Float {
+        guard frames >= 3 else { return 0 }
+        var mean: Float = 0
+        for i in 0..<frames { mean += v[i] }
+        mean /= Float(frames)
+        var variance: Float = 0
+        for i in 0..<frames { variance += (v[i] - mean) * (v[i] - mean) }
+        let variation = (variance / Float(frames)).squareRoot() / max(mean, 1e-20)
+        var peaks = 0
+        for i in 1..<(frames - 1) where v[i] > v[i - 1] && v[i] >= v[i + 1] && v[i] > mean { peaks += 1 }
+        return ramp(variation, 0.15, 0.45) * (0.5 + 0.5 * ramp(Float(peaks), 1, 3))
+    }
+
+    /// The largest one-frame rise (ratio) into a frame above the trigger, and how many frames the
+    /// burst it starts stays above the trigger.
+    static func sharpestOnset(_ raw: [Float], frames: Int, trigger: Float, floor: Float) -> (jump: Float, length: Int) {
+        var best: Float = 0, bestAt = -1
+        for i in 1..<max(frames, 1) where raw[i] > trigger {
+            let jump = raw[i] / max(raw[i - 1], floor, 1e-9)
+            if jump > best { best = jump; bestAt = i }
+        }
+        guard bestAt >= 0 else { return (0, 0) }
+        var length = 0
+        for i in bestAt..<frames { if raw[i] > trigger { length += 1 } else { break } }
+        return (best, length)
+    }
+
+    /// 0 below `a`, 1 above `b`, smooth (smoothstep) in between.
+    static func ramp(_ x: Float, _ a: Float, _ b: Float) -> Float {
+        guard x.isFinite else { return x > 0 ? 1 : 0 }
+        let t = min(max((x - a) / (b - a), 0), 1)
+        return t * t * (3 - 2 * t)
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+
+/// Counts and the precision, recall and F1 they give; a ratio is nil when its denominator is 0.
+public struct DetectionScores: Codable, Sendable, Equatable {
+    public var truePositives: Int
+    public var falsePositives: Int
+    public var falseNegatives: Int
+    public var precision: Double?
+    public var recall: Double?
+    public var f1: Double?
+
+    public init(truePositives: Int, falsePositives: Int, falseNegatives: Int) {
+        self.truePositives = truePositives; self.falsePositives = falsePositives
+        self.falseNegatives = falseNegatives
+        let tp = Double(truePositives)
+        precision = truePositives + falsePositives > 0 ? tp / Double(truePositives + falsePositives) : nil
+        recall = truePositives + falseNegatives > 0 ? tp / Double(truePositives + falseNegatives) : nil
+        let denominator = 2 * truePositives + falsePositives + falseNegatives
+        f1 = denominator > 0 ? 2 * tp / Double(denominator) : nil
+    }
+
+    static func + (a: DetectionScores, b: DetectionScores) -> DetectionScores {
+        DetectionScores(truePositives: a.truePositives + b.truePositives,
+                        falsePositives: a.falsePositives + b.falsePositives,
+                        falseNegatives: a.falseNegatives + b.falseNegatives)
+    }
+}
+
+/// The scores of one night against its reference, per class and in total (micro-averaged).
+public struct EvaluationReport: Codable, Sendable, Equatable {
+    public struct ClassResult: Codable, Sendable, Equatable {
+        public var eventClass: EventClass
+        public var settings: ClassProtocol
+        /// Events as given, before any merging.
+        public var referenceCount: Int
+        public var foundCount: Int
+        /// Units scored event by event: episodes when the class merges, else the events.
+        public var scoredReferenceCount: Int
+        public var scoredFoundCount: Int
+        public var events: DetectionScores
+        public var segments: DetectionScores
+        /// Unmatched found (scored) events per hour of recording.
+        public var falseEventsPerHour: Double
+    }
+
+    public var duration: Double
+    public var classes: [ClassResult]
+    public var totalEvents: DetectionScores
+    public var totalSegments: DetectionScores
+    public var falseEventsPerHour: Double
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    /// A table a person reads: one line per class and a total line.
+    public func text() -> String {
+        func ratio(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "  -  " }
+        func pad(_ s: String, _ width: Int) -> String {
+            s.count >= width ? s : String(repeating: " ", count: width - s.count) + s
+        }
+        let header = ["class", "ref", "found", "TP", "FP", "FN", "ev P", "ev R", "ev F1",
+                      "seg P", "seg R", "seg F1", "FP/h"]
+        let widths = [10, 6, 6, 5, 5, 5, 6, 6, 6, 6, 6, 6, 7]
+        func row(_ cells: [String]) -> String {
+            zip(cells, widths).enumerated().map { i, cell in
+                i == 0 ? cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0) : pad(cell.0, cell.1)
+            }.joined(separator: " ")
+        }
+        func cells(_ name: String, _ ref: Int, _ found: Int, _ e: DetectionScores, _ s: DetectionScores,
+                   _ perHour: Double) -> [String] {
+            [name, "\(ref)", "\(found)", "\(e.truePositives)", "\(e.falsePositives)", "\(e.falseNegatives)",
+             ratio(e.precision), ratio(e.recall), ratio(e.f1), ratio(s.precision), ratio(s.recall), ratio(s.f1),
+             String(format: "%.2f", perHour)]
+        }
+        var lines = [String(format: "Evaluation over %.1f h (event scores on scored units; segments per class)",
+                            duration / 3600), row(header)]
+        for c in classes {
+            lines.append(row(cells(c.eventClass.rawValue, c.scoredReferenceCount, c.scoredFoundCount,
+                                   c.events, c.segments, c.falseEventsPerHour)))
+        }
+        lines.append(row(cells("total", classes.reduce(0) { $0 + $1.scoredReferenceCount },
+                               classes.reduce(0) { $0 + $1.scoredFoundCount },
+                               totalEvents, totalSegments, falseEventsPerHour)))
+        for c in classes {
+            var rule = c.eventClass.rawValue
+                + String(format: ": collar %.3g s, segments %.3g s", c.settings.collar, c.settings.segmentLength)
+            if let gap = c.settings.mergeGap {
+                rule += String(format: ", events < %.3g s apart merged (%d reference, %d found before merging)",
+                               gap, c.referenceCount, c.foundCount)
+            }
+            lines.append(rule)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// DCASE-style scoring with sed_eval's semantics: event-based scores with an optimal one-to-one
+/// matching, segment-based scores on fixed segments, and false events per hour.
+public enum Evaluator {
+    public static func evaluate(reference: [ReferenceEvent], found: [ReferenceEvent], duration: Double,
+                                protocol rules: EvaluationProtocol = .somniDefault) -> EvaluationReport {
+        let hours = duration > 0 ? duration / 3600 : 0
+        var results: [EvaluationReport.ClassResult] = []
+        for eventClass in EventClass.allCases {
+            let settings = rules.settings(for: eventClass)
+            let ref = reference.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
+            let hyp = found.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
+            let scoredRef = settings.mergeGap.map { merged(ref, gap: $0) } ?? ref
+            let scoredHyp = settings.mergeGap.map { merged(hyp, gap: $0) } ?? hyp
+            let events = eventScores(reference: scoredRef, found: scoredHyp, settings: settings)
+            let segments = segmentScores(reference: ref, found: hyp, duration: duration,
+                                         segmentLength: settings.segmentLength)
+            results.append(.init(
+                eventClass: eventClass, settings: settings, referenceCount: ref.count, foundCount: hyp.count,
+                scoredReferenceCount: scoredRef.count, scoredFoundCount: scoredHyp.count,
+                events: events, segments: segments,
+                falseEventsPerHour: hours > 0 ? Double(events.falsePositives) / hours : 0))
+        }
+        let zero = DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0)
+        let totalEvents = results.reduce(zero) { $0 + $1.events }
+        return EvaluationReport(
+            duration: duration, classes: results, totalEvents: totalEvents,
+            totalSegments: results.reduce(zero) { $0 + $1.segments },
+            falseEventsPerHour: hours > 0 ? Double(totalEvents.falsePositives) / hours : 0)
+    }
+
+    /// Joins events (sorted by start) whose gap to the running group is below `gap` seconds.
+    static func merged(_ events: [ReferenceEvent], gap: Double) -> [ReferenceEvent] {
+        var out: [ReferenceEvent] = []
+        for e in events {
+            if let last = out.last, e.start - last.end < gap {
+                out[out.count - 1].end = max(last.end, e.end)
+            } else {
+                out.append(e)
+            }
+        }
+        return out
+    }
+
+    /// Event-based counts: a maximum one-to-one matching over pairs that satisfy the onset collar
+    /// and the offset rule, so one reference never takes two found events.
+    static func eventScores(reference: [ReferenceEvent], found: [ReferenceEvent],
+                            settings: ClassProtocol) -> DetectionScores {
+        let foundStarts = found.map(\.start)
+        let adjacency: [[Int]] = reference.map { r in
+            let offsetTolerance = max(settings.collar, settings.offsetShareOfLength * r.duration)
+            var candidates: [Int] = []
+            var j = lowerBound(foundStarts, r.start - settings.collar)
+            while j < found.count, found[j].start <= r.start + settings.collar {
+                if abs(found[j].end - r.end) <= offsetTolerance { candidates.append(j) }
+                j += 1
+            }
+            return candidates
+        }
+        let matches = maximumMatchingSize(adjacency: adjacency, rightCount: found.count)
+        return DetectionScores(truePositives: matches, falsePositives: found.count - matches,
+                               falseNegatives: reference.count - matches)
+    }
+
+    /// Segment-based counts: a segment is active for a side when any of its events overlaps it.
+    static func segmentScores(reference: [ReferenceEvent], found: [ReferenceEvent], duration: Double,
+                              segmentLength: Double) -> DetectionScores {
+        guard segmentLength.isFinite, segmentLength > 0 else { return DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0) }
+        // The timeline runs to the recording's end or the last event, whichever is later, but no
+        // more than a day past the recording: absurd times in a file must not allocate the world.
+        let safeDuration = duration.isFinite ? max(0, duration) : 0
+        let lastEnd = (reference + found).map(\.end).filter(\.isFinite).max() ?? 0
+        let timeline = min(max(safeDuration, lastEnd), safeDuration + 86_400)
+        let count = Int((timeline / segmentLength).rounded(.up))
+        guard count > 0 else { return DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0) }
+        func segment(_ seconds: Double, _ rule: FloatingPointRoundingRule) -> Int {
+            Int(min(Double(count), max(0, (seconds / segmentLength).rounded(rule))))
+        }
+        func activity(_ events: [ReferenceEvent]) -> [Bool] {
+            var active = [Bool](repeating: false, count: count)
+            for e in events where e.start.isFinite && e.end.isFinite {
+                let first = min(count - 1, segment(e.start, .down))
+                // An event that ends exactly on a boundary does not touch the next segment.
+                let last = min(count - 1, max(first, segment(e.end, .up) - 1))
+                for i in first...last { active[i] = true }
+            }
+            return active
+        }
+        let ref = activity(reference), hyp = activity(found)
+        var tp = 0, fp = 0, fn = 0
+        for i in 0..<count {
+            switch (ref[i], hyp[i]) {
+            case (true, true): tp += 1
+            case (false, true): fp += 1
+            case (true, false): fn += 1
+            case (false, false): break
+            }
+        }
+        return DetectionScores(truePositives: tp, falsePositives: fp, falseNegatives: fn)
+    }
+
+    /// First index whose value is >= `value` in an ascending array.
+    private static func lowerBound(_ values: [Double], _ value: Double) -> Int {
+        var low = 0, high = values.count
+        while low < high {
+            let mid = (low + high) / 2
+            if values[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Size of a maximum bipartite matching (augmenting paths found breadth-first, so deep chains
+    /// need no recursion).
+    static func maximumMatchingSize(adjacency: [[Int]], rightCount: Int) -> Int {
+        var matchOfRight = [Int](repeating: -1, count: rightCount)
+        var matchOfLeft = [Int](repeating: -1, count: adjacency.count)
+        var visitedBy = [Int](repeating: -1, count: rightCount)
+        var reachedFrom = [Int](repeating: -1, count: rightCount)
+        var size = 0
+        var queue: [Int] = []
+        for root in adjacency.indices where !adjacency[root].isEmpty {
+            queue.removeAll(keepingCapacity: true)
+            queue.append(root)
+            var head = 0
+            var freeRight = -1
+            search: while head < queue.count {
+                let left = queue[head]
+                head += 1
+                for right in adjacency[left] where visitedBy[right] != root {
+                    visitedBy[right] = root
+                    reachedFrom[right] = left
+                    if matchOfRight[right] < 0 { freeRight = right; break search }
+                    queue.append(matchOfRight[right])
+                }
+            }
+            guard freeRight >= 0 else { continue }
+            var right = freeRight
+            while right >= 0 {
+                let left = reachedFrom[right]
+                let previous = matchOfLeft[left]
+                matchOfLeft[left] = right
+                matchOfRight[right] = left
+                right = previous
+            }
+            size += 1
+        }
+        return size
+    }
+}

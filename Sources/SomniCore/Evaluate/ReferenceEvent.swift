@@ -1,0 +1,89 @@
+import Foundation
+
+/// One annotated (or found) event for scoring: a class and a time span in seconds.
+public struct ReferenceEvent: Sendable, Equatable, Codable {
+    public var eventClass: EventClass
+    public var start: Double
+    public var end: Double
+
+    public init(eventClass: EventClass, start: Double, end: Double) {
+        self.eventClass = eventClass; self.start = start; self.end = end
+    }
+
+    /// A found event from session.json, for scoring.
+    public init(_ event: SessionEvent) {
+        self.init(eventClass: event.eventClass, start: event.start, end: event.end)
+    }
+
+    public var duration: Double { end - start }
+}
+
+/// Reference annotations as CSV: `start,end,class`, seconds from the start of the recording.
+///
+/// An optional header line (`start,end,class`), blank lines and `#` comments are allowed. Class
+/// names are the three `EventClass` raw values or one of `classAliases`; anything else is an error,
+/// so a typo never silently drops events from the score.
+public enum ReferenceCSV {
+    /// Accepted spellings, lower-cased, beside the raw values.
+    public static let classAliases: [String: EventClass] = [
+        "snoring": .snoring, "snore": .snoring,
+        "sleep_talk": .sleepTalk, "sleeptalk": .sleepTalk, "sleep-talk": .sleepTalk, "speech": .sleepTalk,
+        "cough": .cough, "coughing": .cough,
+    ]
+
+    /// The class a name stands for, through `classAliases`; nil when unknown.
+    public static func eventClass(named name: String) -> EventClass? {
+        classAliases[name.trimmingCharacters(in: .whitespaces).lowercased()]
+    }
+
+    public static func parse(_ text: String) throws -> [ReferenceEvent] {
+        var events: [ReferenceEvent] = []
+        var sawData = false
+        for (offset, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let lineNumber = offset + 1
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            if !sawData, fields.first?.lowercased() == "start" {
+                sawData = true
+                continue  // header
+            }
+            sawData = true
+            guard fields.count == 3 else {
+                throw SomniError(.badInput, "line \(lineNumber): expected 'start,end,class', got '\(line)'")
+            }
+            guard let start = Double(fields[0]), start.isFinite, start >= 0 else {
+                throw SomniError(.badInput, "line \(lineNumber): start '\(fields[0])' is not a time in seconds")
+            }
+            guard let end = Double(fields[1]), end.isFinite else {
+                throw SomniError(.badInput, "line \(lineNumber): end '\(fields[1])' is not a time in seconds")
+            }
+            guard end >= start else {
+                throw SomniError(.badInput, "line \(lineNumber): end \(fields[1]) is before start \(fields[0])")
+            }
+            guard let eventClass = eventClass(named: fields[2]) else {
+                let known = EventClass.allCases.map(\.rawValue).joined(separator: ", ")
+                throw SomniError(.badInput, "line \(lineNumber): unknown class '\(fields[2])' (use \(known))")
+            }
+            events.append(ReferenceEvent(eventClass: eventClass, start: start, end: end))
+        }
+        return events
+    }
+
+    /// CSV with a header, one event a line, times at microsecond precision.
+    public static func write(_ events: [ReferenceEvent]) -> String {
+        var text = "start,end,class\n"
+        for e in events {
+            text += "\(format(e.start)),\(format(e.end)),\(e.eventClass.rawValue)\n"
+        }
+        return text
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        var s = String(format: "%.6f", seconds)
+        while s.hasSuffix("0") { s.removeLast() }
+        if s.hasSuffix(".") { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+
+/// One classifier window: where it sits in the recording and its ranked labels (best first).
+public struct WindowLabels: Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+    public var ranked: [LabelConfidence]
+    public init(start: Double, end: Double, ranked: [LabelConfidence]) {
+        self.start = start; self.end = end; self.ranked = ranked
+    }
+}
+
+/// An event found in a night, before it gets an id and a clip.
+public struct DetectedEvent: Sendable, Equatable {
+    public var eventClass: EventClass
+    public var start: Double
+    public var end: Double
+    /// The highest confidence among the windows that found it.
+    public var confidence: Double
+    /// 20·log10 of the loudest 50 ms raw RMS within the event.
+    public var peakDBFS: Double
+    /// 20·log10 of the RMS over the whole event (power mean of its frames).
+    public var meanDBFS: Double
+    public var severity: Double
+
+    public init(eventClass: EventClass, start: Double, end: Double, confidence: Double,
+                peakDBFS: Double, meanDBFS: Double, severity: Double) {
+        self.eventClass = eventClass; self.start = start; self.end = end; self.confidence = confidence
+        self.peakDBFS = peakDBFS; self.meanDBFS = meanDBFS; self.severity = severity
+    }
+
+    public var duration: Double { end - start }
+    public var range: TimeRange { TimeRange(start: start, end: end) }
+
+    public func sessionEvent(id: String, clip: String? = nil, episode: Int? = nil) -> SessionEvent {
+        SessionEvent(id: id, eventClass: eventClass, start: start, end: end, confidence: confidence,
+                     peakDBFS: peakDBFS, meanDBFS: meanDBFS, severity: severity, clip: clip, episode: episode)
+    }
+}
+
+/// Turns ranked classifier windows into events.
+///
+/// 1. Each window's top five labels are scanned; the first one in a class set whose confidence
+///    reaches the sensitivity's minimum decides the window (a fan holding first place does not
+///    hide snoring in third).
+/// 2. Positive windows of one class whose gap is 2 s or less form a span.
+/// 3. The span's edges are refined from the 50 ms frames: the relevant band (low for snoring, mid
+///    for sleep-talk and coughs) is compared with a local floor (20th percentile of the frames
+///    within ±15 s) × 3; the event runs from where the band rises above that to where it falls
+///    back, within 1 s of the span. Coughs are then split at each sharp onset after a dip, so a
+///    bout of three is three events.
+/// 4. Snoring and sleep-talk events of one class within 2 s merge again; those under 0.5 s drop.
+public enum EventDetector {
+    public static let scanDepth = 5
+    public static let mergeGap = 2.0
+    public static let minimumDuration = 0.5
+
+    public static func detect(windows: [WindowLabels], frames: FrameTrack, sensitivity: Int,
+                              duration: Double) -> [DetectedEvent] {
+        let minimum = Sensitivity.minimumConfidence(sensitivity)
+        var hits: [EventClass: [Hit]] = [:]
+        for w in windows {
+            guard let (c, confidence) = decide(w.ranked, minimum: minimum) else { continue }
+            hits[c, default: []].append(Hit(range: TimeRange(start: w.start, end: w.end), confidence: Double(confidence)))
+        }
+        var events: [DetectedEvent] = []
+        for c in EventClass.allCases {
+            guard let classHits = hits[c]?.sorted(by: { $0.range.start < $1.range.start }) else { continue }
+            var found: [Hit] = []
+            for span in merge(classHits, gap: mergeGap) {
+                for range in BoundaryRefiner.refine(span.range, eventClass: c, frames: frames) {
+                    let clamped = TimeRange(start: max(0, range.start), end: min(duration, range.end))
+                    guard clamped.end > clamped.start else { continue }
+                    let overlapping = classHits.filter { $0.range.overlaps(clamped) }.map(\.confidence)
+                    found.append(Hit(range: clamped, confidence: overlapping.max() ?? span.confidence))
+                }
+            }
+            if c != .cough {
+                found = merge(found.sorted { $0.range.start < $1.range.start }, gap: mergeGap)
+                    .filter { $0.range.duration >= minimumDuration }
+            }
+            events += found.map { event(c, $0, frames: frames) }
+        }
+        return events.sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
+    }
+
+    /// Snoring events less than `maxGap` seconds apart, grouped.
+    public static func episodes(of events: [DetectedEvent], maxGap: Double = 10) -> [SnoringEpisode] {
+        var episodes: [SnoringEpisode] = []
+        for e in events.filter({ $0.eventClass == .snoring }).sorted(by: { $0.start < $1.start }) {
+            if var last = episodes.last, e.start - last.end < maxGap {
+                last.end = max(last.end, e.end)
+                last.eventCount += 1
+                episodes[episodes.count - 1] = last
+            } else {
+                episodes.append(SnoringEpisode(start: e.start, end: e.end, eventCount: 1))
+            }
+        }
+        return episodes
+    }
+
+    /// The first target class among the top labels whose confidence reaches `minimum`.
+    public static func decide(_ ranked: [LabelConfidence], minimum: Float) -> (EventClass, Float)? {
+        for entry in ranked.prefix(scanDepth) {
+            if let c = ClassSets.eventClass(forLabel: entry.label), entry.confidence >= minimum {
+                return (c, entry.confidence)
+            }
+        }
+        return nil
+    }
+
+    struct Hit {
+        var range: TimeRange
+        var confidence: Double
+    }
+
+    /// Sorted hits joined when the next starts at most `gap` after the current ends.
+    static func merge(_ hits: [Hit], gap: Double) -> [Hit] {
+        var out: [Hit] = []
+        for h in hits {
+            if var last = out.last, h.range.start - last.range.end <= gap {
+                last.range.end = max(last.range.end, h.range.end)
+                last.confidence = max(last.confidence, h.confidence)
+                out[out.count - 1] = last
+            } else {
+                out.append(h)
+            }
+        }
+        return out
+    }
+
+    static func event(_ c: EventClass, _ hit: Hit, frames: FrameTrack) -> DetectedEvent {
+        let (peak, mean) = levels(hit.range, frames: frames)
+        return DetectedEvent(eventClass: c, start: hit.range.start, end: hit.range.end, confidence: hit.confidence,
+                             peakDBFS: peak, meanDBFS: mean,
+                             severity: Severity.score(peakDBFS: peak, duration: hit.range.duration))
+    }
+
+    /// Peak and power-mean raw level of the frames within `range`, in dBFS (floored at −120).
+    public static func levels(_ range: TimeRange, frames: FrameTrack) -> (peakDBFS: Double, meanDBFS: Double) {
+        let frameRange = frames.frames(in: range)
+        guard !frameRange.isEmpty else { return (dbfs(0), dbfs(0)) }
+        var peak: Float = 0, power: Double = 0
+        for i in frameRange {
+            peak = max(peak, frames.raw[i])
+            power += Double(frames.raw[i]) * Double(frames.raw[i])
+        }
+        return (dbfs(Double(peak)), dbfs((power / Double(frameRange.count)).squareRoot()))
+    }
+
+    public static func dbfs(_ rms: Double) -> Double {
+        rms > 0 && rms.isFinite ? max(-120, 20 * log10(rms)) : -120
+    }
+}
+
+extension FrameTrack {
+    /// Indices of the frames that overlap `range` (at least one when the range is inside the track).
+    public func frames(in range: TimeRange) -> Range<Int> {
+        let a = min(max(0, Int((range.start * Self.rate).rounded(.down))), count)
+        let b = min(max(a + 1, Int((range.end * Self.rate).rounded(.up))), count)
+        return a..<max(a, b)
+    }
+}
+
+/// Finds where an event really starts and ends from the 50 ms frames.
+enum BoundaryRefiner {
+    static let context = 15.0
+    static let reach = 1.0
+    static let floorPercentile = 0.2
+    static let factor: Float = 3
+    /// ≈ −70 dBFS: below this a band is silent whatever the local floor.
+    static let absoluteMinimum: Float = 0.0003
+
+    static func band(for c: EventClass, in frames: FrameTrack) -> [Float] {
+        switch c {
+        case .snoring: frames.low
+        case .sleepTalk, .cough: frames.mid
+        }
+    }
+
+    /// The refined event(s) for a span of positive windows; the span itself when the frames show
+    /// nothing above the local floor (the classifier heard something the bands cannot place).
+    static func refine(_ span: TimeRange, eventClass c: EventClass, frames: FrameTrack) -> [TimeRange] {
+        guard frames.count > 0 else { return [span] }
+        let values = band(for: c, in: frames)
+        let around = frames.frames(in: TimeRange(start: span.start - context, end: span.end + context))
+        let threshold = max(SilenceGate.percentile(Array(values[around]), floorPercentile) * factor, absoluteMinimum)
+        let region = frames.frames(in: TimeRange(start: span.start - reach, end: span.end + reach))
+        let inside = frames.frames(in: span)
+        let runs = activeRuns(values, region: region, threshold: threshold, bridge: c == .cough ? 0 : 2)
+            .filter { $0.overlaps(inside) }
+        guard !runs.isEmpty else { return [span] }
+        let time = { (i: Int) in Double(i) / FrameTrack.rate }
+        if c != .cough, let first = runs.first, let last = runs.last {
+            return [TimeRange(start: time(first.lowerBound), end: time(last.upperBound))]
+        }
+        // A piece of a single frame is a click, not a cough, unless nothing longer was found.
+        let pieces = runs.flatMap { splitAtOnsets(values, $0) }
+        let coughs = pieces.filter { $0.count >= 2 }
+        return (coughs.isEmpty ? pieces : coughs).map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
+    }
+
+    /// Runs of frames above `threshold` within `region`, joining runs separated by at most
+    /// `bridge` frames.
+    static func activeRuns(_ v: [Float], region: Range<Int>, threshold: Float, bridge: Int) -> [Range<Int>] {
+        var runs: [Range<Int>] = []
+        var start: Int?
+        for i in region.lowerBound...region.upperBound {
+            let active = i < region.upperBound && v[i] > threshold
+            if active, start == nil { start = i }
+            if !active, let s = start {
+                if let last = runs.last, s - last.upperBound <= bridge {
+                    runs[runs.count - 1] = last.lowerBound..<i
+                } else {
+                    runs.append(s..<i)
+                }
+                start = nil
+            }
+        }
+        return runs
+    }
+
+    /// Splits a run where the level, having dipped to half its peak or less, jumps back up
+    /// sharply (to twice the dip and 1.5× the previous frame): the onset of the next cough.
+    static func splitAtOnsets(_ v: [Float], _ run: Range<Int>) -> [Range<Int>] {
+        var pieces: [Range<Int>] = []
+        var pieceStart = run.lowerBound
+        var peak = v[run.lowerBound], dip = v[run.lowerBound]
+        for i in run.dropFirst() {
+            let x = v[i]
+            if dip <= 0.5 * peak, x >= 2 * dip, x >= 1.5 * v[i - 1] {
+                pieces.append(pieceStart..<i)
+                pieceStart = i
+                peak = x; dip = x
+            } else if x >= peak {
+                peak = x; dip = x
+            } else {
+                dip = min(dip, x)
+            }
+        }
+        pieces.append(pieceStart..<run.upperBound)
+        return pieces
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The user's one knob, 1 (strict) … 10 (permissive).
+public enum Sensitivity {
+    public static let range = 1...10
+    public static let standard = 5
+
+    /// The minimum classifier confidence for a window to count: 0.70 at 1 down to 0.25 at 10,
+    /// linear (0.05 a step, 0.50 at the default 5). Out-of-range levels are clamped; use
+    /// `validated` where the level comes from a user.
+    public static func minimumConfidence(_ level: Int) -> Float {
+        let clamped = min(max(level, range.lowerBound), range.upperBound)
+        return 0.70 - 0.05 * Float(clamped - 1)
+    }
+
+    /// The level itself when it is in 1…10; otherwise a `.badInput` error that says so.
+    public static func validated(_ level: Int) throws -> Int {
+        guard range.contains(level) else {
+            throw SomniError(.badInput, "sensitivity must be between 1 and 10, got \(level)")
+        }
+        return level
+    }
+}
+
+/// Which classifier labels count as which kind of event.
+public enum ClassSets {
+    public static let snoring: Set<String> = ["snoring", "snort"]
+    public static let sleepTalk: Set<String> = ["speech", "whispering", "shout", "singing", "babbling"]
+    public static let cough: Set<String> = ["cough"]
+
+    /// The event class a label belongs to (case-insensitive), nil for every other sound.
+    public static func eventClass(forLabel label: String) -> EventClass? {
+        let l = label.lowercased()
+        if snoring.contains(l) { return .snoring }
+        if sleepTalk.contains(l) { return .sleepTalk }
+        if cough.contains(l) { return .cough }
+        return nil
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+
+/// The morning pass: one decode, then gate → windows → classifier → events → clips → session.json.
+///
+/// Generic over the classifier so the per-window call is static, not an existential.
+public struct NightAnalyzer<Classifier: SoundClassifier> {
+    public var classifier: Classifier
+    public var sensitivity: Int
+    public var clipEncoder: (any ClipEncoder)?
+    /// Samples read from the source per block (1 s).
+    public var blockLength = analysisSampleRate
+
+    public init(classifier: Classifier, sensitivity: Int = 5, clipEncoder: (any ClipEncoder)?) {
+        self.classifier = classifier
+        self.sensitivity = sensitivity
+        self.clipEncoder = clipEncoder
+    }
+
+    /// The stage a progress report belongs to.
+    public enum Stage: String, Sendable { case reading, classifying, clips }
+
+
+    /// Analyses `source` and writes session.json, envelope.bin and clips/ into `folder`, which
+    /// must exist (the caller makes it a temporary folder and renames it when this returns).
+    public mutating func analyze(source: some AudioSource, sourceName: String, startedAt: Date? = nil,
+                                 into folder: URL,
+                                 progress: (Stage, Double) -> Void = { _, _ in }) throws -> Session {
+        let spool = try SampleSpool(url: folder.appendingPathComponent(".samples.spool"))
+        let extractor = FeatureExtractor()
+
+        // 1. The single decode pass: frame features, envelope, spool.
+        var block = [Float](repeating: 0, count: blockLength)
+        let expected = source.expectedDuration
+        var lastReported = -1.0
+        while true {
+            let n = try block.withUnsafeMutableBufferPointer { try source.read(into: $0) }
+            if n == 0 { break }
+            try block.withUnsafeBufferPointer { b in
+                let chunk = UnsafeBufferPointer(rebasing: b[0..<n])
+                extractor.process(chunk)
+                try spool.append(chunk)
+            }
+            if let expected, expected > 0 {
+                let f = min(1, Double(spool.count) / Double(analysisSampleRate) / expected)
+                if f - lastReported >= 0.005 { progress(.reading, f); lastReported = f }
+            }
+        }
+        try spool.flush()
+        let totalSamples = spool.count
+        let duration = Double(totalSamples) / Double(analysisSampleRate)
+        var warnings = source.warnings
+        guard totalSamples > 0 else {
+            throw SomniError(.badInput, "\(sourceName) holds no audio")
+        }
+
+        let envelope = extractor.envelope
+        let frames = extractor.frames
+        try EnvelopeFile.write(values: envelope, rate: 10, start: startedAt,
+                               to: folder.appendingPathComponent(EnvelopeFile.fileName))
+        if (envelope.max() ?? 0) < silentNightPeak {
+            warnings.append("the recording is silent or nearly so (peak below −60 dBFS): the microphone may not have been recording")
+        }
+
+        // 2. Gate and windows at their true positions.
+        let gate = SilenceGate.run(envelope: envelope)
+        let starts = WindowPlanner.windowStarts(stretches: gate.stretches, totalSamples: totalSamples,
+                                                windowLength: classifier.windowLength)
+        classifier.prepare(noiseFloor: gate.floor)
+
+        // 3. Classify; one window buffer and one score buffer for the whole night.
+        var window = [Float](repeating: 0, count: classifier.windowLength)
+        var scores = [Float](repeating: 0, count: classifier.labels.count)
+        var labelled: [WindowLabels] = []
+        labelled.reserveCapacity(starts.count)
+        let windowSeconds = Double(classifier.windowLength) / Double(analysisSampleRate)
+        for (i, start) in starts.enumerated() {
+            try window.withUnsafeMutableBufferPointer { try spool.read(from: start, into: $0) }
+            window.withUnsafeBufferPointer { w in
+                scores.withUnsafeMutableBufferPointer { s in classifier.classify(w, scores: s) }
+            }
+            let ranked = scores.withUnsafeBufferPointer { classifier.ranked($0, top: 5) }
+            let t = Double(start) / Double(analysisSampleRate)
+            labelled.append(WindowLabels(start: t, end: t + windowSeconds, ranked: ranked))
+            if i % 256 == 0 { progress(.classifying, Double(i) / Double(max(1, starts.count))) }
+        }
+        progress(.classifying, 1)
+
+        // 4. Events and episodes.
+        let detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity,
+                                            duration: duration)
+        let episodes = EventDetector.episodes(of: detected)
+        var events: [SessionEvent] = []
+        for (i, d) in detected.enumerated() {
+            let episode = d.eventClass == .snoring
+                ? episodes.firstIndex { d.start >= $0.start - 1e-6 && d.end <= $0.end + 1e-6 } : nil
+            events.append(SessionEvent(id: String(format: "evt-%04d", i + 1), eventClass: d.eventClass,
+                                       start: d.start, end: d.end, confidence: Double(d.confidence),
+                                       peakDBFS: d.peakDBFS, meanDBFS: d.meanDBFS, severity: d.severity,
+                                       episode: episode))
+        }
+
+        // 5. Clips: event ± 1 s, normalised to 0.9 peak.
+        if let encoder = clipEncoder, !events.isEmpty {
+            let clips = folder.appendingPathComponent("clips")
+            do { try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true) } catch {
+                throw SomniError(.io, "cannot create \(clips.path)", cause: error)
+            }
+            // One buffer for every clip: per-clip arrays fragment the heap between encoder calls.
+            let longest = events.map { ClipMaker.sampleRange(ClipMaker.clipRange(start: $0.start, end: $0.end, duration: duration),
+                                                              totalSamples: totalSamples).count }.max() ?? 0
+            var clipBuffer = [Float](repeating: 0, count: longest)
+            for i in events.indices {
+                let range = ClipMaker.sampleRange(ClipMaker.clipRange(start: events[i].start, end: events[i].end, duration: duration),
+                                                  totalSamples: totalSamples)
+                let name = "\(events[i].id).\(encoder.fileExtension)"
+                try clipBuffer.withUnsafeMutableBufferPointer { all in
+                    let clip = UnsafeMutableBufferPointer(rebasing: all[0..<range.count])
+                    try spool.read(from: range.lowerBound, into: clip)
+                    ClipMaker.normalise(clip)
+                    try encoder.writeClip(UnsafeBufferPointer(clip), sampleRate: analysisSampleRate,
+                                          to: clips.appendingPathComponent(name))
+                }
+                events[i].clip = "clips/\(name)"
+                progress(.clips, Double(i + 1) / Double(events.count))
+            }
+        }
+
+        let analysed = gate.stretches.reduce(0) { $0 + ($1.end - $1.start) }
+        let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
+                                     gateBypassed: gate.bypassed, events: events, episodes: episodes)
+        let session = Session(source: sourceName, startedAt: startedAt.map(Self.isoString), duration: duration,
+                              analysedSeconds: analysed, activeShare: gate.activeShare,
+                              settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifier.name),
+                              summary: summary, episodes: episodes, events: events, warnings: warnings)
+        do {
+            try session.jsonData().write(to: folder.appendingPathComponent(Session.fileName), options: .atomic)
+        } catch {
+            throw SomniError(.io, "cannot write session.json in \(folder.path)", cause: error)
+        }
+        return session
+    }
+
+    static func isoString(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.timeZone = .current
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: date)
+    }
+}
+
+/// Below this peak envelope level (about −60 dBFS) a night is called near-silent.
+let silentNightPeak: Float = 0.001
+
+/// Builds a night folder beside its destination and renames it into place only when complete,
+/// so a failure never leaves a half-written night.
+public enum NightFolder {
+    public static func writeAtomically<T>(to destination: URL, _ body: (URL) throws -> T) throws -> T {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: destination.path) {
+            throw SomniError(.badInput, "\(destination.path) already exists; choose another --out or remove it")
+        }
+        let parent = destination.deletingLastPathComponent()
+        let temporary = parent.appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
+        do { try fm.createDirectory(at: temporary, withIntermediateDirectories: true) } catch {
+            throw SomniError(.io, "cannot create \(temporary.path)", cause: error)
+        }
+        do {
+            let result = try body(temporary)
+            try fm.moveItem(at: temporary, to: destination)
+            return result
+        } catch {
+            try? fm.removeItem(at: temporary)
+            if error is SomniError { throw error }
+            throw SomniError(.io, "cannot finish the night folder \(destination.path)", cause: error)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import SomniAudio
+import SomniCore
+
+struct AnalyzeCommand: Command {
+    static let name = "analyze"
+    static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
+    static let help = """
+    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier heuristic] [--json]
+
+    Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
+    coughs, and writes a night folder: session.json, envelope.bin and clips/.
+
+      --out DIR            the night folder to create (default: NAME.night beside the current folder)
+      --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
+      --classifier KIND    heuristic: the band-energy baseline (default until the learned model ships)
+      --json               print session.json instead of the readable summary
+    """
+
+    var file: String
+    var out: String?
+    var sensitivity: Int
+    var classifierKind: String
+    var json: Bool
+
+    init(_ a: inout Arguments) throws {
+        out = try a.option("--out")
+        sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
+        classifierKind = try a.option("--classifier") ?? "heuristic"
+        json = a.flag("--json")
+        file = try a.requiredPositional("FILE")
+    }
+
+    func validate() throws {
+        guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
+        guard ["heuristic"].contains(classifierKind) else {
+            throw UsageError("--classifier must be 'heuristic', not '\(classifierKind)'")
+        }
+    }
+
+    func run() throws {
+        let input = URL(fileURLWithPath: file)
+        let destination = URL(fileURLWithPath: out ?? (input.deletingPathExtension().lastPathComponent + ".night"))
+        let source = try AudioDecoder(url: input)
+        let session = try NightRun.analyze(source: source, sourceName: input.lastPathComponent,
+                                           classifier: HeuristicClassifier(), sensitivity: sensitivity,
+                                           destination: destination, showProgress: !json)
+        if json {
+            print(String(decoding: try session.jsonData(), as: UTF8.self))
+        } else {
+            print(NightSummaryText.render(session, folder: destination))
+        }
+        for w in session.warnings { printError("somni analyze: warning: \(w)") }
+    }
+}
+
+/// Runs the morning pipeline into a folder that appears only when complete, with a progress bar
+/// on a terminal.
+enum NightRun {
+    static func analyze<C: SoundClassifier>(source: some AudioSource, sourceName: String, classifier: C,
+                                            sensitivity: Int, destination: URL, showProgress: Bool) throws -> Session {
+        var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: M4AClipEncoder())
+        let bar = showProgress && standardErrorIsTerminal ? ProgressBar() : nil
+        defer { bar?.finish() }
+        return try NightFolder.writeAtomically(to: destination) { folder in
+            try analyzer.analyze(source: source, sourceName: sourceName, into: folder) { stage, fraction in
+                bar?.update(stage.rawValue, fraction)
+            }
+        }
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn in place.
+final class ProgressBar {
+    private var lastDrawn = ""
+    func update(_ label: String, _ fraction: Double) {
+        let width = 30
+        let filled = Int((max(0, min(1, fraction)) * Double(width)).rounded())
+        let line = "\(label.padding(toLength: 12, withPad: " ", startingAt: 0)) [" + String(repeating: "#", count: filled)
+            + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%"
+        guard line != lastDrawn else { return }
+        lastDrawn = line
+        FileHandle.standardError.write(Data(("\r" + line).utf8))
+    }
+    func finish() {
+        guard !lastDrawn.isEmpty else { return }
+        FileHandle.standardError.write(Data(("\r" + String(repeating: " ", count: lastDrawn.count) + "\r").utf8))
+    }
+}
+
+/// The readable summary printed after an analysis.
+enum NightSummaryText {
+    static func clock(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        return String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+    }
+
+    static func render(_ s: Session, folder: URL?) -> String {
+        let m = s.summary
+        var lines: [String] = []
+        lines.append("Night of \(s.source)  (\(clock(s.duration)) recorded, classifier: \(s.settings.classifier), sensitivity \(s.settings.sensitivity))")
+        lines.append(String(format: "  analysed %@ of the night (%.0f%% active%@)", clock(m.analysedSeconds),
+                            100 * m.activeShare, m.gateBypassed ? ", gate bypassed: everything classified" : ""))
+        lines.append(String(format: "  snoring: %.1f min (%.1f%% of the night) in %d episode%@",
+                            m.snoringMinutes, m.snoringPercent, m.snoringEpisodes, m.snoringEpisodes == 1 ? "" : "s"))
+        for c in EventClass.allCases {
+            let n = m.eventCounts[c.rawValue] ?? 0
+            lines.append("  " + c.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
+                         + String(format: " %4d events  %6.1f per hour", n, m.eventsPerHour[c.rawValue] ?? 0))
+        }
+        if !s.events.isEmpty {
+            lines.append("  loudest events:")
+            for e in s.events.sorted(by: { $0.severity > $1.severity }).prefix(5) {
+                lines.append("    \(clock(e.start))  " + e.eventClass.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                             + String(format: " %5.1f s  peak %6.1f dBFS  severity %3.0f", e.duration, e.peakDBFS, e.severity))
+            }
+        }
+        if let folder { lines.append("Night folder: \(folder.path)") }
+        return lines.joined(separator: "\n")
+    }
+}

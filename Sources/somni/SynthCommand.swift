@@ -1,0 +1,102 @@
+import Foundation
+import SomniAudio
+import SomniCore
+
+/// Output formats `somni synth` can write, by `--format` name.
+let synthSinkFactories: [String: @Sendable (URL) throws -> any AudioSink] = [
+    "wav": { try WAVWriter(url: $0, format: .pcm16) },
+    "wav-float": { try WAVWriter(url: $0, format: .float32) },
+    "m4a": { try EncodedAudioWriter(url: $0, format: .m4a, sampleRate: analysisSampleRate) },
+    "flac": { try EncodedAudioWriter(url: $0, format: .flac, sampleRate: analysisSampleRate) },
+]
+
+struct SynthCommand: Command {
+    static let name = "synth"
+    static let summary = "Synthesise a test night with a reference CSV of where every event is"
+    static let help = """
+    Usage: somni synth --out night.wav [options]
+
+    Writes a night of audio built from sounds generated in code (or drawn from recordings with
+    --data) and a reference CSV (start,end,class) of every snore, utterance and cough in it, for
+    'somni evaluate'. The night is rendered block by block: memory stays flat for any length.
+
+      --out FILE          the audio file to write (required)
+      --hours H           length of the night in hours (default 8, at most 24)
+      --seed N            random seed; the same seed gives the same night (default 1)
+      --scene S           quiet | fan | street (default quiet)
+      --background DB     RMS level of the scene's background in dBFS (default: per scene)
+      --noise-only        background and bedroom sounds only, no snoring, talk or coughs
+      --data DIR          draw snores, words, coughs, doors, traffic and noise beds from a data
+                          folder laid out like ../shared/data (default: generated sounds)
+      --split S           test | train | all: which part of --data to use (default test)
+      --reference FILE    where to write the reference CSV (default: beside --out, .csv)
+      --format F          \(synthSinkFactories.keys.sorted().joined(separator: " | ")) (default wav)
+    """
+
+    var out: String
+    var reference: String?
+    var configuration = NightConfiguration()
+    var data: String?
+    var split: DataSplit?
+    var format: String
+
+    init(_ a: inout Arguments) throws {
+        guard let out = try a.option("--out") else { throw UsageError("--out FILE is required") }
+        self.out = out
+        reference = try a.option("--reference")
+        data = try a.option("--data")
+        format = try a.option("--format") ?? "wav"
+        configuration.hours = try a.option("--hours", as: Double.self) ?? 8
+        configuration.seed = try a.option("--seed", as: UInt64.self) ?? 1
+        configuration.backgroundLevel = try a.option("--background", as: Double.self)
+        configuration.noiseOnly = a.flag("--noise-only")
+        if let scene = try a.option("--scene") {
+            guard let s = NightConfiguration.Scene(rawValue: scene) else {
+                throw UsageError("--scene takes quiet, fan or street, not '\(scene)'")
+            }
+            configuration.scene = s
+        }
+        switch try a.option("--split") ?? "test" {
+        case "all": split = nil
+        case let s: guard let value = DataSplit(rawValue: s) else { throw UsageError("--split takes test, train or all, not '\(s)'") }
+            split = value
+        }
+    }
+
+    func validate() throws {
+        guard configuration.hours.isFinite, configuration.hours > 0, configuration.hours <= 24 else {
+            throw UsageError("--hours must be more than 0 and at most 24")
+        }
+        if let level = configuration.backgroundLevel, !(level.isFinite && level <= 0 && level >= -120) {
+            throw UsageError("--background takes a level in dBFS between -120 and 0")
+        }
+        try configuration.validate()
+        guard synthSinkFactories[format] != nil else {
+            throw SomniError(.unsupported, "--format \(format) is not available (use \(synthSinkFactories.keys.sorted().joined(separator: " or ")))")
+        }
+    }
+
+    func run() throws {
+        let outURL = URL(fileURLWithPath: out)
+        let referenceURL = reference.map { URL(fileURLWithPath: $0) }
+            ?? outURL.deletingPathExtension().appendingPathExtension("csv")
+        let bank: any SoundBank = try data.map {
+            try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, loader: AudioDecoder.decodeWhole)
+        } ?? GeneratedSoundBank()
+        let night = try NightSynthesizer(configuration: configuration, bank: bank)
+        guard let makeSink = synthSinkFactories[format] else { return }
+        try night.render(to: makeSink(outURL))
+        do {
+            try ReferenceCSV.write(night.plan.events).write(to: referenceURL, atomically: true, encoding: .utf8)
+        } catch {
+            throw SomniError(.io, "cannot write \(referenceURL.path)", cause: error)
+        }
+        var counts: [String] = []
+        for c in EventClass.allCases {
+            counts.append("\(night.plan.events.filter { $0.eventClass == c }.count) \(c.rawValue)")
+        }
+        print(String(format: "%.2f h", night.plan.duration / 3600) + " \(configuration.scene.rawValue) night → \(outURL.path)")
+        print("reference: \(counts.joined(separator: ", ")) → \(referenceURL.path)")
+        for w in night.warnings { printError("warning: \(w)") }
+    }
+}

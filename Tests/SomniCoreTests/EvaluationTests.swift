@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+@Suite struct EvaluationTests {
+    private func event(_ c: EventClass, _ start: Double, _ end: Double) -> ReferenceEvent {
+        ReferenceEvent(eventClass: c, start: start, end: end)
+    }
+    private func result(_ r: EvaluationReport, _ c: EventClass) -> EvaluationReport.ClassResult {
+        r.classes.first { $0.eventClass == c }!
+    }
+
+    @Test func perfectMatchScoresOne() {
+        let ref = [event(.cough, 10, 10.4), event(.sleepTalk, 100, 102), event(.snoring, 200, 201)]
+        let r = Evaluator.evaluate(reference: ref, found: ref, duration: 3600)
+        for c in EventClass.allCases {
+            #expect(result(r, c).events == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 0))
+            #expect(result(r, c).events.f1 == 1)
+            #expect(result(r, c).segments.f1 == 1)
+        }
+        #expect(r.totalEvents.truePositives == 3)
+        #expect(r.falseEventsPerHour == 0)
+    }
+
+    @Test func onsetJustInsideAndOutsideTheCollar() {
+        // Cough collar 0.5 s; a short reference keeps the offset tolerance at the collar.
+        let ref = [event(.cough, 10, 10.3)]
+        let inside = Evaluator.evaluate(reference: ref, found: [event(.cough, 10.49, 10.3)], duration: 60)
+        #expect(result(inside, .cough).events.truePositives == 1)
+        let outside = Evaluator.evaluate(reference: ref, found: [event(.cough, 10.51, 10.8)], duration: 60)
+        #expect(result(outside, .cough).events == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+        // Early onsets count the same way.
+        let early = Evaluator.evaluate(reference: ref, found: [event(.cough, 9.45, 10.3)], duration: 60)
+        #expect(result(early, .cough).events.truePositives == 0)
+    }
+
+    @Test func offsetToleranceGrowsWithLongReferences() {
+        // Sleep-talk collar 1 s; a 10 s reference tolerates an offset 5 s away (50 % of its length).
+        let ref = [event(.sleepTalk, 100, 110)]
+        let near = Evaluator.evaluate(reference: ref, found: [event(.sleepTalk, 100.5, 105.1)], duration: 600)
+        #expect(result(near, .sleepTalk).events.truePositives == 1)
+        let far = Evaluator.evaluate(reference: ref, found: [event(.sleepTalk, 100.5, 104.9)], duration: 600)
+        #expect(result(far, .sleepTalk).events.truePositives == 0)
+        // A 1 s reference keeps the collar (1 s) as the offset tolerance, not 0.5 s.
+        let short = Evaluator.evaluate(reference: [event(.sleepTalk, 50, 51)],
+                                       found: [event(.sleepTalk, 50, 51.9)], duration: 600)
+        #expect(result(short, .sleepTalk).events.truePositives == 1)
+    }
+
+    @Test func matchingIsOneToOne() {
+        let ref = [event(.cough, 10, 10.3)]
+        let found = [event(.cough, 10.1, 10.4), event(.cough, 10.2, 10.5)]
+        let r = Evaluator.evaluate(reference: ref, found: found, duration: 3600)
+        #expect(result(r, .cough).events == DetectionScores(truePositives: 1, falsePositives: 1, falseNegatives: 0))
+        #expect(result(r, .cough).events.precision == 0.5)
+        #expect(result(r, .cough).falseEventsPerHour == 1)
+    }
+
+    @Test func matchingIsOptimalNotGreedy() {
+        // Found A fits both references, found B only the first: a greedy pass taking A for the
+        // first reference would leave the second unmatched. The optimal matching pairs both.
+        let ref = [event(.cough, 10.0, 10.3), event(.cough, 10.6, 10.9)]
+        let found = [event(.cough, 10.3, 10.6), event(.cough, 9.6, 9.9)]
+        let r = Evaluator.evaluate(reference: ref, found: found, duration: 3600)
+        #expect(result(r, .cough).events.truePositives == 2)
+    }
+
+    @Test func snoringIsScoredAsEpisodes() {
+        // Reference pulses 4 s apart form one episode 100–129.5; a 20 s gap starts another at 150.
+        var ref: [ReferenceEvent] = stride(from: 100.0, through: 128.0, by: 4).map { event(.snoring, $0, $0 + 1.5) }
+        ref.append(event(.snoring, 150, 151))
+        // Found: one long event for the first episode (onset 2 s late, offset 2 s early), nothing for the second.
+        let found = [event(.snoring, 102, 127.5)]
+        let r = Evaluator.evaluate(reference: ref, found: found, duration: 3600)
+        let s = result(r, .snoring)
+        #expect(s.referenceCount == 9)
+        #expect(s.scoredReferenceCount == 2)
+        #expect(s.events == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 1))
+        // Without merging the pulses cannot match the long event.
+        var rules = EvaluationProtocol.somniDefault
+        rules.perClass[.snoring]?.mergeGap = nil
+        let unmerged = Evaluator.evaluate(reference: ref, found: found, duration: 3600, protocol: rules)
+        #expect(result(unmerged, .snoring).events.truePositives == 0)
+        #expect(result(unmerged, .snoring).scoredReferenceCount == 9)
+    }
+
+    @Test func segmentCountsOnTenSecondSegments() {
+        // Duration 100 s → 10 segments. Reference active in segments 1, 2 (15–25) and 5 (50–55).
+        // Found active in 2 (20–29.9), 5 (52–53) and 8 (80–81). TP 2 (2, 5), FP 1 (8), FN 1 (1).
+        let ref = [event(.snoring, 15, 25), event(.snoring, 50, 55)]
+        let found = [event(.snoring, 20, 29.9), event(.snoring, 52, 53), event(.snoring, 80, 81)]
+        let segments = Evaluator.segmentScores(reference: ref, found: found, duration: 100, segmentLength: 10)
+        #expect(segments == DetectionScores(truePositives: 2, falsePositives: 1, falseNegatives: 1))
+        #expect(segments.f1 == 4.0 / 6.0)
+        // An event ending exactly on a boundary does not touch the next segment.
+        let edge = Evaluator.segmentScores(reference: [event(.cough, 1, 2)], found: [event(.cough, 2, 3)],
+                                           duration: 10, segmentLength: 1)
+        #expect(edge == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+    }
+
+    @Test func absurdTimesDoNotBlowUpTheTimeline() {
+        // An event far past the end is scored within a day past the recording, not allocated to its end.
+        let r = Evaluator.evaluate(reference: [event(.cough, 1, 1.2)], found: [event(.cough, 1e300, 1e301)],
+                                   duration: 60)
+        #expect(result(r, .cough).events == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+        #expect(result(r, .cough).segments == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+    }
+
+    @Test func falseEventsPerHourPerClassAndTotal() {
+        // Two hours; 3 unmatched coughs and 1 unmatched sleep-talk → 1.5/h and 0.5/h, total 2/h.
+        let found = [event(.cough, 100, 100.3), event(.cough, 200, 200.3), event(.cough, 300, 300.3),
+                     event(.sleepTalk, 400, 402)]
+        let r = Evaluator.evaluate(reference: [], found: found, duration: 7200)
+        #expect(result(r, .cough).falseEventsPerHour == 1.5)
+        #expect(result(r, .sleepTalk).falseEventsPerHour == 0.5)
+        #expect(r.falseEventsPerHour == 2)
+        #expect(result(r, .cough).events.precision == 0)
+        #expect(result(r, .cough).events.recall == nil)
+    }
+
+    @Test func reportEncodesAndPrints() throws {
+        let r = Evaluator.evaluate(reference: [event(.cough, 1, 1.2)], found: [], duration: 3600)
+        let decoded = try JSONDecoder().decode(EvaluationReport.self, from: r.jsonData())
+        #expect(decoded == r)
+        let text = r.text()
+        #expect(text.contains("cough"))
+        #expect(text.split(separator: "\n").contains { $0.hasPrefix("total") })
+    }
+
+    @Test func csvParsesHeaderCommentsAndAliases() throws {
+        let text = "start,end,class\n# a comment\n\n1.5,2.0,snore\r\n3, 4.25 ,Sleep_Talk\n5,5.3,cough\n6,7,speech\n"
+        let events = try ReferenceCSV.parse(text)
+        #expect(events == [event(.snoring, 1.5, 2), event(.sleepTalk, 3, 4.25), event(.cough, 5, 5.3),
+                           event(.sleepTalk, 6, 7)])
+        #expect(try ReferenceCSV.parse(ReferenceCSV.write(events)) == events)
+    }
+
+    @Test(arguments: [
+        ("1,2,snoring\nabc,2,cough\n", "line 2"),
+        ("1,0.5,cough\n", "before start"),
+        ("# header-less\n1,2,burp\n", "unknown class 'burp'"),
+        ("1,2\n", "expected 'start,end,class'"),
+        ("1,2,cough\nstart,end,class\n", "line 2"),
+    ])
+    func csvErrorsNameTheLine(text: String, message: String) {
+        do {
+            _ = try ReferenceCSV.parse(text)
+            Issue.record("parsed malformed CSV")
+        } catch let e as SomniError {
+            #expect(e.code == .badInput)
+            #expect(e.message.contains(message), "\(e.message)")
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test func synthesisedNightScoresPerfectlyAgainstItselfAndDropsWithMisses() throws {
+        let plan = try NightPlan(configuration: .compressed(minutes: 6, seed: 9), bank: GeneratedSoundBank())
+        let perfect = Evaluator.evaluate(reference: plan.events, found: plan.events, duration: plan.duration)
+        #expect(perfect.totalEvents.f1 == 1)
+        #expect(perfect.totalSegments.f1 == 1)
+        // Each snore episode is one scored unit: fewer units than pulses.
+        let snoring = result(perfect, .snoring)
+        #expect(snoring.scoredReferenceCount < snoring.referenceCount)
+        // Dropping every cough leaves cough recall at 0 and the other classes untouched.
+        let noCoughs = Evaluator.evaluate(reference: plan.events, found: plan.events.filter { $0.eventClass != .cough },
+                                          duration: plan.duration)
+        #expect(result(noCoughs, .cough).events.recall == 0)
+        #expect(result(noCoughs, .sleepTalk).events.f1 == 1)
+    }
+}

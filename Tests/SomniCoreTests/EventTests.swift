@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+@Suite struct EventTests {
+    static let windowSeconds = Double(classifierWindowLength) / Signals.rate
+    static let other = [LabelConfidence(label: "silence", confidence: 0.9)]
+
+    /// Grid windows (0.975 s, 50 % overlap) over `seconds`; those overlapping a labelled range
+    /// by at least a quarter window carry that label first.
+    static func windows(seconds: Double, labelled: [(Double, Double, String, Float)]) -> [WindowLabels] {
+        stride(from: 0.0, to: seconds - windowSeconds, by: windowSeconds / 2).map { s in
+            let e = s + windowSeconds
+            let hit = labelled.first { min(e, $0.1) - max(s, $0.0) >= windowSeconds / 4 }
+            let ranked = hit.map { [LabelConfidence(label: $0.2, confidence: $0.3)] + other } ?? other
+            return WindowLabels(start: s, end: e, ranked: ranked)
+        }
+    }
+
+    static func frames(_ samples: [Float]) -> FrameTrack {
+        let fx = FeatureExtractor()
+        samples.withUnsafeBufferPointer { fx.process($0) }
+        return fx.frames
+    }
+
+    /// A frame track at a quiet floor with `level` in the mid and raw bands over each range.
+    static func track(seconds: Double, bursts: [(Double, Double)], level: Float = 0.05) -> FrameTrack {
+        let n = Int(seconds * 20)
+        var t = FrameTrack(raw: .init(repeating: 0.001, count: n), low: .init(repeating: 0.001, count: n),
+                           mid: .init(repeating: 0.001, count: n), zcr: .init(repeating: 0.1, count: n))
+        for (a, b) in bursts {
+            for i in Int(a * 20)..<Int(b * 20) { t.raw[i] = level; t.mid[i] = level; t.low[i] = level }
+        }
+        return t
+    }
+
+    @Test func theFirstTargetInTheTopFiveAboveThresholdWins() {
+        let fan: [LabelConfidence] = [.init(label: "white noise", confidence: 0.71), .init(label: "mechanical fan", confidence: 0.63),
+                                      .init(label: "snoring", confidence: 0.58), .init(label: "breathing", confidence: 0.31),
+                                      .init(label: "speech", confidence: 0.12)]
+        #expect(EventDetector.decide(fan, minimum: 0.5).map { $0.0 } == .snoring)
+        #expect(EventDetector.decide(fan, minimum: 0.6) == nil)
+        #expect(EventDetector.decide(fan, minimum: 0.1).map { $0.0 } == .snoring)
+        let deep = fan.map { LabelConfidence(label: "x\($0.label)", confidence: 0.9) } + [.init(label: "cough", confidence: 0.9)]
+        #expect(EventDetector.decide(deep, minimum: 0.5) == nil)   // sixth place is not read
+    }
+
+    @Test func sensitivityMapsOneToTenOntoSeventyToTwentyFive() throws {
+        #expect(abs(Sensitivity.minimumConfidence(1) - 0.70) < 1e-6)
+        #expect(abs(Sensitivity.minimumConfidence(5) - 0.50) < 1e-6)
+        #expect(abs(Sensitivity.minimumConfidence(10) - 0.25) < 1e-6)
+        #expect(Sensitivity.minimumConfidence(0) == Sensitivity.minimumConfidence(1))
+        #expect(Sensitivity.minimumConfidence(99) == Sensitivity.minimumConfidence(10))
+        #expect(throws: SomniError.self) { try Sensitivity.validated(0) }
+        #expect(throws: SomniError.self) { try Sensitivity.validated(11) }
+        #expect(try Sensitivity.validated(7) == 7)
+    }
+
+    @Test func classSets() {
+        #expect(ClassSets.eventClass(forLabel: "Snort") == .snoring)
+        #expect(ClassSets.eventClass(forLabel: "whispering") == .sleepTalk)
+        #expect(ClassSets.eventClass(forLabel: "babbling") == .sleepTalk)
+        #expect(ClassSets.eventClass(forLabel: "cough") == .cough)
+        #expect(ClassSets.eventClass(forLabel: "breathing") == nil)
+    }
+
+    @Test func windowsWithinTwoSecondsMergeAndLongerGapsSplit() {
+        let w = { (s: Double, label: String) in
+            WindowLabels(start: s, end: s + Self.windowSeconds, ranked: [.init(label: label, confidence: 0.8)])
+        }
+        // No frames: the window spans stand as they are.
+        let events = EventDetector.detect(windows: [w(10, "snoring"), w(12.9, "snoring"), w(16, "snoring"), w(13, "speech")],
+                                          frames: FrameTrack(), sensitivity: 5, duration: 60)
+        let snores = events.filter { $0.eventClass == .snoring }
+        #expect(snores.count == 2)
+        #expect(snores.first.map { abs($0.end - (12.9 + Self.windowSeconds)) < 1e-9 && $0.start == 10 } == true)
+        #expect(events.filter { $0.eventClass == .sleepTalk }.count == 1)
+        #expect(EventDetector.detect(windows: [w(10, "snoring")], frames: FrameTrack(), sensitivity: 1, duration: 60).isEmpty == false)
+        let weak = [WindowLabels(start: 1, end: 2, ranked: [.init(label: "snoring", confidence: 0.6)])]
+        #expect(EventDetector.detect(windows: weak, frames: FrameTrack(), sensitivity: 1, duration: 60).isEmpty)
+    }
+
+    @Test func refinedEventsUnderHalfASecondDrop() {
+        let frames = Self.track(seconds: 60, bursts: [(10, 10.3), (20, 20.7)])
+        let windows = Self.windows(seconds: 60, labelled: [(9.5, 10.8, "speech", 0.9), (19.5, 21.2, "speech", 0.9)])
+        let events = EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 60)
+        #expect(events.count == 1)
+        #expect(events.first.map { abs($0.start - 20) < 0.06 && abs($0.end - 20.7) < 0.06 } == true)
+    }
+
+    @Test func refinementFindsTheEdgesOfAGeneratedBurst() {
+        let floor = Signals.noise(seconds: 60, rms: 0.002)
+        for (label, f) in [("snoring", 110.0), ("speech", 1000.0), ("snort", 80.0)] {
+            let burst = Signals.sine(f, seconds: 32.71 - 30.23, amplitude: 0.1)
+            let track = Self.frames(Signals.mix(floor, burst, at: 30.23))
+            let windows = Self.windows(seconds: 60, labelled: [(30.23, 32.71, label, 0.9)])
+            let events = EventDetector.detect(windows: windows, frames: track, sensitivity: 5, duration: 60)
+            #expect(events.count == 1, "\(label)")
+            guard let e = events.first else { continue }
+            #expect(abs(e.start - 30.23) <= 0.1 && abs(e.end - 32.71) <= 0.1, "\(label): \(e.start)–\(e.end)")
+            #expect(abs(e.peakDBFS - 20 * log10(0.1 / 2.0.squareRoot())) < 0.5)
+            #expect(e.meanDBFS <= e.peakDBFS && e.meanDBFS > e.peakDBFS - 1.5)
+            #expect(abs(e.severity - Severity.score(peakDBFS: e.peakDBFS, duration: e.duration)) < 1e-9)
+        }
+    }
+
+    @Test func aBoutOfThreeCoughsIsThreeEvents() {
+        let floor = Signals.noise(seconds: 40, rms: 0.002)
+        // Short coughs that fall back to the floor, then long ones whose tails run into the next onset.
+        for length in [0.3, 0.6] {
+            var x = floor
+            for (k, at) in [20.0, 20.5, 21.0].enumerated() {
+                x = Signals.mix(x, Signals.cough(seconds: length, amplitude: 0.4, seed: UInt64(k + 1)), at: at)
+            }
+            let windows = Self.windows(seconds: 40, labelled: [(20, 21.3, "cough", 0.8)])
+            let coughs = EventDetector.detect(windows: windows, frames: Self.frames(x), sensitivity: 5, duration: 40)
+            #expect(coughs.count == 3, "cough length \(length): \(coughs.map { ($0.start, $0.end) })")
+            for (c, onset) in zip(coughs, [20.0, 20.5, 21.0]) {
+                #expect(c.eventClass == .cough && abs(c.start - onset) <= 0.1, "\(c.start) vs \(onset)")
+            }
+        }
+    }
+
+    @Test func aSingleCoughStaysOne() {
+        let x = Signals.mix(Signals.noise(seconds: 40, rms: 0.002), Signals.cough(seconds: 0.35, amplitude: 0.4), at: 12.2)
+        let windows = Self.windows(seconds: 40, labelled: [(12.2, 12.55, "cough", 0.7)])
+        let coughs = EventDetector.detect(windows: windows, frames: Self.frames(x), sensitivity: 5, duration: 40)
+        #expect(coughs.count == 1)
+        #expect(coughs.first.map { abs($0.start - 12.2) <= 0.1 && $0.confidence == Double(Float(0.7)) } == true)
+    }
+
+    @Test func snoringEventsGroupIntoEpisodes() {
+        let e = { (s: Double, d: Double, c: EventClass) in
+            DetectedEvent(eventClass: c, start: s, end: s + d, confidence: 0.8, peakDBFS: -30, meanDBFS: -35, severity: 40)
+        }
+        let episodes = EventDetector.episodes(of: [e(25, 2, .snoring), e(0, 2, .snoring), e(8, 2, .snoring),
+                                                   e(12, 1, .cough), e(45, 2, .snoring)])
+        #expect(episodes == [SnoringEpisode(start: 0, end: 10, eventCount: 2),
+                             SnoringEpisode(start: 25, end: 27, eventCount: 1),
+                             SnoringEpisode(start: 45, end: 47, eventCount: 1)])
+    }
+
+    @Test func severityCorners() {
+        #expect(Severity.score(peakDBFS: -50, duration: 0) == 0)
+        #expect(abs(Severity.score(peakDBFS: -10, duration: 20) - 100) < 1e-9)
+        #expect(abs(Severity.score(peakDBFS: -10, duration: 0) - 60) < 1e-9)
+        #expect(abs(Severity.score(peakDBFS: -50, duration: 20) - 40) < 1e-9)
+        #expect(abs(Severity.score(peakDBFS: -30, duration: 10) - 50) < 1e-9)
+        #expect(Severity.score(peakDBFS: 0, duration: 100) == Severity.score(peakDBFS: -10, duration: 20))
+        #expect(Severity.score(peakDBFS: -120, duration: -1) == 0)
+    }
+
+    @Test func clipsAreNormalisedAndPadded() {
+        let n = ClipMaker.normalised([0.1, -0.3, 0.2])
+        #expect(abs(n[1] + 0.9) < 1e-6 && abs(n[0] - 0.3) < 1e-6)
+        #expect(ClipMaker.normalised([0, 0]) == [0, 0])
+        #expect(ClipMaker.clipRange(start: 0.4, end: 3, duration: 10) == TimeRange(start: 0, end: 4))
+        #expect(ClipMaker.clipRange(start: 5, end: 9.5, duration: 10) == TimeRange(start: 4, end: 10))
+        #expect(ClipMaker.sampleRange(TimeRange(start: 1, end: 2), totalSamples: 20_000) == 16_000..<20_000)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+@Suite struct FeatureTests {
+    static func db(_ g: Double) -> Double { 20 * log10(g) }
+
+    static func chainGain(_ chain: [Biquad], at f: Double) -> Double {
+        chain.reduce(1) { $0 * $1.gain(at: f, sampleRate: Signals.rate) }
+    }
+
+    static func close(_ a: [Float], _ b: [Float], tolerance: Float = 1e-5) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { abs($0 - $1) <= tolerance }
+    }
+
+    static func extract(_ samples: [Float], blocks: [Int] = [4800]) -> FeatureExtractor {
+        let fx = FeatureExtractor()
+        samples.withUnsafeBufferPointer { p in
+            var offset = 0, k = 0
+            while offset < p.count {
+                let n = min(blocks[k % blocks.count], p.count - offset)
+                fx.process(UnsafeBufferPointer(rebasing: p[offset..<offset + n]))
+                offset += n; k += 1
+            }
+        }
+        return fx
+    }
+
+    @Test func bandEdgesAreMinus3dBAndSkirtsFall() {
+        for (lo, hi) in [(40.0, 400.0), (250.0, 3000.0)] {
+            let band = Biquad.butterworthBand(low: lo, high: hi, sampleRate: Signals.rate)
+            #expect(band.count == 4)
+            #expect(abs(Self.db(Self.chainGain(band, at: lo)) + 3) < 0.3)
+            #expect(abs(Self.db(Self.chainGain(band, at: hi)) + 3) < 0.3)
+            #expect(Self.db(Self.chainGain(band, at: (lo * hi).squareRoot())) > -1)
+            #expect(Self.db(Self.chainGain(band, at: lo / 2)) < -20)
+            #expect(Self.db(Self.chainGain(band, at: hi * 2)) < -20)
+            #expect(Self.db(Self.chainGain(band, at: lo / 4)) < -45)
+            #expect(Self.db(Self.chainGain(band, at: min(hi * 4, 0.49 * Signals.rate))) < -45)
+        }
+    }
+
+    @Test func filteringASineMatchesTheDesignedGain() {
+        // The in-place block path of Biquad against its own analytic response.
+        var band = Biquad.butterworthBand(low: 40, high: 400, sampleRate: Signals.rate)
+        for f in [40.0, 126, 400, 1000] {
+            band.reset()
+            var x = Signals.sine(f, seconds: 1, amplitude: 1)
+            x.withUnsafeMutableBufferPointer { band.process($0) }
+            let measured = Double(Signals.rms(x[8000...])) * 2.0.squareRoot()
+            #expect(abs(Self.db(measured) - Self.db(Self.chainGain(band, at: f))) < 0.2, "at \(f) Hz")
+        }
+    }
+
+    @Test func extractorBandsSeparateSnoreAndVoiceFrequencies() {
+        func bands(_ f: Double) -> (raw: Double, low: Double, mid: Double) {
+            let t = Self.extract(Signals.sine(f, seconds: 2)).frames
+            let mean = { (a: [Float]) in Double(a[10...].reduce(0, +)) / Double(a.count - 10) }
+            return (mean(t.raw), mean(t.low), mean(t.mid))
+        }
+        let snore = bands(126)
+        #expect(abs(snore.raw - 0.5 / 2.0.squareRoot()) < 1e-3)
+        #expect(Self.db(snore.low / snore.raw) > -1)
+        #expect(Self.db(snore.mid / snore.raw) < -20)
+        let voice = bands(1000)
+        #expect(Self.db(voice.mid / voice.raw) > -1)
+        #expect(Self.db(voice.low / voice.raw) < -25)
+        let edge = bands(40)
+        #expect(abs(Self.db(edge.low / edge.raw) + 3) < 0.5)
+    }
+
+    @Test func frameRMSAndZeroCrossingRate() {
+        let fx = Self.extract(Signals.sine(1000, seconds: 1, amplitude: 0.4))
+        let t = fx.frames
+        #expect(t.count == 20)
+        for i in 0..<t.count {
+            #expect(abs(t.raw[i] - 0.4 / 2.0.squareRoot().float) < 1e-4)
+            #expect(abs(t.zcr[i] - 0.125) <= 1.0 / 800)
+        }
+        let quiet = Self.extract([Float](repeating: 0, count: 8000)).frames
+        #expect(quiet.raw.allSatisfy { $0 == 0 } && quiet.zcr.allSatisfy { $0 == 0 } && quiet.low.allSatisfy { $0 == 0 })
+    }
+
+    @Test func blockSizeDoesNotChangeTheFeatures() {
+        let x = Signals.mix(Signals.noise(seconds: 3, rms: 0.01), Signals.snore(seconds: 2), at: 0.5)
+        let whole = Self.extract(x, blocks: [x.count]).frames
+        let ragged = Self.extract(x, blocks: [1, 799, 333, 4801, 17]).frames
+        #expect(whole == ragged)
+        #expect(whole.count == 60)
+    }
+
+    @Test func envelopeKeepsTheLouderOfEachTwoFrames() {
+        let levels: [Float] = [0.1, 0.5, 0.3, 0.2, 0.05, 0.05, 0.9, 0.0, 0.2]
+        let x = levels.flatMap { [Float](repeating: $0, count: 800) }
+        let fx = FeatureExtractor()
+        x.withUnsafeBufferPointer { p in fx.process(UnsafeBufferPointer(rebasing: p[0..<4000])) }
+        #expect(Self.close(fx.takeNewEnvelopeValues(), [0.5, 0.3]))
+        x.withUnsafeBufferPointer { p in fx.process(UnsafeBufferPointer(rebasing: p[4000...])) }
+        #expect(Self.close(fx.takeNewEnvelopeValues(), [0.05, 0.9]))
+        #expect(fx.takeNewEnvelopeValues().isEmpty)
+        fx.finish()
+        #expect(Self.close(fx.envelope, [0.5, 0.3, 0.05, 0.9, 0.2]))
+        #expect(Self.close(fx.frames.raw, levels))
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+@Suite struct GateTests {
+    /// A 10 Hz envelope of `seconds` at `floor`, with `level` over each given (start, end) in seconds.
+    static func envelope(seconds: Double, floor: Float = 0.01, level: Float = 0.1,
+                         bursts: [(Double, Double)]) -> [Float] {
+        var e = [Float](repeating: floor, count: Int(seconds * 10))
+        for (a, b) in bursts { for i in Int(a * 10)..<Int(b * 10) { e[i] = level } }
+        return e
+    }
+
+    @Test func floorAndThresholdComeFromThePercentile() {
+        var e = [Float](repeating: 0.01, count: 800) + [Float](repeating: 0.1, count: 200)
+        var rng = Signals.Noise(seed: 42)
+        e.shuffle(using: &rng)
+        let g = SilenceGate.run(envelope: e, bailShare: 1.1)
+        #expect(g.floor == 0.01)
+        #expect(abs(g.threshold - 0.025) < 1e-7)
+        #expect(SilenceGate.percentile([5, 1, 4, 2, 3], 0.5) == 3)
+    }
+
+    @Test func stretchesArePaddedMergedAndClamped() {
+        let g = SilenceGate.run(envelope: Self.envelope(seconds: 100, bursts: [(10, 10.1), (15, 15.5), (40, 41), (99.5, 100), (0, 0.3)]))
+        // 10–10.1 and 15–15.5 pad to 8–12.1 and 13–17.5: 0.9 s apart, merged. 0–0.3 pads to
+        // 0–2.3, 5.7 s before 8: kept apart. The last burst is clamped at the end of the night.
+        #expect(g.stretches.count == 4)
+        let expected = [TimeRange(start: 0, end: 2.3), TimeRange(start: 8, end: 17.5),
+                        TimeRange(start: 38, end: 43), TimeRange(start: 97.5, end: 100)]
+        for (s, x) in zip(g.stretches, expected) {
+            #expect(abs(s.start - x.start) < 1e-9 && abs(s.end - x.end) < 1e-9, "\(s) vs \(x)")
+        }
+        #expect(!g.bypassed)
+        #expect(abs(g.activeShare - (2.3 + 9.5 + 5 + 2.5) / 100) < 1e-9)
+        #expect(abs(g.analysedSeconds - 19.3) < 1e-9)
+    }
+
+    @Test func gapsOfFiveSecondsOrMoreStayApart() {
+        // Padded to 8–13 and 15.9–21 (2.9 s apart) versus 8–13 and 18.1–23 (5.1 s apart).
+        let merged = SilenceGate.run(envelope: Self.envelope(seconds: 100, bursts: [(10, 11), (17.9, 19)]))
+        let separate = SilenceGate.run(envelope: Self.envelope(seconds: 100, bursts: [(10, 11), (20.1, 21)]))
+        #expect(merged.stretches.count == 1)
+        #expect(separate.stretches.count == 2)
+    }
+
+    @Test func aMostlyActiveNightBypassesTheGate() {
+        let g = SilenceGate.run(envelope: Self.envelope(seconds: 100, bursts: (0..<20).map { (Double($0) * 5, Double($0) * 5 + 0.5) }))
+        #expect(g.bypassed)
+        #expect(g.stretches == [TimeRange(start: 0, end: 100)])
+        #expect(g.activeShare > 0.7)
+        let below = SilenceGate.run(envelope: Self.envelope(seconds: 100, bursts: [(10, 20), (40, 50)]))
+        #expect(!below.bypassed && below.activeShare < 0.7)
+    }
+
+    @Test func aSilentNightHasNoActiveStretch() {
+        let zero = SilenceGate.run(envelope: [Float](repeating: 0, count: 36_000))
+        #expect(zero.floor == 0 && zero.threshold == SilenceGate.absoluteMinimum)
+        #expect(zero.stretches.isEmpty && zero.activeShare == 0 && !zero.bypassed)
+        // Dither-level blips over digital silence are 1000× the floor but still below −61 dBFS.
+        var dither = [Float](repeating: 0, count: 36_000)
+        for i in stride(from: 0, to: dither.count, by: 97) { dither[i] = 0.0005 }
+        #expect(SilenceGate.run(envelope: dither).stretches.isEmpty)
+        // A real sound in a silent room is still found.
+        dither[5000] = 0.05
+        #expect(SilenceGate.run(envelope: dither).stretches == [TimeRange(start: 498, end: 502.1)])
+        #expect(SilenceGate.run(envelope: []).stretches.isEmpty)
+    }
+
+    @Test func damagedValuesAreNeverActive() {
+        var e = Self.envelope(seconds: 60, bursts: [])
+        e[100] = .nan; e[200] = .infinity
+        #expect(SilenceGate.run(envelope: e).stretches.isEmpty)
+    }
+
+    // MARK: windows
+
+    let w = classifierWindowLength, hop = classifierWindowLength / 2
+
+    @Test func windowsSitOnTheFileGridAndCoverTheStretch() {
+        let starts = WindowPlanner.windowStarts(stretches: [TimeRange(start: 10, end: 12)], totalSamples: 16_000 * 60)
+        #expect(starts == [156_000, 163_800, 171_600, 179_400])
+        #expect(starts.allSatisfy { $0 % hop == 0 })
+        #expect(starts.first! <= 160_000 && starts.last! + w >= 192_000)
+    }
+
+    @Test func aShortStretchGetsOneWindowThatHoldsIt() {
+        let starts = WindowPlanner.windowStarts(stretches: [TimeRange(start: 10, end: 10.2)], totalSamples: 16_000 * 60)
+        #expect(starts.count == 1)
+        #expect(starts[0] <= 160_000 && starts[0] + w >= 163_200)
+    }
+
+    @Test func meetingStretchesShareWindows() {
+        let a = TimeRange(start: 10, end: 12), b = TimeRange(start: 12, end: 14), c = TimeRange(start: 11, end: 13)
+        let joined = WindowPlanner.windowStarts(stretches: [a, b, c], totalSamples: 16_000 * 60)
+        let whole = WindowPlanner.windowStarts(stretches: [TimeRange(start: 10, end: 14)], totalSamples: 16_000 * 60)
+        #expect(Set(joined).count == joined.count && joined == joined.sorted())
+        #expect(Set(whole).isSubset(of: Set(joined)))
+    }
+
+    @Test func windowsStayInsideTheFile() {
+        let total = 16_000 * 30 + 123
+        let end = WindowPlanner.windowStarts(stretches: [TimeRange(start: 29, end: 40)], totalSamples: total)
+        #expect(end.last == total - w)
+        #expect(end.allSatisfy { $0 >= 0 && $0 + w <= total })
+        #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: 0, end: 5)], totalSamples: 8000) == [0])
+        #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: 0, end: 1)], totalSamples: 0).isEmpty)
+    }
+}
