@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|all]
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|all]
 import Foundation
 import SomniAudio
 
@@ -16,13 +16,15 @@ do {
         for format in [EncodedAudioWriter.Format.m4a, .opus] { try runClipBenchmark(format: format, count: 200) }
     case "features": runFeatureBenchmark()
     case "heuristic": runHeuristicBenchmark()
+    case "classifier": try runClassifierBenchmark()
     case "all":
         runFeatureBenchmark()
         runHeuristicBenchmark()
         try runDecodeBenchmark()
+        try runClassifierBenchmark()
         try runNightBenchmark(hours: 8, classifiers: ["heuristic"])
     default:
-        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|all]")
+        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|all]")
         exit(64)
     }
 } catch {

@@ -7,6 +7,8 @@ let commands: [any Command.Type] = [
     DemoCommand.self,
     EvaluateCommand.self,
     SynthCommand.self,
+    TrainCommand.self,
+    ClassifyCommand.self,
 ]
 
 @MainActor func mainHelp() -> String {
