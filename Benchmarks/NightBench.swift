@@ -116,15 +116,16 @@ func childAnalyze(_ path: String, classifier: String) throws {
     let session: Session
     // When each stage was first reported: where the time goes.
     var stageStarts: [String: Double] = [:]
-    let report: (NightAnalyzer<HeuristicClassifier>.Stage, Double) -> Void = { stage, _ in
-        if stageStarts[stage.rawValue] == nil { stageStarts[stage.rawValue] = Date().timeIntervalSince(start) }
+    func run<C: SoundClassifier>(_ classifier: C) throws -> Session {
+        var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: M4AClipEncoder())
+        return try analyzer.analyze(source: source, sourceName: path, into: folder) { stage, _ in
+            if stageStarts[stage.rawValue] == nil { stageStarts[stage.rawValue] = Date().timeIntervalSince(start) }
+        }
     }
     switch classifier {
-    case "heuristic":
-        var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: ProcessInfo.processInfo.environment["NOCLIPS"] == nil ? M4AClipEncoder() : nil)
-        session = try analyzer.analyze(source: source, sourceName: path, into: folder, progress: report)
-    default:
-        throw SomniError(.badInput, "unknown classifier \(classifier)")
+    case "heuristic": session = try run(HeuristicClassifier())
+    case "model": session = try run(CNNClassifier.bundled())
+    default: throw SomniError(.badInput, "unknown classifier \(classifier)")
     }
     var figures = ["seconds": processorSeconds(), "wallSeconds": Date().timeIntervalSince(start), "peakMB": Double(peakResidentMegabytes()),
                    "activeShare": session.activeShare, "events": Double(session.events.count)]

@@ -10,7 +10,7 @@ do {
     case "_analyze": try childAnalyze(arguments[1], classifier: arguments[2])
     case "night":
         let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
-        try runNightBenchmark(hours: hours, classifiers: ["heuristic"])
+        try runNightBenchmark(hours: hours, classifiers: ["model", "heuristic"])
     case "decode": try runDecodeBenchmark()
     case "clips":
         for format in [EncodedAudioWriter.Format.m4a, .opus] { try runClipBenchmark(format: format, count: 200) }
@@ -22,7 +22,7 @@ do {
         runHeuristicBenchmark()
         try runDecodeBenchmark()
         try runClassifierBenchmark()
-        try runNightBenchmark(hours: 8, classifiers: ["heuristic"])
+        try runNightBenchmark(hours: 8, classifiers: ["model", "heuristic"])
     default:
         print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|all]")
         exit(64)
