@@ -3,6 +3,7 @@
 import Foundation
 import SomniAudio
 
+ProcessMemory.keepLargeBuffersInTheirOwnMappings()
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first ?? "all" {

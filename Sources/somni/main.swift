@@ -1,4 +1,5 @@
 import Foundation
+import SomniAudio
 import SomniCore
 
 /// Every subcommand, in the order `somni --help` lists them.
@@ -72,4 +73,5 @@ func exitCode(for error: any Error) -> Int32 {
     }
 }
 
+ProcessMemory.keepLargeBuffersInTheirOwnMappings()
 exit(runMain())
