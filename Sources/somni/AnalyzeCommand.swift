@@ -6,14 +6,14 @@ struct AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
     static let help = """
-    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier heuristic] [--json]
+    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--json]
 
     Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
     coughs, and writes a night folder: session.json, envelope.bin and clips/.
 
       --out DIR            the night folder to create (default: NAME.night beside the current folder)
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
-      --classifier KIND    heuristic: the band-energy baseline (default until the learned model ships)
+    \(ClassifierChoice.help)
       --json               print session.json instead of the readable summary
     """
 
@@ -21,30 +21,28 @@ struct AnalyzeCommand: Command {
     var out: String?
     var sensitivity: Int
     var classifierKind: String
+    var modelPath: String?
     var json: Bool
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
-        classifierKind = try a.option("--classifier") ?? "heuristic"
+        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")
         file = try a.requiredPositional("FILE")
     }
 
     func validate() throws {
         guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
-        guard ["heuristic"].contains(classifierKind) else {
-            throw UsageError("--classifier must be 'heuristic', not '\(classifierKind)'")
-        }
     }
 
     func run() throws {
         let input = URL(fileURLWithPath: file)
         let destination = URL(fileURLWithPath: out ?? (input.deletingPathExtension().lastPathComponent + ".night"))
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
         let source = try AudioDecoder(url: input)
-        let session = try NightRun.analyze(source: source, sourceName: input.lastPathComponent,
-                                           classifier: HeuristicClassifier(), sensitivity: sensitivity,
-                                           destination: destination, showProgress: !json)
+        let session = try classifier.analyze(source: source, sourceName: input.lastPathComponent,
+                                             sensitivity: sensitivity, destination: destination, showProgress: !json)
         if json {
             print(String(decoding: try session.jsonData(), as: UTF8.self))
         } else {

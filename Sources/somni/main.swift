@@ -1,4 +1,5 @@
 import Foundation
+import SomniAudio
 import SomniCore
 
 /// Every subcommand, in the order `somni --help` lists them.
@@ -7,6 +8,8 @@ let commands: [any Command.Type] = [
     DemoCommand.self,
     EvaluateCommand.self,
     SynthCommand.self,
+    TrainCommand.self,
+    ClassifyCommand.self,
     NightsCommand.self,
     ShowCommand.self,
     ReportCommand.self,
@@ -76,4 +79,5 @@ func exitCode(for error: any Error) -> Int32 {
     }
 }
 
+ProcessMemory.keepLargeBuffersInTheirOwnMappings()
 exit(runMain())

@@ -20,7 +20,7 @@ import Foundation
 /// sleeper. It cannot see the breathing rhythm (a window is under a second), it takes any
 /// low-frequency pulse for a snore, and without `prepare(noiseFloor:)` it judges each window
 /// against its own quietest frame.
-public struct HeuristicClassifier: SoundClassifier {
+public struct HeuristicClassifier: SoundClassifier, Sendable {
     public let labels = ["snoring", "speech", "cough", "other"]
     public let windowLength: Int
     public let name = "heuristic"
@@ -32,20 +32,20 @@ public struct HeuristicClassifier: SoundClassifier {
 
     private let frameLength: Int
     private var noiseFloor: Float = 0
-    private var lowBand: [Biquad]
-    private var midBand: [Biquad]
-    private var highBand: [Biquad]
-    private var scratch: [Float]
+    /// Lanes: 40–400 Hz, 250–3000 Hz, above 3 kHz.
+    private var bands: FilterBank
     private var raw: [Float], low: [Float], mid: [Float], high: [Float], zcr: [Float]
 
     public init(windowLength: Int = classifierWindowLength, sampleRate: Int = analysisSampleRate) {
         self.windowLength = max(windowLength, 1)
         frameLength = max(sampleRate / 20, 1)
-        let rate = Double(sampleRate)
-        lowBand = Biquad.butterworthBand(low: 40, high: min(400, 0.45 * rate), sampleRate: rate)
-        midBand = Biquad.butterworthBand(low: 250, high: min(3000, 0.45 * rate), sampleRate: rate)
-        highBand = Biquad.butterworth4Qs.map { Biquad.highPass(cutoff: min(3000, 0.45 * rate), q: $0, sampleRate: rate) }
-        scratch = [Float](repeating: 0, count: self.windowLength)
+        let rate = Double(max(sampleRate, 20))
+        let top = 0.45 * rate
+        bands = FilterBank(chains: [
+            Biquad.butterworthBand(low: 40, high: min(400, top), sampleRate: rate),
+            Biquad.butterworthBand(low: 250, high: min(3000, top), sampleRate: rate),
+            Biquad.butterworth4Qs.map { Biquad.highPass(cutoff: min(3000, top), q: $0, sampleRate: rate) },
+        ])
         let frames = (self.windowLength + frameLength - 1) / frameLength
         raw = [Float](repeating: 0, count: frames)
         low = raw; mid = raw; high = raw; zcr = raw
@@ -67,57 +67,37 @@ public struct HeuristicClassifier: SoundClassifier {
 
     // MARK: frames
 
+    /// One pass over the window: raw RMS and zero crossings around the window's mean (so a
+    /// microphone's DC offset hides neither), and the three band RMS values, per 50 ms frame.
     private mutating func computeFrames(_ window: UnsafeBufferPointer<Float>, count n: Int) {
-        let length = frameLength
-        // Crossings and raw level are taken around the window's mean, so a microphone's DC offset
-        // does not hide them.
         var mean: Float = 0
         for j in 0..<n { mean += window[j] }
         mean /= Float(max(n, 1))
-        raw.withUnsafeMutableBufferPointer { raw in
-            zcr.withUnsafeMutableBufferPointer { zcr in
-                var f = 0, i = 0
-                var wasNegative = n > 0 && window[0] < mean
-                while i < n {
-                    let end = min(i + length, n)
-                    var sum: Float = 0, crossings = 0
-                    for j in i..<end {
-                        let x = window[j] - mean
-                        sum += x * x
-                        let negative = x < 0
-                        crossings += negative != wasNegative ? 1 : 0
-                        wasNegative = negative
-                    }
-                    raw[f] = (sum / Float(end - i)).squareRoot()
-                    zcr[f] = Float(crossings) / Float(end - i)
-                    f += 1; i = end
-                }
+        var filters = bands
+        filters.reset()
+        var f = 0, i = 0
+        var wasNegative = n > 0 && window[0] < mean
+        while i < n {
+            let end = min(i + frameLength, n)
+            var sum: Float = 0, bandSum = Quad(repeating: 0), crossings = 0
+            for j in i..<end {
+                let v = filters.step(window[j])
+                bandSum = bandSum + v * v
+                let x = window[j] - mean
+                sum += x * x
+                let negative = x < 0
+                crossings &+= negative != wasNegative ? 1 : 0
+                wasNegative = negative
             }
+            let count = Float(end - i)
+            raw[f] = (sum / count).squareRoot()
+            zcr[f] = Float(crossings) / count
+            low[f] = (bandSum.a / count).squareRoot()
+            mid[f] = (bandSum.b / count).squareRoot()
+            high[f] = (bandSum.c / count).squareRoot()
+            f += 1; i = end
         }
-        Self.bandRMS(window, count: n, frameLength: length, chain: &lowBand, scratch: &scratch, into: &low)
-        Self.bandRMS(window, count: n, frameLength: length, chain: &midBand, scratch: &scratch, into: &mid)
-        Self.bandRMS(window, count: n, frameLength: length, chain: &highBand, scratch: &scratch, into: &high)
-    }
-
-    /// Filters the window through `chain` in `scratch` and writes each frame's RMS.
-    private static func bandRMS(_ window: UnsafeBufferPointer<Float>, count n: Int, frameLength length: Int,
-                                chain: inout [Biquad], scratch: inout [Float], into out: inout [Float]) {
-        chain.reset()
-        scratch.withUnsafeMutableBufferPointer { buffer in
-            let part = UnsafeMutableBufferPointer(rebasing: buffer[0..<n])
-            _ = part.initialize(from: UnsafeBufferPointer(rebasing: window[0..<n]))
-            chain.process(part)
-            out.withUnsafeMutableBufferPointer { out in
-                var f = 0, i = 0
-                while i < n {
-                    let end = min(i + length, n)
-                    var sum: Float = 0
-                    for j in i..<end { sum += part[j] * part[j] }
-                    out[f] = (sum / Float(end - i)).squareRoot()
-                    f += 1; i = end
-                }
-            }
-        }
+        bands = filters
     }
 
     // MARK: rules

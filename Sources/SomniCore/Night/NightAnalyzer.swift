@@ -105,13 +105,21 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             do { try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true) } catch {
                 throw SomniError(.io, "cannot create \(clips.path)", cause: error)
             }
+            // One buffer for every clip: per-clip arrays fragment the heap between encoder calls.
+            let longest = events.map { ClipMaker.sampleRange(ClipMaker.clipRange(start: $0.start, end: $0.end, duration: duration),
+                                                              totalSamples: totalSamples).count }.max() ?? 0
+            var clipBuffer = [Float](repeating: 0, count: longest)
             for i in events.indices {
-                let range = ClipMaker.clipRange(start: events[i].start, end: events[i].end, duration: duration)
-                let first = Int(range.start * Double(analysisSampleRate))
-                let last = min(totalSamples, Int(range.end * Double(analysisSampleRate)))
-                let samples = ClipMaker.normalised(try spool.samples(from: first, count: last - first))
+                let range = ClipMaker.sampleRange(ClipMaker.clipRange(start: events[i].start, end: events[i].end, duration: duration),
+                                                  totalSamples: totalSamples)
                 let name = "\(events[i].id).\(encoder.fileExtension)"
-                try encoder.writeClip(samples, sampleRate: analysisSampleRate, to: clips.appendingPathComponent(name))
+                try clipBuffer.withUnsafeMutableBufferPointer { all in
+                    let clip = UnsafeMutableBufferPointer(rebasing: all[0..<range.count])
+                    try spool.read(from: range.lowerBound, into: clip)
+                    ClipMaker.normalise(clip)
+                    try encoder.writeClip(UnsafeBufferPointer(clip), sampleRate: analysisSampleRate,
+                                          to: clips.appendingPathComponent(name))
+                }
                 events[i].clip = "clips/\(name)"
                 progress(.clips, Double(i + 1) / Double(events.count))
             }

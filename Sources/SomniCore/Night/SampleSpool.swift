@@ -85,10 +85,4 @@ public final class SampleSpool {
             filled += available
         }
     }
-
-    public func samples(from start: Int, count n: Int) throws -> [Float] {
-        var out = [Float](repeating: 0, count: max(0, n))
-        try out.withUnsafeMutableBufferPointer { try read(from: start, into: $0) }
-        return out
-    }
 }

@@ -1,0 +1,130 @@
+import Foundation
+import SomniAudio
+import SomniCore
+import Testing
+
+/// `somni analyze` driven as a person would drive it: through the built binary.
+@Suite struct AnalyzeCommandTests {
+    /// Writes `seconds` of a generated signal to a 16 kHz WAV.
+    func writeWAV(_ url: URL, seconds: Double, _ sample: (Int) -> Float) throws {
+        let n = Int(seconds * Double(analysisSampleRate))
+        let samples = (0..<n).map(sample)
+        let writer = try WAVWriter(url: url)
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+    }
+
+    /// A bad input must give one clear error line, a non-zero exit, and no night folder at all.
+    func expectRejected(_ input: URL, mentioning words: [String], in dir: URL) throws {
+        let out = dir.appendingPathComponent("night")
+        let r = try CLI.run(["analyze", input.path, "--out", out.path])
+        #expect(r.status != 0)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "expected one error line, got: \(r.stderr)")
+        for w in words { #expect(r.stderr.lowercased().contains(w), "\(r.stderr) should mention \(w)") }
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("partial") }
+        #expect(leftovers.isEmpty, "half-written folders left: \(leftovers)")
+    }
+
+    @Test func missingPathIsOneClearError() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try expectRejected(dir.appendingPathComponent("nope.m4a"), mentioning: ["no such file"], in: dir)
+    }
+
+    @Test func directoryIsRejected() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sub = dir.appendingPathComponent("folder.wav")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        try expectRejected(sub, mentioning: ["folder"], in: dir)
+    }
+
+    @Test func zeroLengthFileIsRejected() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let empty = dir.appendingPathComponent("empty.wav")
+        FileManager.default.createFile(atPath: empty.path, contents: Data())
+        try expectRejected(empty, mentioning: ["empty"], in: dir)
+    }
+
+    @Test func textAndRandomBytesAreNotAudio() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = dir.appendingPathComponent("notes.mp3")
+        try Data(String(repeating: "this is not a recording\n", count: 200).utf8).write(to: text)
+        try expectRejected(text, mentioning: ["not an audio file"], in: dir)
+        var rng = SeededRandom(seed: 3)
+        let noise = dir.appendingPathComponent("noise.m4a")
+        try Data((0..<50_000).map { _ in UInt8.random(in: 0...255, using: &rng) }).write(to: noise)
+        try expectRejected(noise, mentioning: ["audio"], in: dir)
+    }
+
+    @Test func unsupportedCodecIsRejected() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A WAV whose format tag names a codec no decoder exists for.
+        let url = dir.appendingPathComponent("odd.wav")
+        try writeWAV(url, seconds: 1) { Float(sin(Double($0) * 0.1)) * 0.3 }
+        var bytes = try Data(contentsOf: url)
+        bytes[20] = 0x34; bytes[21] = 0x12  // format tag 0x1234
+        try bytes.write(to: url)
+        try expectRejected(url, mentioning: ["odd.wav"], in: dir)
+    }
+
+    @Test func truncatedFileIsAnalysedUpToTheBreakWithAWarning() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("cut.flac")
+        let writer = try EncodedAudioWriter(url: url, format: .flac, sampleRate: analysisSampleRate)
+        let samples = (0..<(analysisSampleRate * 60)).map { Float(sin(Double($0) * 0.05)) * 0.2 }
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let whole = try Data(contentsOf: url)
+        try whole.prefix(whole.count / 2).write(to: url)
+
+        let out = dir.appendingPathComponent("cut.night")
+        let r = try CLI.run(["analyze", url.path, "--out", out.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("ends early"), "\(r.stderr)")
+        let session = try Session.load(from: out.appendingPathComponent("session.json"))
+        #expect(session.duration > 20 && session.duration < 40, "read \(session.duration) s of a 60 s file cut in half")
+        #expect(session.warnings.contains { $0.contains("ends early") })
+    }
+
+    @Test func silentRecordingIsAnalysedAndWarnsAboutTheMicrophone() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("silent.wav")
+        var rng = SeededRandom(seed: 9)
+        try writeWAV(url, seconds: 120) { _ in Float(rng.unit() - 0.5) * 2e-5 }
+        let out = dir.appendingPathComponent("silent.night")
+        let r = try CLI.run(["analyze", url.path, "--out", out.path, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("microphone"))
+        let session = try JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
+        #expect(session.events.isEmpty)
+        #expect(abs(session.duration - 120) < 0.1)
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("envelope.bin").path))
+    }
+
+    @Test func existingDestinationIsNotOverwritten() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("a.wav")
+        try writeWAV(url, seconds: 5) { _ in 0 }
+        let out = dir.appendingPathComponent("kept")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: out.appendingPathComponent("precious.txt"))
+        let r = try CLI.run(["analyze", url.path, "--out", out.path])
+        #expect(r.status != 0)
+        #expect(try String(contentsOf: out.appendingPathComponent("precious.txt"), encoding: .utf8) == "mine")
+    }
+
+    @Test func badOptionsAreUsageErrors() throws {
+        let r = try CLI.run(["analyze", "x.wav", "--sensitivity", "11"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--sensitivity"))
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import SomniCore
+import Testing
+
+/// synth → analyze → evaluate through the binary: the planted events must be found.
+@Suite struct EndToEndTests {
+    @Test func analyzeFindsThePlantedEventsOfASynthesisedNight() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        let reference = dir.appendingPathComponent("night.csv")
+        let synth = try CLI.run(["synth", "--out", audio.path, "--hours", "0.3", "--seed", "11", "--scene", "quiet"])
+        #expect(synth.status == 0, "\(synth.stderr)")
+        let night = dir.appendingPathComponent("night.night")
+        let analyze = try CLI.run(["analyze", audio.path, "--out", night.path])
+        #expect(analyze.status == 0, "\(analyze.stderr)")
+        #expect(analyze.stdout.contains("Night folder: \(night.path)"))
+
+        let evaluate = try CLI.run(["evaluate", "--reference", reference.path, night.path, "--json"])
+        #expect(evaluate.status == 0, "\(evaluate.stderr)")
+        let report = try JSONDecoder().decode(EvaluationReport.self, from: Data(evaluate.stdout.utf8))
+        let byClass = Dictionary(uniqueKeysWithValues: report.classes.map { ($0.eventClass, $0) })
+        let snoring = try #require(byClass[.snoring])
+        #expect(snoring.scoredReferenceCount > 0)
+        #expect((snoring.segments.f1 ?? 0) >= 0.8, "snoring time: \(snoring.segments)")
+        #expect(report.totalSegments.recall ?? 0 >= 0.8, "planted sound found: \(report.totalSegments)")
+
+        // The night folder holds what session.json promises.
+        let session = try Session.load(from: night.appendingPathComponent("session.json"))
+        #expect(!session.events.isEmpty)
+        for e in session.events {
+            let clip = try #require(e.clip)
+            #expect(FileManager.default.fileExists(atPath: night.appendingPathComponent(clip).path))
+        }
+        let envelope = try EnvelopeFile.read(from: night.appendingPathComponent("envelope.bin"))
+        #expect(abs(Double(envelope.values.count) / envelope.rate - session.duration) < 0.2)
+    }
+
+    @Test func demoNeedsNoDataAndSaysItIsSynthetic() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try CLI.run(["demo", "--out", dir.path, "--minutes", "5"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("synthetic"))
+        #expect(r.stdout.contains("Night folder:"))
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("demo-night.night/session.json").path))
+    }
+}
