@@ -11,9 +11,14 @@ import SomniStore
 /// read time, level and class), and the event list with a player and a 96-bin waveform scrubber per
 /// clip. With several nights, trends across them come first.
 public enum NightReport {
-    public static func html(nights: [ReportNight], title: String? = nil) -> String {
+    /// - Parameters:
+    ///   - nights: the nights shown in full.
+    ///   - trends: the nights the trends and the night list cover (from the store's records, so a
+    ///     thousand nights cost no night folder reads); nil: the full nights, when more than one.
+    public static func html(nights: [ReportNight], trends: [TrendNight]? = nil, title: String? = nil) -> String {
+        let trendNights = trends ?? (nights.count > 1 ? nights.map { TrendNight($0) } : [])
         let page = PageData(nights: nights.map(ReportMath.night),
-                            trends: nights.count > 1 ? nights.map(trendPoint) : nil)
+                            trends: trendNights.isEmpty ? nil : trendNights.map(\.point))
         var h = """
         <!doctype html>
         <html lang="en">
@@ -22,18 +27,18 @@ public enum NightReport {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta http-equiv="Content-Security-Policy" content="\(ReportAssets.contentSecurityPolicy)">
         <meta name="color-scheme" content="light dark">
-        <title>\(escape(title ?? defaultTitle(nights)))</title>
+        <title>\(escape(title ?? defaultTitle(nights, trends: trendNights)))</title>
         <script>\(ReportAssets.errorRecorder)</script>
         <style>\(ReportAssets.style)</style>
         </head>
         <body>
-        <header class="top"><h1>\(escape(title ?? defaultTitle(nights)))</h1>
+        <header class="top"><h1>\(escape(title ?? defaultTitle(nights, trends: trendNights)))</h1>
         <p class="sub">Made by somni on this computer. This page loads nothing from any network.
         Not a medical device: it records and measures sound, it does not diagnose.</p></header>
         <main>
 
         """
-        if nights.count > 1 { h += trendsSection(nights) }
+        if !trendNights.isEmpty { h += trendsSection(trendNights, detailed: nights) }
         for (i, n) in nights.enumerated() { h += nightSection(n, index: i) }
         h += """
         </main>
@@ -49,18 +54,11 @@ public enum NightReport {
         return h
     }
 
-    private static func defaultTitle(_ nights: [ReportNight]) -> String {
-        if nights.count == 1, let n = nights.first {
+    private static func defaultTitle(_ nights: [ReportNight], trends: [TrendNight]) -> String {
+        if trends.isEmpty, nights.count == 1, let n = nights.first {
             return "Somni · night of " + (NightClock(iso: n.session.startedAt)?.nightTitle ?? n.id)
         }
-        return "Somni · \(nights.count) nights"
-    }
-
-    private static func trendPoint(_ n: ReportNight) -> TrendPoint {
-        let s = n.session.summary
-        return TrendPoint(label: NightClock(iso: n.session.startedAt)?.nightDate ?? n.id,
-                          minutes: s.snoringMinutes, percent: s.snoringPercent,
-                          rates: rates(n.session))
+        return "Somni · \(max(trends.count, nights.count)) nights"
     }
 
     /// Events per hour by class, from the events themselves (not trusting a stale summary).
@@ -74,26 +72,29 @@ public enum NightReport {
         return out
     }
 
-    private static func trendsSection(_ nights: [ReportNight]) -> String {
+    private static func trendsSection(_ trends: [TrendNight], detailed: [ReportNight]) -> String {
+        let sectionIndex = Dictionary(detailed.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         var rows = ""
-        for (i, n) in nights.enumerated() {
-            let s = n.session
-            let clock = NightClock(iso: s.startedAt)
-            let total = s.events.count
-            rows += "<tr><td><a href=\"#night-\(i)\">\(escape(clock?.nightDate ?? n.id))</a></td>"
-                + "<td class=\"hide-narrow\">\(clock?.time() ?? "–")</td><td class=\"hide-narrow\">\(clock?.time(at: s.duration) ?? "–")</td>"
-                + "<td class=\"num\">\(Format.duration(s.duration))</td><td class=\"num\">\(s.summary.snoringEpisodes)</td>"
-                + "<td class=\"num\">\(Format.minutes(s.summary.snoringMinutes))</td>"
-                + "<td class=\"num\">\(Format.percent(s.summary.snoringPercent))</td>"
-                + "<td class=\"num hide-narrow\">\(total)</td></tr>\n"
+        for t in trends {
+            let label = escape(t.label)
+            let name = sectionIndex[t.id].map { "<a href=\"#night-\($0)\">\(label)</a>" } ?? label
+            rows += "<tr><td>\(name)</td>"
+                + "<td class=\"hide-narrow\">\(t.bedtime ?? "–")</td><td class=\"hide-narrow\">\(t.wake ?? "–")</td>"
+                + "<td class=\"num\">\(Format.duration(t.duration))</td><td class=\"num\">\(t.episodes)</td>"
+                + "<td class=\"num\">\(Format.minutes(t.snoringMinutes))</td>"
+                + "<td class=\"num\">\(Format.percent(t.snoringPercent))</td>"
+                + "<td class=\"num hide-narrow\">\(t.events)</td></tr>\n"
         }
+        let note = detailed.count < trends.count
+            ? "<p class=\"hint\">The \(detailed.count) latest nights are shown in full below; 'somni report NIGHT' writes any other.</p>"
+            : ""
         return """
-        <section class="trends" id="trends"><h2>Across \(nights.count) nights</h2>
+        <section class="trends" id="trends"><h2>Across \(trends.count) nights</h2>
         <h3>Snoring minutes per night</h3><div class="trend-chart" data-chart="minutes"></div>
         <h3>Share of the night snoring (%)</h3><div class="trend-chart" data-chart="percent"></div>
         <h3>Events per hour</h3><div class="trend-chart" data-chart="rates"></div>
         </section>
-        <nav class="nightlist"><h2>Nights</h2><table><thead><tr><th>Night</th><th class="hide-narrow">Bedtime</th>
+        <nav class="nightlist"><h2>Nights</h2>\(note)<table><thead><tr><th>Night</th><th class="hide-narrow">Bedtime</th>
         <th class="hide-narrow">Wake</th><th class="num">In bed</th><th class="num">Episodes</th><th class="num">Snoring</th>
         <th class="num">%</th><th class="num hide-narrow">Events</th></tr></thead><tbody>
         \(rows)</tbody></table></nav>

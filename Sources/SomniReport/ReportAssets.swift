@@ -142,7 +142,7 @@ enum ReportAssets {
       }
 
       function drawTimeline(night, el) {
-        var W = 1000, H = 100, parts = [];
+        var W = 1000, H = 100, parts = [], D = night.duration > 0 ? night.duration : 1;
         var hoursFromRow = (night.offset + night.duration) / 3600;
         if (night.envelope.length) {
           var n = night.envelope.length, d = 'M0,' + H;
@@ -153,11 +153,11 @@ enum ReportAssets {
           parts.push('<path class="env" d="' + d + 'L' + W + ',' + H + 'Z"/>');
         }
         for (var h = Math.ceil(night.offset / 3600 + 1e-9); h < hoursFromRow; h++) {
-          var x = ((h * 3600 - night.offset) / night.duration * W).toFixed(1);
+          var x = ((h * 3600 - night.offset) / D * W).toFixed(1);
           parts.push('<line class="tick" x1="' + x + '" x2="' + x + '" y1="0" y2="' + H + '"/>');
         }
         night.events.forEach(function (e) {
-          var x = e.s / night.duration * W, w = Math.max(1.5, (e.e - e.s) / night.duration * W);
+          var x = e.s / D * W, w = Math.max(1.5, (e.e - e.s) / D * W);
           parts.push('<rect class="ev ' + e.c + '" x="' + x.toFixed(2) + '" width="' + w.toFixed(2) + '" y="' + (H - e.h) +
             '" height="' + e.h + '"><title>' + NAMES[e.c] + ' ' + e.pk.toFixed(1) + ' dBFS</title></rect>');
         });
@@ -165,7 +165,7 @@ enum ReportAssets {
           '<svg viewBox="0 0 ' + W + ' ' + H + '" preserveAspectRatio="none" role="img" aria-label="night timeline">' + parts.join('') + '</svg>';
         var axis = el.querySelector('.timeline + .axis'), labels = [];
         for (var k = Math.ceil(night.offset / 3600 + 1e-9); k < hoursFromRow; k++) {
-          var left = (k * 3600 - night.offset) / night.duration * 100;
+          var left = (k * 3600 - night.offset) / D * 100;
           var text = rowLabel(night, k);
           labels.push('<span style="left:' + left.toFixed(2) + '%">' + text + '</span>');
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SomniCore
+import SomniStore
 
 /// One night as the report needs it: the session, its envelope when there is one, and for each
 /// event with a clip the URL the page's audio element should load.
@@ -93,4 +94,40 @@ public enum ClipLinking: Sendable {
         return parts.map { $0 == ".." ? $0 : ($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0) }
             .joined(separator: "/")
     }
+}
+
+/// One night in the trends and the night list: numbers only, from a stored record or a session.
+public struct TrendNight: Sendable {
+    public var id: String
+    /// The night's date (the evening it began) or its id.
+    public var label: String
+    public var bedtime: String?
+    public var wake: String?
+    public var duration: Double
+    public var episodes: Int
+    public var snoringMinutes: Double
+    public var snoringPercent: Double
+    public var events: Int
+    /// Events per hour keyed by EventClass raw value.
+    public var rates: [String: Double]
+
+    public init(record r: NightRecord) {
+        let hours = r.duration / 3600
+        id = r.id; label = r.nightDate ?? r.id; bedtime = r.bedtime; wake = r.wake; duration = r.duration
+        episodes = r.snoringEpisodes; snoringMinutes = r.snoringMinutes; snoringPercent = r.snoringPercent
+        events = r.eventTotal
+        rates = Dictionary(uniqueKeysWithValues: EventClass.allCases.map {
+            ($0.rawValue, hours > 0 ? Double(r.count($0)) / hours : 0)
+        })
+    }
+
+    public init(_ n: ReportNight) {
+        let s = n.session
+        let clock = NightClock(iso: s.startedAt)
+        id = n.id; label = clock?.nightDate ?? n.id; bedtime = clock?.time(); wake = clock?.time(at: s.duration)
+        duration = s.duration; episodes = s.summary.snoringEpisodes; snoringMinutes = s.summary.snoringMinutes
+        snoringPercent = s.summary.snoringPercent; events = s.events.count; rates = NightReport.rates(s)
+    }
+
+    var point: TrendPoint { TrendPoint(label: label, minutes: snoringMinutes, percent: snoringPercent, rates: rates) }
 }

@@ -109,6 +109,27 @@ import SomniStore
         #expect(!NightReport.html(nights: [second]).contains("id=\"trends\""))
     }
 
+    @Test func trendsCanCoverMoreNightsThanAreShownInFull() throws {
+        let records = (1...40).map { d in
+            NightRecord(id: "n\(d)", startedAt: String(format: "2026-10-%02dT23:00:00Z", min(d, 28)), nightDate: "2026-10-\(d)",
+                        source: "x", duration: 3600, analysedSeconds: 600, activeShare: 0.2, sensitivity: 5,
+                        classifier: "heuristic", snoringMinutes: Double(d), snoringPercent: Double(d) / 0.6,
+                        snoringEpisodes: 1, eventCounts: ["snoring": d, "sleep_talk": 0, "cough": 1], addedAt: 0)
+        }
+        var shown = ReportTests.fixtureNight()
+        shown.id = "n40"
+        let html = NightReport.html(nights: [shown], trends: records.map { TrendNight(record: $0) })
+        #expect(html.contains("Across 40 nights"))
+        let list = try #require(html.range(of: "<nav class=\"nightlist\">").flatMap { start in
+            html[start.upperBound...].range(of: "</nav>").map { html[start.upperBound..<$0.lowerBound] } })
+        #expect(occurrences(of: "<tr><td>", in: String(list)) == 40, "every night is listed")
+        #expect(occurrences(of: "href=\"#night-", in: html) == 1, "only the night shown in full is linked")
+        #expect(html.contains("href=\"#night-0\">2026-10-40<"))
+        #expect(occurrences(of: "<section class=\"night\"", in: html) == 1)
+        let rates = try #require(TrendNight(record: records[9]).rates["snoring"])
+        #expect(rates == 10)
+    }
+
     @Test func summaryNumbersAreShown() {
         let html = NightReport.html(nights: [ReportTests.fixtureNight()])
         // 2 h in bed, 37 s snoring → 1 min, 0.5 %.
