@@ -87,6 +87,15 @@ func runStoreBenchmark(nights count: Int = 1000) throws {
     }
     print(String(format: "  open + list %d nights in-process: %.1f ms best of 5", listed, best * 1000))
 
+    let store = try NightStore(directory: folder.appendingPathComponent("store"))
+    var pageBytes = 0
+    let allReport = try benchSeconds {
+        let records = try store.nights()
+        let full = try records.suffix(7).map { try ReportNight.load(id: $0.id, folder: store.folder(of: $0), clips: .embedded) }
+        pageBytes = NightReport.html(nights: full, trends: records.map { TrendNight(record: $0) }).utf8.count
+    }
+    print(String(format: "  report --all (%d nights in the trends, 7 in full, %.1f MB): %.3f s", listed, Double(pageBytes) / 1e6, allReport))
+
     // The whole command, process start to exit, when the somni binary sits beside this one.
     let somni = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("somni")
     guard FileManager.default.isExecutableFile(atPath: somni.path) else {

@@ -112,7 +112,7 @@ public enum NightReport {
         for c in EventClass.allCases {
             let count = s.events.filter { $0.eventClass == c }.count
             rateRows += "<tr><td><i class=\"dot \(c.rawValue)\"></i>\(Format.className(c))</td>"
-                + "<td class=\"num\">\(count)</td><td class=\"num\">\(String(format: "%.1f", rates[c.rawValue] ?? 0))</td></tr>"
+                + "<td class=\"num\">\(count)</td><td class=\"num\">\(Format.fixed(rates[c.rawValue] ?? 0, 1))</td></tr>"
         }
         var items = ""
         for e in s.events.sorted(by: { $0.start < $1.start }) {
@@ -121,8 +121,8 @@ public enum NightReport {
             items += """
             <li class="event \(e.eventClass.rawValue)" data-event="\(escape(e.id))"><span class="badge \(e.eventClass.rawValue)">\
             \(Format.className(e.eventClass))</span><span class="meta">\(time)</span>\
-            <span class="meta">\(String(format: "%.1f s", e.duration))</span>\
-            <span class="meta">\(String(format: "%.1f dBFS", e.peakDBFS))</span>\
+            <span class="meta">\(Format.fixed(e.duration, 1)) s</span>\
+            <span class="meta">\(Format.fixed(e.peakDBFS, 1)) dBFS</span>\
             <span class="meta" title="severity \(Int(e.severity.rounded())) of 100">severity \(Int(e.severity.rounded())) \
             <span class="sev"><i style="width:\(Int(min(100, max(0, e.severity)).rounded()))%"></i></span></span>\
             <div class="player"><button type="button" aria-label="Play">▶</button>\
@@ -186,16 +186,27 @@ public enum NightReport {
 public enum Format {
     public static func duration(_ seconds: Double) -> String {
         let m = Int((seconds / 60).rounded())
-        return m >= 60 ? "\(m / 60) h \(String(format: "%02d", m % 60)) min" : "\(m) min"
+        return m >= 60 ? "\(m / 60) h \(padded(m % 60)) min" : "\(m) min"
     }
 
-    public static func minutes(_ m: Double) -> String { String(format: "%.0f min", m) }
-    public static func percent(_ p: Double) -> String { String(format: "%.1f %%", p) }
+    public static func minutes(_ m: Double) -> String { fixed(m, 0) + " min" }
+    public static func percent(_ p: Double) -> String { fixed(p, 1) + " %" }
 
     /// "1:02:03" from seconds.
     public static func elapsed(_ seconds: Double) -> String {
         let s = Int(seconds.rounded(.down))
-        return String(format: "%d:%02d:%02d", s / 3600, (s / 60) % 60, s % 60)
+        return "\(s / 3600):\(padded((s / 60) % 60)):\(padded(s % 60))"
+    }
+
+    /// A number with a fixed count of decimals, rounded half away from zero ("-3.5", "12").
+    public static func fixed(_ value: Double, _ decimals: Int) -> String {
+        guard value.isFinite else { return "–" }
+        var scale = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int((abs(value) * Double(scale)).rounded())
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard decimals > 0 else { return sign + String(scaled) }
+        return sign + String(scaled / scale) + "." + padded(scaled % scale, decimals)
     }
 
     public static func className(_ c: EventClass) -> String {

@@ -101,19 +101,19 @@ public struct NightClock: Sendable, Equatable {
     /// "YYYY-MM-DD" of the moment `seconds` after the start.
     public func date(at seconds: Double = 0) -> String {
         let m = moment(at: seconds)
-        return String(format: "%04d-%02d-%02d", m.year, m.month, m.day)
+        return "\(padded(m.year, 4))-\(padded(m.month))-\(padded(m.day))"
     }
 
     /// "HH:MM" of the moment `seconds` after the start.
     public func time(at seconds: Double = 0) -> String {
         let m = moment(at: seconds)
-        return String(format: "%02d:%02d", m.hour, m.minute)
+        return "\(padded(m.hour)):\(padded(m.minute))"
     }
 
     /// "HH:MM:SS" of the moment `seconds` after the start.
     public func timeWithSeconds(at seconds: Double) -> String {
         let m = moment(at: seconds)
-        return String(format: "%02d:%02d:%02d", m.hour, m.minute, m.second)
+        return "\(padded(m.hour)):\(padded(m.minute)):\(padded(m.second))"
     }
 
     /// A readable date of the night, the evening it began ("Sat 28 Nov 2026").
@@ -128,7 +128,7 @@ public struct NightClock: Sendable, Equatable {
     /// "yyyyMMdd-HHmm" of the start, the base of a night id.
     func compactDateTime() -> String {
         let m = moment(at: 0)
-        return String(format: "%04d%02d%02d-%02d%02d", m.year, m.month, m.day, m.hour, m.minute)
+        return "\(padded(m.year, 4))\(padded(m.month))\(padded(m.day))-\(padded(m.hour))\(padded(m.minute))"
     }
 
     /// The date a person calls "the night of": a start before noon belongs to the evening before.
@@ -139,4 +139,12 @@ public struct NightClock: Sendable, Equatable {
         let local = start.timeIntervalSince1970 + Double(offsetSeconds)
         return local - (local / 86_400).rounded(.down) * 86_400
     }
+}
+
+/// Zero-padded decimal digits. String(format:) is slow on Linux, and `nights` formats thousands of these.
+@inlinable
+public func padded(_ value: Int, _ width: Int = 2) -> String {
+    let digits = String(abs(value))
+    let pad = String(repeating: "0", count: max(0, width - digits.count))
+    return (value < 0 ? "-" : "") + pad + digits
 }

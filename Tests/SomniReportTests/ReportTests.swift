@@ -130,6 +130,17 @@ import SomniStore
         #expect(rates == 10)
     }
 
+    @Test func numbersAreFormattedLikePrintf() {
+        // (Exact halves aside, where printf rounds to even.)
+        for v in [0.0, 0.04, 0.07, 1.26, -3.46, -0.04, 12.0, 99.96, 1234.5678, -17.2] {
+            #expect(Format.fixed(v, 1) == String(format: "%.1f", v).replacingOccurrences(of: "-0.0", with: "0.0"), "\(v)")
+            #expect(Format.fixed(v, 0) == String(format: "%.0f", v).replacingOccurrences(of: "-0", with: "0"), "\(v)")
+        }
+        #expect(Format.duration(7 * 3600 + 5 * 60) == "7 h 05 min")
+        #expect(Format.elapsed(3725) == "1:02:05")
+        #expect(padded(7) == "07" && padded(2026, 4) == "2026" && padded(-5, 3) == "-005")
+    }
+
     @Test func summaryNumbersAreShown() {
         let html = NightReport.html(nights: [ReportTests.fixtureNight()])
         // 2 h in bed, 37 s snoring → 1 min, 0.5 %.
