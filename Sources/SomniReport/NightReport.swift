@@ -147,8 +147,8 @@ public enum NightReport {
         <h3>Timeline</h3>
         <div class="timeline"></div><div class="axis"></div>
         <h3>Ribbon</h3>
-        <p class="hint">One row per hour, one cell per 10 s. Brighter is louder on a fixed scale (−70 to −10 dBFS), so nights can be compared. Hover or drag to read.</p>
-        <div class="ribbon"></div><output class="readout">Hover or drag over the ribbon to read time, level and class.</output>
+        <p class="hint">One row per hour, one cell per 10 s. Brighter is louder on a fixed scale (−70 to −10 dBFS), so nights can be compared. Hover, drag or use the arrow keys to read.</p>
+        <div class="ribbon" tabindex="0" aria-label="ribbon: use the arrow keys to read each 10-second cell"></div><output class="readout" aria-live="polite">Hover or drag over the ribbon to read time, level and class.</output>
         <h3>Events (\(s.events.count))</h3>
         <ol class="events">
         \(items)</ol>

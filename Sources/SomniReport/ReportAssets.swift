@@ -75,7 +75,8 @@ enum ReportAssets {
     .ev { opacity: .9; }
     .axis { position: relative; height: 1.2em; font-size: .75rem; color: var(--muted); }
     .axis span { position: absolute; transform: translateX(-50%); white-space: nowrap; }
-    .ribbon { touch-action: pan-y; user-select: none; -webkit-user-select: none; }
+    .ribbon { touch-action: pan-y; user-select: none; -webkit-user-select: none; border-radius: 6px; }
+    .ribbon:focus-visible { outline: 2px solid var(--accent); outline-offset: 3px; }
     .ribbon .row { display: grid; grid-template-columns: 3.2em 1fr; align-items: center; gap: 6px; }
     .ribbon .hour { font-size: .75rem; color: var(--muted); font-variant-numeric: tabular-nums; }
     .ribbon svg { display: block; width: 100%; height: 18px; cursor: crosshair; }
@@ -215,12 +216,14 @@ enum ReportAssets {
             '<rect class="cursor" x="-2" y="0" width="1" height="1"/></svg></div>');
         }
         box.innerHTML = html.join('');
-        function read(ev, svg) {
-          var rect = svg.getBoundingClientRect(), row = Number(svg.getAttribute('data-row'));
-          var c = Math.max(0, Math.min(PER_ROW - 1, Math.floor((ev.clientX - rect.left) / rect.width * PER_ROW)));
+        var current = { row: Math.floor(r.first / PER_ROW), c: r.first % PER_ROW };
+        // Shows the cell's time, level and class, and moves the cursor there.
+        function show(row, c) {
+          current = { row: row, c: c };
           var k = row * PER_ROW + c - r.first;
           box.querySelectorAll('.cursor').forEach(function (cur) { cur.setAttribute('x', '-2'); });
-          svg.querySelector('.cursor').setAttribute('x', String(c));
+          var svg = box.querySelector('svg[data-row="' + row + '"]');
+          if (svg) { svg.querySelector('.cursor').setAttribute('x', String(c)); }
           var secondsIntoRow = c * CELL, text;
           if (night.firstHour == null) {
             text = '+' + clock(row * 3600 + secondsIntoRow);
@@ -232,6 +235,23 @@ enum ReportAssets {
           var cls = r.cls.charAt(k);
           out.textContent = text + ' · ' + level + ' · ' + (cls === '.' ? 'no event' : NAMES[cls]);
         }
+        function read(ev, svg) {
+          var rect = svg.getBoundingClientRect();
+          show(Number(svg.getAttribute('data-row')),
+               Math.max(0, Math.min(PER_ROW - 1, Math.floor((ev.clientX - rect.left) / rect.width * PER_ROW))));
+        }
+        // Keyboard: arrows move a cell (shift: a minute) or an hour row; Home and End jump to the ends.
+        box.addEventListener('keydown', function (ev) {
+          var cell = current.row * PER_ROW + current.c, step = ev.shiftKey ? 6 : 1;
+          var moves = { ArrowLeft: -step, ArrowRight: step, ArrowUp: -PER_ROW, ArrowDown: PER_ROW };
+          if (ev.key in moves) { cell += moves[ev.key]; }
+          else if (ev.key === 'Home') { cell = r.first; }
+          else if (ev.key === 'End') { cell = lastCell; }
+          else { return; }
+          ev.preventDefault();
+          cell = Math.max(r.first, Math.min(lastCell, cell));
+          show(Math.floor(cell / PER_ROW), cell % PER_ROW);
+        });
         var dragging = null;
         box.addEventListener('pointerdown', function (ev) {
           var svg = ev.target.closest('svg'); if (!svg) { return; }

@@ -137,6 +137,12 @@ struct BrowserInteractionTests {
           var row = document.querySelector('.ribbon svg[data-row="1"]');
           at(row, 240.5 / 360);
           root.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
+          // Two cells right with the keyboard, then a whole hour row down.
+          var ribbon = document.querySelector('.ribbon');
+          ['ArrowRight', 'ArrowRight', 'ArrowDown'].forEach(function (key) {
+            ribbon.dispatchEvent(new KeyboardEvent('keydown', { key: key, bubbles: true }));
+          });
+          root.setAttribute('data-test-keys', document.querySelector('output.readout').textContent);
           var audio = document.querySelector('li.event audio');
           function scrub() {
             at(document.querySelector('li.event canvas'), 0.5);
@@ -159,6 +165,9 @@ struct BrowserInteractionTests {
         let readout = rootAttribute("data-test-readout", in: dom) ?? ""
         #expect(readout.hasPrefix("00:40:00"), "readout: \(readout)")
         #expect(readout.contains("cough") && readout.contains("dBFS"), "readout: \(readout)")
+        let keys = rootAttribute("data-test-keys", in: dom) ?? ""
+        // 00:40:20 + 1 h is past the end of the night (01:40:00): the cursor stops at the last cell.
+        #expect(keys.hasPrefix("01:39:50") && keys.contains("-54 dBFS") && keys.contains("no event"), "keyboard readout: \(keys)")
         #expect(rootAttribute("data-test-position", in: dom) == "0.50", "dragging before play positions the clip")
         #expect(rootAttribute("data-test-paused", in: dom) == "true", "and does not start it")
     }
