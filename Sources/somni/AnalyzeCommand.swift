@@ -39,8 +39,8 @@ struct AnalyzeCommand: Command {
     func run() throws {
         let input = URL(fileURLWithPath: file)
         let destination = URL(fileURLWithPath: out ?? (input.deletingPathExtension().lastPathComponent + ".night"))
+        let source = try AudioDecoder(url: input)  // the user's file first: its problems are the likelier ones
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
-        let source = try AudioDecoder(url: input)
         let session = try classifier.analyze(source: source, sourceName: input.lastPathComponent,
                                              sensitivity: sensitivity, destination: destination, showProgress: !json)
         if json {
