@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|all]
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|all]
 import Foundation
 import SomniAudio
 
@@ -18,14 +18,18 @@ do {
     case "features": runFeatureBenchmark()
     case "heuristic": runHeuristicBenchmark()
     case "classifier": try runClassifierBenchmark()
+    case "report": try runReportBenchmark()
+    case "store": try runStoreBenchmark()
     case "all":
         runFeatureBenchmark()
         runHeuristicBenchmark()
         try runDecodeBenchmark()
         try runClassifierBenchmark()
         try runNightBenchmark(hours: 8, classifiers: ["model", "heuristic"])
+        try runReportBenchmark()
+        try runStoreBenchmark()
     default:
-        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|all]")
+        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|all]")
         exit(64)
     }
 } catch {

@@ -10,6 +10,12 @@ let commands: [any Command.Type] = [
     SynthCommand.self,
     TrainCommand.self,
     ClassifyCommand.self,
+    NightsCommand.self,
+    ShowCommand.self,
+    ReportCommand.self,
+    ExportCommand.self,
+    ImportCommand.self,
+    DeleteCommand.self,
 ]
 
 @MainActor func mainHelp() -> String {
