@@ -59,6 +59,17 @@ public final class NightStore {
 
     var nightsDirectory: URL { directory.appendingPathComponent("nights", isDirectory: true) }
     var stagingDirectory: URL { directory.appendingPathComponent("staging", isDirectory: true) }
+    var incomingDirectory: URL { directory.appendingPathComponent("incoming", isDirectory: true) }
+
+    /// A fresh path inside the store (not created) where an analysis can build its night folder
+    /// before `add(nightFolder:moving: true)` takes it in with a cheap rename. Left over by a
+    /// process that died, it is removed the next time the store is opened (its name carries the
+    /// process id, and only folders of processes no longer running are removed).
+    public func newIncomingFolder(name: String) -> URL {
+        let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }.prefix(60))
+        let pid = ProcessInfo.processInfo.processIdentifier
+        return incomingDirectory.appendingPathComponent("\(pid)-\(UUID().uuidString.prefix(8))-\(safe)", isDirectory: true)
+    }
 
     // MARK: Reading
 
@@ -305,6 +316,14 @@ public final class NightStore {
         where !StagingNames.shared.isRunning(name) {
             try? fm.removeItem(at: stagingDirectory.appendingPathComponent(name))
         }
+        // Analyses build in incoming/ ("<pid>-…", or ".<pid>-….partial-…" while being written);
+        // names without a process id are not ours to judge and stay.
+        for name in (try? fm.contentsOfDirectory(atPath: incomingDirectory.path)) ?? [] {
+            let bare = name.hasPrefix(".") ? String(name.dropFirst()) : name
+            guard let owner = bare.split(separator: "-").first.flatMap({ Int32($0) }),
+                  !StagingNames.isAlive(owner) else { continue }
+            try? fm.removeItem(at: incomingDirectory.appendingPathComponent(name))
+        }
     }
 }
 
@@ -337,6 +356,10 @@ final class StagingNames: @unchecked Sendable {
             lock.lock(); defer { lock.unlock() }
             return active.contains(name)
         }
-        return kill(owner, 0) == 0 || errno == EPERM
+        return StagingNames.isAlive(owner)
+    }
+
+    static func isAlive(_ pid: Int32) -> Bool {
+        pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)
     }
 }

@@ -156,6 +156,34 @@ import SomniCore
         #expect(try NightStore(directory: dir).nights().map(\.id) == [first.id, second.id])
     }
 
+    @Test func anAnalysisBuiltInIncomingIsTakenInAndLeftoversOfDeadProcessesAreSwept() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let store = try NightStore(directory: dir)
+        let incoming = store.newIncomingFolder(name: "my night.m4a")
+        #expect(incoming.deletingLastPathComponent().lastPathComponent == "incoming")
+        #expect(incoming.lastPathComponent.hasPrefix("\(ProcessInfo.processInfo.processIdentifier)-"))
+        try NightFixture.folder(at: incoming, session: NightFixture.session(startedAt: "2026-11-03T23:00:00Z"))
+        let r = try store.add(nightFolder: incoming, moving: true)
+        #expect(!FileManager.default.fileExists(atPath: incoming.path))
+        #expect(try store.session(of: r).events.count == 3)
+
+        // A process that has exited: its pid names the leftovers it could not clean.
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let dead = finished.processIdentifier
+        let mine = store.newIncomingFolder(name: "in progress")
+        let leftovers = ["\(dead)-abcd1234-night", ".\(dead)-abcd1234-night.partial-1234"]
+        for name in leftovers + ["someone-elses"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent("incoming/\(name)"), withIntermediateDirectories: true)
+        }
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        _ = try NightStore(directory: dir)
+        #expect(NightFixture.tree(dir.appendingPathComponent("incoming")) == [mine.lastPathComponent, "someone-elses"].sorted())
+    }
+
     @Test func aBrokenNightFolderIsRefusedAndChangesNothing() throws {
         let scratch = try Scratch()
         let store = try NightStore(directory: scratch.path("store"))
