@@ -131,7 +131,12 @@ public enum NightReport {
             """
         }
         if items.isEmpty { items = "<li class=\"empty\">No events were found this night.</li>\n" }
-        let warnings = s.warnings.map { "<p class=\"hint\">⚠ \(escape($0))</p>" }.joined()
+        var notes = s.warnings
+        if !n.missingClips.isEmpty {
+            notes.append("\(n.missingClips.count) clip\(n.missingClips.count == 1 ? " is" : "s are") missing from the night folder; "
+                         + "those events have no player.")
+        }
+        let warnings = notes.map { "<p class=\"hint\">⚠ \(escape($0))</p>" }.joined()
         return """
         <section class="night" id="night-\(index)" data-night="\(escape(n.id))">
         <h2>\(escape(heading))<small>\(span)\(escape(s.source)) · id \(escape(n.id))</small></h2>

@@ -13,6 +13,8 @@ public struct ReportNight: Sendable {
     /// Event id → peak bins computed from the clip's audio, when the caller decoded it; otherwise
     /// the waveform comes from the envelope over the clip's span.
     public var clipWaveforms: [String: [Float]]
+    /// Clips session.json names that were not in the night folder (their events get no player).
+    public var missingClips: [String] = []
 
     public init(id: String, session: Session, envelope: EnvelopeFile.Contents?,
                 clipSources: [String: String] = [:], clipWaveforms: [String: [Float]] = [:]) {
@@ -26,11 +28,19 @@ public struct ReportNight: Sendable {
         let session = try Session.load(from: folder.appendingPathComponent(Session.fileName))
         let envelope = try? EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName))
         var sources: [String: String] = [:]
+        var missing: [String] = []
         for e in session.events {
             guard let clip = e.clip else { continue }
+            // A lost clip costs its player, not the report.
+            guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(clip).path) else {
+                missing.append(clip)
+                continue
+            }
             sources[e.id] = try clips.source(for: clip, nightID: id, folder: folder)
         }
-        return ReportNight(id: id, session: session, envelope: envelope, clipSources: sources)
+        var night = ReportNight(id: id, session: session, envelope: envelope, clipSources: sources)
+        night.missingClips = missing
+        return night
     }
 }
 

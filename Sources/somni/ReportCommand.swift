@@ -95,6 +95,9 @@ struct ReportCommand: Command {
                           reportDirectory: pageDirectory)
         }
         let nights = try sources.map { try ReportNight.load(id: $0.id, folder: $0.folder, clips: linking) }
+        for n in nights where !n.missingClips.isEmpty {
+            printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
+        }
         do { try Data(NightReport.html(nights: nights, trends: trends).utf8).write(to: page, options: .atomic) } catch {
             throw SomniError(.io, "cannot write \(page.path)", cause: error)
         }

@@ -165,6 +165,20 @@ import SomniStore
         #expect(src.hasPrefix("data:audio/wav;base64,UklGR"))
     }
 
+    @Test func aMissingClipCostsItsPlayerNotTheReport() throws {
+        let scratch = try Scratch()
+        let night = try ReportFixture.folder(at: scratch.path("n"))
+        try FileManager.default.removeItem(at: night.appendingPathComponent("clips/evt-0003.wav"))
+        for linking in [ClipLinking.embedded, .copied(into: scratch.path("r/c"), reportDirectory: scratch.path("r"))] {
+            let n = try ReportNight.load(id: "n", folder: night, clips: linking)
+            #expect(n.missingClips == ["clips/evt-0003.wav"])
+            #expect(n.clipSources.count == 3 && n.clipSources["evt-0003"] == nil)
+            let html = NightReport.html(nights: [n])
+            #expect(html.contains("1 clip is missing from the night folder"))
+            #expect(occurrences(of: "<audio ", in: html) == 3)
+        }
+    }
+
     @Test func exportsHoldEveryEventAndRoundTrip() throws {
         let s = ReportFixture.session(source: "a,b \"c\".m4a")
         var record = NightRecord(id: "20261128-2340", startedAt: s.startedAt, nightDate: "2026-11-28", source: s.source,

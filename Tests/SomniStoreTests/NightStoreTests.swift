@@ -233,6 +233,20 @@ import SomniCore
         }
     }
 
+    @Test func aDatabaseThatIsNotOneIsAClearError() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try Data(repeating: 0x41, count: 4096).write(to: dir.appendingPathComponent(NightStore.databaseName))
+        do {
+            _ = try NightStore(directory: dir)
+            Issue.record("a file that is not a database must be refused")
+        } catch let e as SomniError {
+            #expect(e.code == .badInput)
+            #expect(e.message.contains(NightStore.databaseName))
+        }
+    }
+
     @Test func theStoreIsInWALModeWithForeignKeysOn() throws {
         let scratch = try Scratch()
         let store = try NightStore(directory: scratch.path("store"))
