@@ -148,8 +148,10 @@ public final class NightStore {
     // MARK: Writing
 
     /// Adds a complete night folder (session.json, envelope.bin, clips/). With `moving` the folder is
-    /// moved into the store, otherwise copied. On any failure the store is left as it was, and a
-    /// moved folder is put back where it came from.
+    /// renamed into the store (copied and then removed across file systems), otherwise copied. On
+    /// any failure the store is left as it was, and a moved folder is put back where it came from;
+    /// after a crash part-way a moved folder is gone with the save, so move only folders the store
+    /// may own (an analysis built in `newIncomingFolder`), and copy a person's own folders.
     @discardableResult
     public func add(nightFolder: URL, moving: Bool) throws -> NightRecord {
         let fm = FileManager.default

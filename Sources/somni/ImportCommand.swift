@@ -11,7 +11,8 @@ struct ImportCommand: Command {
     Copies a night folder (as written by 'somni analyze --out') into the store and prints its id.
     Every clip session.json names must be inside the folder. The store is unchanged if anything fails.
 
-      --move        move the folder instead of copying it
+      --move        remove the folder once it is safely in the store (it is copied first, so a
+                    crash part-way never loses it)
     \(StoreOptions.help)
       --json        print the stored night's record as JSON
     """
@@ -27,7 +28,13 @@ struct ImportCommand: Command {
 
     func run() throws {
         let store = try options.open()
-        let record = try store.add(nightFolder: URL(fileURLWithPath: folder, isDirectory: true), moving: move)
+        let source = URL(fileURLWithPath: folder, isDirectory: true)
+        let record = try store.add(nightFolder: source, moving: false)
+        if move {
+            do { try FileManager.default.removeItem(at: source) } catch {
+                printError("somni import: warning: the night is stored, but \(source.path) could not be removed: \(error)")
+            }
+        }
         if options.json { return try printJSON(record) }
         print("Imported night \(record.id)" + (record.nightDate.map { " (night of \($0))" } ?? "")
               + ": \(record.eventTotal) events, stored in \(store.folder(of: record).path)")
