@@ -101,7 +101,8 @@ struct ReportCommand: Command {
         do { try Data(NightReport.html(nights: nights, trends: trends).utf8).write(to: page, options: .atomic) } catch {
             throw SomniError(.io, "cannot write \(page.path)", cause: error)
         }
-        let covered = trends.map { " of \($0.count)" } ?? ""
-        print("Wrote \(page.path) (\(nights.count)\(covered) night\(nights.count == 1 && covered.isEmpty ? "" : "s") in full)")
+        let what = trends.map { "trends over \($0.count) nights, \(nights.count) in full" }
+            ?? "\(nights.count) night\(nights.count == 1 ? "" : "s")"
+        print("Wrote \(page.path) (\(what))")
     }
 }
