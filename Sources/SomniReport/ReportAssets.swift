@@ -213,7 +213,7 @@ enum ReportAssets {
           var label = rowLabel(night, row);
           html.push('<div class="row"><span class="hour">' + label + '</span><svg viewBox="0 0 ' + PER_ROW +
             ' 1" preserveAspectRatio="none" data-row="' + row + '">' + cells.join('') +
-            '<rect class="cursor" x="-2" y="0" width="1" height="1"/></svg></div>');
+            '<rect class="cursor" x="0" y="0" width="1" height="1" visibility="hidden"/></svg></div>');
         }
         box.innerHTML = html.join('');
         var current = { row: Math.floor(r.first / PER_ROW), c: r.first % PER_ROW };
@@ -221,9 +221,13 @@ enum ReportAssets {
         function show(row, c) {
           current = { row: row, c: c };
           var k = row * PER_ROW + c - r.first;
-          box.querySelectorAll('.cursor').forEach(function (cur) { cur.setAttribute('x', '-2'); });
+          box.querySelectorAll('.cursor').forEach(function (cur) { cur.setAttribute('visibility', 'hidden'); });
           var svg = box.querySelector('svg[data-row="' + row + '"]');
-          if (svg) { svg.querySelector('.cursor').setAttribute('x', String(c)); }
+          if (svg) {
+            var cursor = svg.querySelector('.cursor');
+            cursor.setAttribute('x', String(c));
+            cursor.setAttribute('visibility', 'visible');
+          }
           var secondsIntoRow = c * CELL, text;
           if (night.firstHour == null) {
             text = '+' + clock(row * 3600 + secondsIntoRow);
