@@ -59,7 +59,7 @@ struct AnalyzeCommand: Command {
         } else {
             // Analysed beside the store, then added in one transaction that moves the folder in.
             let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
-            let incoming = store.directory.appendingPathComponent("incoming/\(name)-\(UUID().uuidString.prefix(8))")
+            let incoming = store.newIncomingFolder(name: name)
             session = try analyse(incoming)
             let record: NightRecord
             do { record = try store.add(nightFolder: incoming, moving: true) } catch {
