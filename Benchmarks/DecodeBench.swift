@@ -64,7 +64,7 @@ private func writeGeneratedAudio(to url: URL, format: EncodedAudioWriter.Format,
     try writer.finish()
 }
 
-private func peakResidentMegabytes() -> Int {
+func peakResidentMegabytes() -> Int {
     #if canImport(Glibc)
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)

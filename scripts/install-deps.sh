@@ -8,6 +8,8 @@ PACKAGES=(
   libsqlite3-dev                                                    # the night store
   libpulse-dev libasound2-dev                                       # live capture (PulseAudio/PipeWire, ALSA)
   pulseaudio pulseaudio-utils                                       # capture tests: a private sound server
+  chromium                                                          # the report's browser tests (headless)
+  zlib1g-dev                                                        # decoding the browser's screenshots in tests
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -306,3 +306,20 @@ final class DecoderHandles {
         av_frame_free(&frame)
     }
 }
+
+extension AudioDecoder {
+    /// Decodes a whole file to 16 kHz mono: for short clips (training data, sound banks); nights
+    /// are streamed through `read(into:)` instead.
+    public static func decodeWhole(_ url: URL) throws -> [Float] {
+        let decoder = try AudioDecoder(url: url)
+        var samples: [Float] = []
+        if let expected = decoder.expectedDuration { samples.reserveCapacity(Int(expected * 16_000) + 16_000) }
+        var block = [Float](repeating: 0, count: 16_384)
+        while true {
+            let n = try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
+            if n == 0 { break }
+            samples += block[0..<n]
+        }
+        return samples
+    }
+}

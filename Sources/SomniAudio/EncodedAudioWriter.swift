@@ -101,6 +101,17 @@ public final class EncodedAudioWriter: AudioSink {
             codec.pointee.flags |= AV_CODEC_FLAG_QSCALE  // Vorbis quality 4 (about 64–100 kb/s)
             codec.pointee.global_quality = 4 * FF_QP2LAMBDA
         }
+        if format == .m4a {
+            // The default two-loop search costs ~5× the time for no audible gain on clips of
+            // snores and coughs; "fast" keeps clip writing from dominating a night's analysis.
+            av_opt_set(codec.pointee.priv_data, "aac_coder", "fast", 0)
+            for tool in ["aac_pns", "aac_tns", "aac_is", "aac_ms", "aac_ltp", "aac_pred"] {
+                av_opt_set_int(codec.pointee.priv_data, tool, 0, 0)
+            }
+        }
+        if format == .opus {
+            av_opt_set_int(codec.pointee.priv_data, "compression_level", 5, 0)
+        }
         if container.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
             codec.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         }
@@ -241,9 +252,9 @@ public struct M4AClipEncoder: ClipEncoder {
 
     public init(bitRate: Int = 48_000) { self.bitRate = bitRate }
 
-    public func writeClip(_ samples: [Float], sampleRate: Int, to url: URL) throws {
+    public func writeClip(_ samples: UnsafeBufferPointer<Float>, sampleRate: Int, to url: URL) throws {
         let writer = try EncodedAudioWriter(url: url, format: .m4a, sampleRate: sampleRate, bitRate: bitRate)
-        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.write(samples)
         try writer.finish()
     }
 }

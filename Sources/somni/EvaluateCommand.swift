@@ -5,11 +5,12 @@ struct EvaluateCommand: Command {
     static let name = "evaluate"
     static let summary = "Score a night's found events against reference annotations (DCASE-style)"
     static let help = """
-    Usage: somni evaluate --reference REF.csv NIGHT_DIR_OR_SESSION_JSON [options]
+    Usage: somni evaluate --reference REF.csv NIGHT_DIR | SESSION_JSON | FOUND.csv [options]
 
-    Compares the events in a night's session.json with reference annotations and prints, per class
-    and in total, event-based precision/recall/F1 (one-to-one matching), segment-based F1 and false
-    events per hour, over the night's duration from session.json.
+    Compares the events in a night's session.json (or a CSV of found events in the reference
+    format, with --duration) with reference annotations and prints, per class and in total,
+    event-based precision/recall/F1 (one-to-one matching), segment-based F1 and false events per
+    hour, over the night's duration from session.json.
 
     Default protocol: snoring as episodes (events < 10 s apart merged on both sides) with a 3 s
     collar and 10 s segments; sleep_talk with a 1 s collar and 1 s segments; single coughs with a
@@ -19,6 +20,8 @@ struct EvaluateCommand: Command {
       --reference REF.csv   annotations, one event a line: start,end,class (seconds; header,
                             blank lines and # comments allowed; classes snoring, sleep_talk,
                             cough, or the aliases snore, sleeptalk, sleep-talk, speech, coughing)
+      --duration SEC        length of the recording in seconds (required for a found CSV;
+                            overrides session.json's)
       --json                print the report as JSON instead of a table
       --collar CLASS=SEC    onset collar for a class (repeatable)
       --segment CLASS=SEC   segment length for a class (repeatable)
@@ -29,12 +32,15 @@ struct EvaluateCommand: Command {
     var referencePath: String
     var nightPath: String
     var json: Bool
+    var duration: Double?
     var rules: EvaluationProtocol
 
     init(_ a: inout Arguments) throws {
         guard let reference = try a.option("--reference") else { throw UsageError("--reference REF.csv is required") }
         referencePath = reference
         json = a.flag("--json")
+        duration = try a.option("--duration", as: Double.self)
+        if let d = duration, !(d.isFinite && d > 0) { throw UsageError("--duration takes a positive number of seconds") }
         var rules = EvaluationProtocol.somniDefault
         func override(_ flag: String, allowNone: Bool, _ apply: (inout ClassProtocol, Double?) -> Void) throws {
             for value in try Self.repeated(&a, flag) {
@@ -49,6 +55,16 @@ struct EvaluateCommand: Command {
         try override("--merge-gap", allowNone: true) { $0.mergeGap = $1 }
         self.rules = rules
         nightPath = try a.requiredPositional("night folder or session.json")
+    }
+
+    private static func readCSV(_ path: String, what: String) throws -> [ReferenceEvent] {
+        let text: String
+        do { text = try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8) } catch {
+            throw SomniError(.io, "cannot read \(what) \(path)", cause: error)
+        }
+        do { return try ReferenceCSV.parse(text) } catch let e as SomniError {
+            throw SomniError(e.code, "\(path): \(e.message)", cause: e)
+        }
     }
 
     private static func repeated(_ a: inout Arguments, _ name: String) throws -> [String] {
@@ -75,25 +91,25 @@ struct EvaluateCommand: Command {
     }
 
     func run() throws {
-        let referenceURL = URL(fileURLWithPath: referencePath)
-        let text: String
-        do { text = try String(contentsOf: referenceURL, encoding: .utf8) } catch {
-            throw SomniError(.io, "cannot read reference \(referencePath)", cause: error)
+        let reference = try Self.readCSV(referencePath, what: "reference")
+        let found: [ReferenceEvent]
+        let recordingLength: Double
+        if nightPath.lowercased().hasSuffix(".csv") {
+            guard let d = duration else { throw UsageError("a found-events CSV needs --duration SEC") }
+            found = try Self.readCSV(nightPath, what: "found events")
+            recordingLength = d
+        } else {
+            var sessionURL = URL(fileURLWithPath: nightPath)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: sessionURL.path, isDirectory: &isDirectory) else {
+                throw SomniError(.io, "no such night folder or session.json: \(nightPath)")
+            }
+            if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
+            let session = try Session.load(from: sessionURL)
+            found = session.events.map(ReferenceEvent.init)
+            recordingLength = duration ?? session.duration
         }
-        let reference: [ReferenceEvent]
-        do { reference = try ReferenceCSV.parse(text) } catch let e as SomniError {
-            throw SomniError(e.code, "\(referencePath): \(e.message)", cause: e)
-        }
-
-        var sessionURL = URL(fileURLWithPath: nightPath)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: sessionURL.path, isDirectory: &isDirectory) else {
-            throw SomniError(.io, "no such night folder or session.json: \(nightPath)")
-        }
-        if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
-        let session = try Session.load(from: sessionURL)
-        let found = session.events.map { ReferenceEvent(eventClass: $0.eventClass, start: $0.start, end: $0.end) }
-        let report = Evaluator.evaluate(reference: reference, found: found, duration: session.duration, protocol: rules)
+        let report = Evaluator.evaluate(reference: reference, found: found, duration: recordingLength, protocol: rules)
         if json {
             print(String(decoding: try report.jsonData(), as: UTF8.self))
         } else {

@@ -1,25 +1,14 @@
 import Foundation
+import SomniAudio
 import SomniCore
 
-/// Output formats `somni synth` can write, by `--format` name. Compressed formats (m4a through
-/// SomniAudio's encoder) are added here.
+/// Output formats `somni synth` can write, by `--format` name.
 let synthSinkFactories: [String: @Sendable (URL) throws -> any AudioSink] = [
     "wav": { try WAVWriter(url: $0, format: .pcm16) },
     "wav-float": { try WAVWriter(url: $0, format: .float32) },
+    "m4a": { try EncodedAudioWriter(url: $0, format: .m4a, sampleRate: analysisSampleRate) },
+    "flac": { try EncodedAudioWriter(url: $0, format: .flac, sampleRate: analysisSampleRate) },
 ]
-
-/// Turns a data-folder file into 16 kHz mono samples. Only WAV for now: FLAC and MP3 need
-/// SomniAudio's decoder, which replaces this when it lands.
-@Sendable func loadRecording(_ url: URL) throws -> [Float] {
-    guard url.pathExtension.lowercased() == "wav" else {
-        throw SomniError(.unsupported, "cannot decode \(url.lastPathComponent) yet: only WAV data folders work until the decoder is wired in")
-    }
-    let (samples, rate) = try WAVReader.read(url)
-    guard rate == analysisSampleRate else {
-        throw SomniError(.badInput, "\(url.lastPathComponent) is \(rate) Hz; the data folder must hold 16 kHz audio")
-    }
-    return samples
-}
 
 struct SynthCommand: Command {
     static let name = "synth"
@@ -81,6 +70,7 @@ struct SynthCommand: Command {
         if let level = configuration.backgroundLevel, !(level.isFinite && level <= 0 && level >= -120) {
             throw UsageError("--background takes a level in dBFS between -120 and 0")
         }
+        try configuration.validate()
         guard synthSinkFactories[format] != nil else {
             throw SomniError(.unsupported, "--format \(format) is not available (use \(synthSinkFactories.keys.sorted().joined(separator: " or ")))")
         }
@@ -91,7 +81,7 @@ struct SynthCommand: Command {
         let referenceURL = reference.map { URL(fileURLWithPath: $0) }
             ?? outURL.deletingPathExtension().appendingPathExtension("csv")
         let bank: any SoundBank = try data.map {
-            try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, loader: loadRecording)
+            try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, loader: AudioDecoder.decodeWhole)
         } ?? GeneratedSoundBank()
         let night = try NightSynthesizer(configuration: configuration, bank: bank)
         guard let makeSink = synthSinkFactories[format] else { return }

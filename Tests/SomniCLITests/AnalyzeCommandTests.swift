@@ -128,3 +128,26 @@ import Testing
         #expect(r.stderr.contains("--sensitivity"))
     }
 }
+
+/// Without --out a night lands in the store, where the other commands find it.
+@Suite struct AnalyzeIntoStoreTests {
+    @Test func analysedNightIsSavedInTheStoreAndListed() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        let synth = try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "5"])
+        #expect(synth.status == 0, "\(synth.stderr)")
+        let store = dir.appendingPathComponent("store")
+        let analyze = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: ["SOMNI_STORE": store.path])
+        #expect(analyze.status == 0, "\(analyze.stderr)")
+        #expect(analyze.stdout.contains("Saved in the night store"))
+
+        let nights = try CLI.run(["nights", "--json"], environment: ["SOMNI_STORE": store.path])
+        #expect(nights.status == 0, "\(nights.stderr)")
+        #expect(nights.stdout.contains("night.wav"))
+        // Nothing is left behind in the working area once the night is in.
+        let incoming = store.appendingPathComponent("incoming")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: incoming.path)) ?? []
+        #expect(left.isEmpty, "left in incoming/: \(left)")
+    }
+}

@@ -98,6 +98,14 @@ import Testing
         #expect(edge == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
     }
 
+    @Test func absurdTimesDoNotBlowUpTheTimeline() {
+        // An event far past the end is scored within a day past the recording, not allocated to its end.
+        let r = Evaluator.evaluate(reference: [event(.cough, 1, 1.2)], found: [event(.cough, 1e300, 1e301)],
+                                   duration: 60)
+        #expect(result(r, .cough).events == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+        #expect(result(r, .cough).segments == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+    }
+
     @Test func falseEventsPerHourPerClassAndTotal() {
         // Two hours; 3 unmatched coughs and 1 unmatched sleep-talk → 1.5/h and 0.5/h, total 2/h.
         let found = [event(.cough, 100, 100.3), event(.cough, 200, 200.3), event(.cough, 300, 300.3),
@@ -144,5 +152,20 @@ import Testing
         } catch {
             Issue.record("unexpected error \(error)")
         }
+    }
+
+    @Test func synthesisedNightScoresPerfectlyAgainstItselfAndDropsWithMisses() throws {
+        let plan = try NightPlan(configuration: .compressed(minutes: 6, seed: 9), bank: GeneratedSoundBank())
+        let perfect = Evaluator.evaluate(reference: plan.events, found: plan.events, duration: plan.duration)
+        #expect(perfect.totalEvents.f1 == 1)
+        #expect(perfect.totalSegments.f1 == 1)
+        // Each snore episode is one scored unit: fewer units than pulses.
+        let snoring = result(perfect, .snoring)
+        #expect(snoring.scoredReferenceCount < snoring.referenceCount)
+        // Dropping every cough leaves cough recall at 0 and the other classes untouched.
+        let noCoughs = Evaluator.evaluate(reference: plan.events, found: plan.events.filter { $0.eventClass != .cough },
+                                          duration: plan.duration)
+        #expect(result(noCoughs, .cough).events.recall == 0)
+        #expect(result(noCoughs, .sleepTalk).events.f1 == 1)
     }
 }

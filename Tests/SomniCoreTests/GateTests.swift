@@ -107,5 +107,6 @@ import Testing
         #expect(end.allSatisfy { $0 >= 0 && $0 + w <= total })
         #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: 0, end: 5)], totalSamples: 8000) == [0])
         #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: 0, end: 1)], totalSamples: 0).isEmpty)
+        #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: .nan, end: .infinity)], totalSamples: total).count == (total - w) / hop + 2)
     }
 }

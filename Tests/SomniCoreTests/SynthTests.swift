@@ -2,16 +2,8 @@ import Foundation
 import Testing
 @testable import SomniCore
 
-/// A few minutes with everything in it, so debug-build tests stay quick.
 private func shortNight(seed: UInt64, scene: NightConfiguration.Scene = .quiet, minutes: Double = 4) -> NightConfiguration {
-    var c = NightConfiguration(hours: minutes / 60, seed: seed, scene: scene)
-    c.firstSnoreMinutes = 0.2...0.4
-    c.snoreEpisodeMinutes = 0.5...1
-    c.quietMinutes = 0.5...1
-    c.speechPerHour = 60
-    c.coughBoutsPerHour = 60
-    c.distractorsPerHour = 30
-    return c
+    .compressed(minutes: minutes, seed: seed, scene: scene)
 }
 
 private func renderAll(_ source: some AudioSource, blockSize: Int) throws -> [Float] {
@@ -56,6 +48,42 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(abs(mean - 0.5) < 0.05)
         var d = SeededRandom(seed: 1)
         #expect((0..<200).map { _ in d.int(3...6) }.allSatisfy { (3...6).contains($0) })
+    }
+
+    /// RMS in a band, through two cascaded biquads each side (4th order, as the screeners use).
+    private func bandLevel(_ clip: [Float], _ low: Double, _ high: Double) -> Double {
+        var filters = [SynthFilter(.highPass, frequency: low), SynthFilter(.highPass, frequency: low),
+                       SynthFilter(.lowPass, frequency: high), SynthFilter(.lowPass, frequency: high)]
+        var sum = 0.0
+        for x in clip {
+            var y = Double(x)
+            for k in filters.indices { y = filters[k].process(y) }
+            sum += y * y
+        }
+        return (sum / Double(max(1, clip.count))).squareRoot()
+    }
+
+    @Test func generatedSoundsHaveTheirBandsAndLengths() {
+        let bank = GeneratedSoundBank()
+        var rng = SeededRandom(seed: 99)
+        let rate = Double(analysisSampleRate)
+        for _ in 0..<8 {
+            let snore = bank.clip(.snore, rng: &rng)
+            #expect((0.8...2.0).contains(Double(snore.count) / rate))
+            // Snoring is low-band dominant (the screener asks low > 2 × mid).
+            #expect(bandLevel(snore, 40, 400) > 2 * bandLevel(snore, 250, 3000))
+            let speech = bank.clip(.speech, rng: &rng)
+            #expect((0.5...4.2).contains(Double(speech.count) / rate))
+            // Speech carries its energy in the voice band (the screener asks mid > 0.35 × low).
+            #expect(bandLevel(speech, 250, 3000) > 0.35 * bandLevel(speech, 40, 400))
+            let cough = bank.clip(.cough, rng: &rng)
+            #expect((0.2...0.5).contains(Double(cough.count) / rate))
+            // A cough starts sharply: its loudest 10 ms come in the first fifth.
+            let frames = cough.count / 160
+            let loudest = (0..<frames).max { rms(cough[$0 * 160..<($0 + 1) * 160]) < rms(cough[$1 * 160..<($1 + 1) * 160]) }!
+            #expect(loudest < max(1, frames / 5))
+            #expect(bandLevel(cough, 1000, 4000) > 0.3 * bandLevel(cough, 40, 400))
+        }
     }
 
     @Test func sameSeedSameNightOtherSeedOtherNight() throws {
@@ -146,6 +174,13 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
     @Test func badHoursAreRefused() {
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: 0), bank: GeneratedSoundBank()) }
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: .nan), bank: GeneratedSoundBank()) }
+        var endless = NightConfiguration.compressed(minutes: 2)
+        endless.snoreEpisodeMinutes = 0...0
+        endless.quietMinutes = 0...0
+        #expect(throws: SomniError.self) { try NightPlan(configuration: endless, bank: GeneratedSoundBank()) }
+        var flood = NightConfiguration.compressed(minutes: 2)
+        flood.speechPerHour = .infinity
+        #expect(throws: SomniError.self) { try NightPlan(configuration: flood, bank: GeneratedSoundBank()) }
     }
 
     @Test(arguments: [WAVWriter.Format.pcm16, .float32])
@@ -217,8 +252,8 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(Set(files.map(\.source)) == Set(RecordingFile.Source.allCases))
         let test = try RecordingSoundBank(dataDirectory: root, split: .test, loader: loadWAV)
         let train = try RecordingSoundBank(dataDirectory: root, split: .train, loader: loadWAV)
-        #expect(test.files.filter { $0.source == .khanSnoring }.allSatisfy { $0.index! % 50 >= 40 })
-        #expect(train.files.filter { $0.source == .khanSnoring }.allSatisfy { $0.index! % 50 < 40 })
+        #expect(test.files.filter { $0.source == .khanSnoring }.allSatisfy { (30..<40).contains($0.index! % 50) })
+        #expect(train.files.filter { $0.source == .khanSnoring }.allSatisfy { !(30..<40).contains($0.index! % 50) })
         let testSpeakers = Set(test.files.filter { $0.source == .speechCommands }.map(\.group))
         let trainSpeakers = Set(train.files.filter { $0.source == .speechCommands }.map(\.group))
         #expect(testSpeakers.isDisjoint(with: trainSpeakers))
@@ -273,6 +308,14 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(throws: SomniError.self) {
             try RecordingSoundBank(dataDirectory: root.appendingPathComponent("missing"), loader: loadWAV)
         }
+        // Without coughs a night would silently get generated ones: refused unless asked for.
+        let noCoughs: (RecordingFile) -> Bool = { $0.source != .coughSeg }
+        #expect(throws: SomniError.self) {
+            try RecordingSoundBank(dataDirectory: root, split: nil, filter: noCoughs, loader: loadWAV)
+        }
+        let generatedCoughs = try RecordingSoundBank(dataDirectory: root, split: nil, filter: noCoughs,
+                                                     requiredKinds: [.snore, .speech], loader: loadWAV)
+        #expect(!generatedCoughs.recordedKinds.contains(.cough))
     }
 
     static let sharedData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -296,5 +339,8 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         }
         let doors = files.filter { $0.khanCategory == 2 }
         #expect(!doors.isEmpty)
+        // Both splits have snoring to draw from.
+        let snores = files.filter { $0.source == .khanSnoring }
+        #expect(snores.contains { DataSplit.of($0) == .test } && snores.contains { DataSplit.of($0) == .train })
     }
 }

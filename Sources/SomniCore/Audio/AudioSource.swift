@@ -20,7 +20,13 @@ public protocol AudioSource: AnyObject {
 public protocol ClipEncoder: Sendable {
     /// File extension without the dot, e.g. "m4a".
     var fileExtension: String { get }
-    func writeClip(_ samples: [Float], sampleRate: Int, to url: URL) throws
+    func writeClip(_ samples: UnsafeBufferPointer<Float>, sampleRate: Int, to url: URL) throws
+}
+
+extension ClipEncoder {
+    public func writeClip(_ samples: [Float], sampleRate: Int, to url: URL) throws {
+        try samples.withUnsafeBufferPointer { try writeClip($0, sampleRate: sampleRate, to: url) }
+    }
 }
 
 /// An in-memory source, for tests and generated audio.

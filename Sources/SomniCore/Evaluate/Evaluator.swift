@@ -163,16 +163,23 @@ public enum Evaluator {
     /// Segment-based counts: a segment is active for a side when any of its events overlaps it.
     static func segmentScores(reference: [ReferenceEvent], found: [ReferenceEvent], duration: Double,
                               segmentLength: Double) -> DetectionScores {
-        guard segmentLength > 0 else { return DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0) }
-        let lastEnd = (reference + found).map(\.end).max() ?? 0
-        let count = Int((max(duration, lastEnd) / segmentLength).rounded(.up))
+        guard segmentLength.isFinite, segmentLength > 0 else { return DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0) }
+        // The timeline runs to the recording's end or the last event, whichever is later, but no
+        // more than a day past the recording: absurd times in a file must not allocate the world.
+        let safeDuration = duration.isFinite ? max(0, duration) : 0
+        let lastEnd = (reference + found).map(\.end).filter(\.isFinite).max() ?? 0
+        let timeline = min(max(safeDuration, lastEnd), safeDuration + 86_400)
+        let count = Int((timeline / segmentLength).rounded(.up))
         guard count > 0 else { return DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0) }
+        func segment(_ seconds: Double, _ rule: FloatingPointRoundingRule) -> Int {
+            Int(min(Double(count), max(0, (seconds / segmentLength).rounded(rule))))
+        }
         func activity(_ events: [ReferenceEvent]) -> [Bool] {
             var active = [Bool](repeating: false, count: count)
-            for e in events {
-                let first = min(count - 1, max(0, Int((e.start / segmentLength).rounded(.down))))
+            for e in events where e.start.isFinite && e.end.isFinite {
+                let first = min(count - 1, segment(e.start, .down))
                 // An event that ends exactly on a boundary does not touch the next segment.
-                let last = min(count - 1, max(first, Int((e.end / segmentLength).rounded(.up)) - 1))
+                let last = min(count - 1, max(first, segment(e.end, .up) - 1))
                 for i in first...last { active[i] = true }
             }
             return active

@@ -10,6 +10,11 @@ public struct ReferenceEvent: Sendable, Equatable, Codable {
         self.eventClass = eventClass; self.start = start; self.end = end
     }
 
+    /// A found event from session.json, for scoring.
+    public init(_ event: SessionEvent) {
+        self.init(eventClass: event.eventClass, start: event.start, end: event.end)
+    }
+
     public var duration: Double { end - start }
 }
 

@@ -18,11 +18,18 @@ public enum ClipMaker {
     /// `samples` scaled so the largest magnitude is `peak`; silence (or nothing finite) is
     /// returned unchanged.
     public static func normalised(_ samples: [Float], peak: Float = 0.9) -> [Float] {
+        var copy = samples
+        copy.withUnsafeMutableBufferPointer { normalise($0, peak: peak) }
+        return copy
+    }
+
+    /// In place, for a clip buffer reused across a night's events.
+    public static func normalise(_ samples: UnsafeMutableBufferPointer<Float>, peak: Float = 0.9) {
         var largest: Float = 0
         for s in samples where s.isFinite { largest = max(largest, abs(s)) }
-        guard largest > 0 else { return samples }
+        guard largest > 0 else { return }
         let gain = peak / largest
-        return samples.map { $0.isFinite ? $0 * gain : 0 }
+        for i in samples.indices { samples[i] = samples[i].isFinite ? samples[i] * gain : 0 }
     }
 
     /// The event with `padding` seconds either side, clamped to the recording.
@@ -36,8 +43,6 @@ public enum ClipMaker {
 
     /// Sample offsets of a range at `sampleRate`, clamped to `totalSamples`.
     public static func sampleRange(_ range: TimeRange, sampleRate: Int = analysisSampleRate, totalSamples: Int) -> Range<Int> {
-        let a = min(max(0, Int((range.start * Double(sampleRate)).rounded(.down))), totalSamples)
-        let b = min(max(a, Int((range.end * Double(sampleRate)).rounded(.up))), totalSamples)
-        return a..<b
+        range.indices(rate: Double(sampleRate), limit: totalSamples)
     }
 }

@@ -24,7 +24,7 @@ public struct FrameTrack: Sendable, Equatable {
 
     /// The frame holding time `t` (seconds), clamped to the track.
     public func frameIndex(at t: Double) -> Int {
-        min(max(Int((t * Self.rate).rounded(.down)), 0), max(count - 1, 0))
+        TimeRange.index(t * Self.rate, .down, limit: count - 1)
     }
 }
 
@@ -39,6 +39,8 @@ public final class FeatureExtractor {
     /// Samples per 50 ms frame.
     public let frameLength: Int
     public let sampleRate: Int
+    /// The frames so far. Reading this while still processing hands out a copy-on-write value:
+    /// the next frame then copies the arrays once, so read it at the end.
     public private(set) var frames = FrameTrack()
     /// 10 Hz loudness: the larger raw RMS of each two frames, so short peaks survive.
     public private(set) var envelope: [Float] = []
@@ -47,7 +49,7 @@ public final class FeatureExtractor {
     private var bank: FilterBank
     private var filled = 0
     private var rawSum: Float = 0
-    private var bandSum = SIMD4<Float>()
+    private var bandSum = Quad(repeating: 0)
     private var crossings = 0
     private var previousNegative = false
     private var envelopeTaken = 0
@@ -93,7 +95,7 @@ public final class FeatureExtractor {
         var raw = rawSum, band = bandSum, count = crossings, wasNegative = previousNegative
         for x in block {
             let v = filters.step(x)
-            band += v * v
+            band = band + v * v
             raw += x * x
             let negative = x < 0
             count &+= negative != wasNegative ? 1 : 0
@@ -106,10 +108,10 @@ public final class FeatureExtractor {
     private func closeFrame() {
         let n = Float(filled)
         frames.raw.append((rawSum / n).squareRoot())
-        frames.low.append((bandSum.x / n).squareRoot())
-        frames.mid.append((bandSum.y / n).squareRoot())
+        frames.low.append((bandSum.a / n).squareRoot())
+        frames.mid.append((bandSum.b / n).squareRoot())
         frames.zcr.append(Float(crossings) / n)
-        rawSum = 0; bandSum = .zero; crossings = 0; filled = 0
+        rawSum = 0; bandSum = Quad(repeating: 0); crossings = 0; filled = 0
         bank.flushTiny()
         let c = frames.count
         if c % 2 == 0 { envelope.append(max(frames.raw[c - 2], frames.raw[c - 1])) }

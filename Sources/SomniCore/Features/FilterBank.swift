@@ -1,13 +1,13 @@
 import Foundation
 
 /// Up to four biquad chains of up to four sections each, run side by side in the lanes of
-/// `SIMD4<Float>`: one sample in, one output per chain out.
+/// `Quad`: one sample in, one output per chain out.
 ///
 /// Stepping every section of every chain for one sample before the next keeps each section's
 /// feedback (the latency-bound part of a biquad) overlapping with the others, instead of one
 /// section at a time waiting on its own previous output. Shorter chains and unused lanes are
 /// padded with pass-through sections.
-struct FilterBank {
+struct FilterBank: Sendable {
     private var s0: LaneSection, s1: LaneSection, s2: LaneSection, s3: LaneSection
 
     init(chains: [[Biquad]]) {
@@ -22,8 +22,8 @@ struct FilterBank {
     }
 
     @inline(__always)
-    mutating func step(_ x: Float) -> SIMD4<Float> {
-        var v = SIMD4(repeating: x)
+    mutating func step(_ x: Float) -> Quad {
+        var v = Quad(repeating: x)
         v = s0.step(v)
         v = s1.step(v)
         v = s2.step(v)
@@ -42,28 +42,47 @@ struct FilterBank {
 }
 
 /// Section `k` of each chain, one per lane.
-struct LaneSection {
-    var b0, b1, b2, a1, a2: SIMD4<Float>
-    var z1 = SIMD4<Float>(), z2 = SIMD4<Float>()
+struct LaneSection: Sendable {
+    var b0, b1, b2, a1, a2: Quad
+    var z1 = Quad(repeating: 0), z2 = Quad(repeating: 0)
 
     init(_ lanes: [Biquad]) {
-        b0 = .init(lanes.map(\.b0)); b1 = .init(lanes.map(\.b1)); b2 = .init(lanes.map(\.b2))
-        a1 = .init(lanes.map(\.a1)); a2 = .init(lanes.map(\.a2))
+        b0 = Quad(lanes.map(\.b0)); b1 = Quad(lanes.map(\.b1)); b2 = Quad(lanes.map(\.b2))
+        a1 = Quad(lanes.map(\.a1)); a2 = Quad(lanes.map(\.a2))
     }
 
     @inline(__always)
-    mutating func step(_ x: SIMD4<Float>) -> SIMD4<Float> {
+    mutating func step(_ x: Quad) -> Quad {
         let y = b0 * x + z1
         z1 = b1 * x - a1 * y + z2
         z2 = b2 * x - a2 * y
         return y
     }
 
-    mutating func reset() { z1 = .zero; z2 = .zero }
+    mutating func reset() { z1 = Quad(repeating: 0); z2 = Quad(repeating: 0) }
 
     mutating func flushTiny() {
-        let tiny = SIMD4<Float>(repeating: 1e-30)
-        z1.replace(with: 0, where: (z1 .< tiny) .& (z1 .> -tiny))
-        z2.replace(with: 0, where: (z2 .< tiny) .& (z2 .> -tiny))
+        z1 = z1.flushed(below: 1e-30)
+        z2 = z2.flushed(below: 1e-30)
+    }
+}
+
+/// Four Floats with concrete, always-inlined arithmetic. In release builds LLVM packs these into
+/// vector registers as it would `SIMD4<Float>`; unlike the standard library's generic SIMD
+/// operators they stay quick in debug builds, where tests push minutes of audio through them.
+struct Quad: Sendable {
+    var a: Float, b: Float, c: Float, d: Float
+
+    @inline(__always) init(_ a: Float, _ b: Float, _ c: Float, _ d: Float) { self.a = a; self.b = b; self.c = c; self.d = d }
+    @inline(__always) init(repeating x: Float) { self.init(x, x, x, x) }
+    init(_ v: [Float]) { self.init(v[0], v[1], v[2], v[3]) }
+
+    @inline(__always) static func + (l: Quad, r: Quad) -> Quad { Quad(l.a + r.a, l.b + r.b, l.c + r.c, l.d + r.d) }
+    @inline(__always) static func - (l: Quad, r: Quad) -> Quad { Quad(l.a - r.a, l.b - r.b, l.c - r.c, l.d - r.d) }
+    @inline(__always) static func * (l: Quad, r: Quad) -> Quad { Quad(l.a * r.a, l.b * r.b, l.c * r.c, l.d * r.d) }
+
+    func flushed(below tiny: Float) -> Quad {
+        let f = { (x: Float) in abs(x) < tiny ? 0 : x }
+        return Quad(f(a), f(b), f(c), f(d))
     }
 }

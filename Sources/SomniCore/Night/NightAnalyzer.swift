@@ -45,6 +45,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                 if f - lastReported >= 0.005 { progress(.reading, f); lastReported = f }
             }
         }
+        extractor.finish()
         try spool.flush()
         let totalSamples = spool.count
         let duration = Double(totalSamples) / Double(analysisSampleRate)
@@ -62,7 +63,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         }
 
         // 2. Gate and windows at their true positions.
-        let gate = SilenceGate.run(envelope: envelope)
+        let gate = SilenceGate.run(envelope: envelope, duration: duration)
         let starts = WindowPlanner.windowStarts(stretches: gate.stretches, totalSamples: totalSamples,
                                                 windowLength: classifier.windowLength)
         classifier.prepare(noiseFloor: gate.floor)
@@ -105,13 +106,21 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             do { try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true) } catch {
                 throw SomniError(.io, "cannot create \(clips.path)", cause: error)
             }
+            // One buffer for every clip: per-clip arrays fragment the heap between encoder calls.
+            let longest = events.map { ClipMaker.sampleRange(ClipMaker.clipRange(start: $0.start, end: $0.end, duration: duration),
+                                                              totalSamples: totalSamples).count }.max() ?? 0
+            var clipBuffer = [Float](repeating: 0, count: longest)
             for i in events.indices {
-                let range = ClipMaker.clipRange(start: events[i].start, end: events[i].end, duration: duration)
-                let first = Int(range.start * Double(analysisSampleRate))
-                let last = min(totalSamples, Int(range.end * Double(analysisSampleRate)))
-                let samples = ClipMaker.normalised(try spool.samples(from: first, count: last - first))
+                let range = ClipMaker.sampleRange(ClipMaker.clipRange(start: events[i].start, end: events[i].end, duration: duration),
+                                                  totalSamples: totalSamples)
                 let name = "\(events[i].id).\(encoder.fileExtension)"
-                try encoder.writeClip(samples, sampleRate: analysisSampleRate, to: clips.appendingPathComponent(name))
+                try clipBuffer.withUnsafeMutableBufferPointer { all in
+                    let clip = UnsafeMutableBufferPointer(rebasing: all[0..<range.count])
+                    try spool.read(from: range.lowerBound, into: clip)
+                    ClipMaker.normalise(clip)
+                    try encoder.writeClip(UnsafeBufferPointer(clip), sampleRate: analysisSampleRate,
+                                          to: clips.appendingPathComponent(name))
+                }
                 events[i].clip = "clips/\(name)"
                 progress(.clips, Double(i + 1) / Double(events.count))
             }

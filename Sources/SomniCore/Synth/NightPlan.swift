@@ -35,11 +35,46 @@ public struct NightConfiguration: Sendable, Equatable {
     /// RMS levels (dBFS) events are drawn from: several signal-to-noise ratios in one night.
     public var snoreLevel: ClosedRange<Double> = -45 ... -22
     public var speechLevel: ClosedRange<Double> = -42 ... -22
-    public var coughLevel: ClosedRange<Double> = -38 ... -15
-    public var distractorLevel: ClosedRange<Double> = -45 ... -22
+    public var coughLevel: ClosedRange<Double> = -38 ... -18
+    public var distractorLevel: ClosedRange<Double> = -45 ... -25
 
     public init(hours: Double = 8, seed: UInt64 = 1, scene: Scene = .quiet, noiseOnly: Bool = false) {
         self.hours = hours; self.seed = seed; self.scene = scene; self.noiseOnly = noiseOnly
+    }
+
+    /// A few minutes with every kind of event in it (episodes of under a minute, talk, coughs and
+    /// distractors every minute or two): for demos and quick tests.
+    public static func compressed(minutes: Double, seed: UInt64 = 1, scene: Scene = .quiet) -> NightConfiguration {
+        var c = NightConfiguration(hours: minutes / 60, seed: seed, scene: scene)
+        c.firstSnoreMinutes = 0.2...0.4
+        c.snoreEpisodeMinutes = 0.5...1
+        c.quietMinutes = 0.5...1
+        c.speechPerHour = 60
+        c.coughBoutsPerHour = 60
+        c.distractorsPerHour = 30
+        return c
+    }
+
+    /// Throws `.badInput` for settings that would make no night or never finish planning.
+    public func validate() throws {
+        func bad(_ why: String) -> SomniError { SomniError(.badInput, "night configuration: \(why)") }
+        guard hours.isFinite, hours > 0, hours <= 24 else { throw bad("hours must be more than 0 and at most 24, not \(hours)") }
+        let ranges = [("snoreEpisodeMinutes", snoreEpisodeMinutes), ("snoreInterval", snoreInterval),
+                      ("quietMinutes", quietMinutes), ("firstSnoreMinutes", firstSnoreMinutes)]
+        for (name, r) in ranges where !(r.lowerBound.isFinite && r.upperBound.isFinite && r.lowerBound >= 0) {
+            throw bad("\(name) must be finite and not negative")
+        }
+        guard snoreEpisodeMinutes.lowerBound + quietMinutes.lowerBound > 0 else {
+            throw bad("snoring episodes and the quiet between them cannot both be 0 minutes long")
+        }
+        for (name, rate) in [("speechPerHour", speechPerHour), ("coughBoutsPerHour", coughBoutsPerHour),
+                             ("distractorsPerHour", distractorsPerHour ?? 0)] where !(rate.isFinite && rate >= 0 && rate <= 3600) {
+            throw bad("\(name) must be between 0 and 3600")
+        }
+        for level in [snoreLevel, speechLevel, coughLevel, distractorLevel].flatMap({ [$0.lowerBound, $0.upperBound] })
+            + [backgroundLevel ?? -60] where !(level.isFinite && level <= 0) {
+            throw bad("levels are dBFS: finite and at most 0")
+        }
     }
 
     var bedLevels: [(RoomBed.Component, Double)] {
@@ -87,9 +122,7 @@ public struct NightPlan: Sendable {
     static let distractorMargin = 1.0
 
     public init(configuration c: NightConfiguration, bank: some SoundBank) throws {
-        guard c.hours.isFinite, c.hours > 0, c.hours <= 24 else {
-            throw SomniError(.badInput, "a night must last more than 0 and at most 24 hours, not \(c.hours)")
-        }
+        try c.validate()
         configuration = c
         let rate = Double(analysisSampleRate)
         sampleCount = Int(c.hours * 3600 * rate)

@@ -51,12 +51,16 @@ public final class NightSynthesizer: AudioSource {
         for (p, samples) in active {
             let from = max(position, p.start), to = min(blockEnd, p.end)
             guard from < to else { continue }
-            let fade = Float(max(p.fade, 1))
+            let fade = max(p.fade, 1)
+            let inverseFade = 1 / Float(fade)
             samples.withUnsafeBufferPointer { clip in
                 for t in from..<to {
                     let j = t - p.start
-                    let ramp = min(1, Float(j + 1) / fade, Float(p.length - j) / fade)
-                    buffer[t - position] += p.gain * ramp * clip[j]
+                    var g = p.gain
+                    if j < fade || p.length - j < fade {
+                        g *= min(1, Float(j + 1) * inverseFade, Float(p.length - j) * inverseFade)
+                    }
+                    buffer[t - position] += g * clip[j]
                 }
             }
         }

@@ -25,8 +25,9 @@ public struct RecordingFile: Sendable, Equatable {
 
 /// The shared held-out rule, so synthesised test nights never reuse what a model trained on.
 ///
-/// Khan: the last 10 indices of every block of 50 (cuts of one recording have consecutive
-/// indices, so a block boundary is the only place a recording can straddle). Speech Commands: by
+/// Khan: indices 30–39 of every block of 50 (cuts of one recording have consecutive indices, so
+/// only a recording that straddles index 30 or 40 can leak; 40–49 are the part the data's
+/// publisher kept back, absent here). Speech Commands: by
 /// speaker, CoughSeg: by recording, each a stable hash putting one group in five in test. Noise
 /// recordings are long: every one is in both splits, its first 80 % for training, the rest for test.
 public enum DataSplit: String, Sendable, CaseIterable {
@@ -35,7 +36,7 @@ public enum DataSplit: String, Sendable, CaseIterable {
     public static func of(_ file: RecordingFile) -> DataSplit {
         switch file.source {
         case .khanSnoring, .khanNoSnoring:
-            return (file.index ?? 0) % 50 >= 40 ? .test : .train
+            return (30..<40).contains((file.index ?? 0) % 50) ? .test : .train
         case .speechCommands, .coughSeg:
             return stableHash(file.group) % 5 == 0 ? .test : .train
         case .noise:
@@ -57,7 +58,8 @@ public enum DataSplit: String, Sendable, CaseIterable {
 /// Clips drawn from recordings laid out as in `../shared/data`: Khan snoring for snores, Speech
 /// Commands words strung into utterances for sleep-talk, CoughSeg coughs cut at their marked
 /// onsets and offsets, Khan door and streetcar clips as distractors, noise recordings as beds.
-/// Kinds without recordings (footsteps, fan) come from `GeneratedSoundBank`.
+/// Kinds without recordings (footsteps, fan, and target kinds left out of `requiredKinds`) come
+/// from `GeneratedSoundBank`.
 ///
 /// The core cannot decode FLAC: `loader` turns a file into 16 kHz mono samples (SomniAudio's
 /// decoder in the CLI, a WAV reader in tests). Decoded files are kept in a small cache.
@@ -72,8 +74,10 @@ public final class RecordingSoundBank: SoundBank {
     private var cacheOrder: [URL] = []
     private let cacheLimit: Int
 
-    /// Scans `dataDirectory`, keeps the files of `split` (nil = all) that `filter` accepts.
+    /// Scans `dataDirectory`, keeps the files of `split` (nil = all) that `filter` accepts, and
+    /// refuses a selection without recordings for every kind in `requiredKinds`.
     public init(dataDirectory: URL, split: DataSplit? = .test, filter: (RecordingFile) -> Bool = { _ in true },
+                requiredKinds: Set<SoundKind> = [.snore, .speech, .cough],
                 cacheSamples: Int = 16 * analysisSampleRate * 60, loader: @escaping (URL) throws -> [Float]) throws {
         self.split = split
         self.loader = loader
@@ -88,6 +92,11 @@ public final class RecordingSoundBank: SoundBank {
         for (i, file) in files.enumerated() {
             if let kind = Self.kind(of: file) { byKind[kind, default: []].append(i) }
             if file.source == .speechCommands { speakerFiles[file.group, default: []].append(i) }
+        }
+        let missing = requiredKinds.subtracting(byKind.keys).map(\.rawValue).sorted()
+        guard missing.isEmpty else {
+            throw SomniError(.badInput, "no \(missing.joined(separator: ", ")) recordings under \(dataDirectory.path) "
+                             + "in the \(split?.rawValue ?? "whole") selection")
         }
     }
 

@@ -20,25 +20,31 @@ struct RoomBed {
         private var brown = BrownNoise()
         private var airflow = SynthFilter(.lowPass, frequency: 1200)
         private var rumbleFilter = SynthFilter(.lowPass, frequency: 150)
-        private var sampleIndex = 0
+        private var slow: Oscillator
+        private var motor: Oscillator
 
         init(_ component: Component, rng: SeededRandom) {
             self.component = component
             self.rng = rng
+            switch component {
+            case .room: slow = Oscillator(frequency: 0); motor = Oscillator(frequency: 0)
+            case .fan(let hum): slow = Oscillator(frequency: 0.8); motor = Oscillator(frequency: hum)
+            case .streetRumble: slow = Oscillator(frequency: 0.05); motor = Oscillator(frequency: 0)
+            }
         }
 
         mutating func next() -> Double {
-            sampleIndex += 1
-            let t = Double(sampleIndex) / Double(analysisSampleRate)
             switch component {
             case .room:
                 return pink.next(&rng) + 0.5 * brown.next(&rng)
-            case .fan(let hum):
-                let swish = 1 + 0.15 * sin(2 * Double.pi * 0.8 * t)
-                let motor = 0.08 * sin(2 * Double.pi * hum * t) + 0.04 * sin(4 * Double.pi * hum * t)
-                return airflow.process(rng.unit() * 2 - 1) * swish + motor
+            case .fan:
+                let swish = 1 + 0.15 * slow.next()
+                // Hum with its second harmonic: sin 2x = 2 sin x cos x.
+                let hum = motor.sine, second = 2 * motor.sine * motor.cosine
+                _ = motor.next()
+                return airflow.process(rng.unit() * 2 - 1) * swish + 0.08 * hum + 0.04 * second
             case .streetRumble:
-                return rumbleFilter.process(brown.next(&rng)) * (1 + 0.3 * sin(2 * Double.pi * 0.05 * t))
+                return rumbleFilter.process(brown.next(&rng)) * (1 + 0.3 * slow.next())
             }
         }
     }

@@ -34,10 +34,4 @@ public struct SeededRandom: RandomNumberGenerator, Sendable, Equatable {
 
     /// White noise sample, uniform in [-1, 1).
     public mutating func noise() -> Float { Float(unit() * 2 - 1) }
-
-    /// Standard normal (Box–Muller).
-    public mutating func gaussian() -> Double {
-        let u = max(unit(), 1e-300)
-        return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * unit())
-    }
 }

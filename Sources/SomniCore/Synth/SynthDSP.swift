@@ -49,6 +49,33 @@ struct BrownNoise {
     }
 }
 
+/// A sine oscillator by rotation: two multiply-adds per sample instead of a `sin` call.
+struct Oscillator {
+    private var c = 1.0, s = 0.0
+    private let dc: Double, ds: Double
+
+    init(frequency: Double, sampleRate: Double = Double(analysisSampleRate)) {
+        dc = cos(2 * Double.pi * frequency / sampleRate)
+        ds = sin(2 * Double.pi * frequency / sampleRate)
+    }
+
+    /// sin of the phase, then advances one sample.
+    mutating func next() -> Double {
+        let value = s
+        let c2 = c * dc - s * ds
+        s = s * dc + c * ds
+        // Pull the radius back to 1 so rounding errors do not grow over hours.
+        let correction = (3 - (c2 * c2 + s * s)) / 2
+        c = c2 * correction
+        s *= correction
+        return value
+    }
+
+    /// sin and cos of the current phase (before `next()` advances it).
+    var sine: Double { s }
+    var cosine: Double { c }
+}
+
 /// The Rosenberg glottal pulse over one period, phase in [0, 1): a smooth voiced source whose
 /// harmonics fall off steeply, cheap enough to run per sample.
 func glottalPulse(_ phase: Double, open: Double = 0.4, closing: Double = 0.16) -> Double {

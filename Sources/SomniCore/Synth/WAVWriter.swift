@@ -25,7 +25,6 @@ public final class WAVWriter: AudioSink {
             throw SomniError(.io, "cannot create \(url.path)")
         }
         self.handle = handle
-        bytes.reserveCapacity(4 * analysisSampleRate)
         try put(header(dataBytes: 0))
     }
 
@@ -37,18 +36,23 @@ public final class WAVWriter: AudioSink {
         guard newTotal <= Int(UInt32.max) else {
             throw SomniError(.unsupported, "\(url.lastPathComponent) would pass the 4 GiB limit of a WAV file")
         }
-        bytes.removeAll(keepingCapacity: true)
-        for s in samples {
+        let byteCount = samples.count * format.bytesPerSample
+        if bytes.count < byteCount { bytes = [UInt8](repeating: 0, count: byteCount) }
+        bytes.withUnsafeMutableBytes { raw in
             switch format {
             case .pcm16:
-                // The same scale as readers use (÷ 32768), so a round trip is within half a step.
-                let v = Int16(max(-32768, min(32767, (s * 32768).rounded())))
-                append(UInt16(bitPattern: v))
+                for (i, s) in samples.enumerated() {
+                    // The same scale as readers use (÷ 32768), so a round trip is within half a step.
+                    let v = Int16(max(-32768, min(32767, (s * 32768).rounded(.toNearestOrEven))))
+                    raw.storeBytes(of: UInt16(bitPattern: v).littleEndian, toByteOffset: 2 * i, as: UInt16.self)
+                }
             case .float32:
-                append(s.bitPattern)
+                for (i, s) in samples.enumerated() {
+                    raw.storeBytes(of: s.bitPattern.littleEndian, toByteOffset: 4 * i, as: UInt32.self)
+                }
             }
         }
-        try put(bytes)
+        try put(bytes[0..<byteCount])
         samplesWritten += samples.count
     }
 
@@ -64,14 +68,10 @@ public final class WAVWriter: AudioSink {
         }
     }
 
-    private func put(_ data: [UInt8]) throws {
+    private func put(_ data: some DataProtocol) throws {
         do { try handle.write(contentsOf: data) } catch {
             throw SomniError(.io, "cannot write \(url.path)", cause: error)
         }
-    }
-
-    private func append<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     private func header(dataBytes: Int) -> [UInt8] {

@@ -1,0 +1,156 @@
+// The issue-2 figures for a whole night: decode-only time (the floor) and end-to-end analyse time
+// for an 8-hour 16 kHz WAV and a 48 kHz M4A, × real time on one core, peak memory, gate share.
+import Foundation
+import SomniAudio
+import SomniCore
+
+/// Where the generated nights are cached between runs (they take minutes to encode).
+private var benchDirectory: URL {
+    let path = ProcessInfo.processInfo.environment["SOMNI_BENCH_DIR"] ?? "/tmp/somni-bench"
+    return URL(fileURLWithPath: path)
+}
+
+/// Each measurement runs in a child process pinned to one core, so its peak memory is its own.
+func runNightBenchmark(hours: Double, classifiers: [String]) throws {
+    let fm = FileManager.default
+    try fm.createDirectory(at: benchDirectory, withIntermediateDirectories: true)
+    let tag = String(format: "%gh", hours)
+    let wav = benchDirectory.appendingPathComponent("night-\(tag).wav")
+    let m4a = benchDirectory.appendingPathComponent("night-\(tag)-48k.m4a")
+    let configuration = NightConfiguration(hours: hours, seed: 2026, scene: .quiet)
+    if !fm.fileExists(atPath: wav.path) {
+        print("generating \(wav.path) (synthesised quiet-bedroom night, generated sounds) …")
+        let synth = try NightSynthesizer(configuration: configuration, bank: GeneratedSoundBank())
+        try synth.render(to: WAVWriter(url: wav))
+        try ReferenceCSV.write(synth.plan.events).write(to: wav.deletingPathExtension().appendingPathExtension("csv"),
+                                                        atomically: true, encoding: .utf8)
+    }
+    if !fm.fileExists(atPath: m4a.path) {
+        print("generating \(m4a.path) (the same night, upsampled to 48 kHz, AAC) …")
+        try writeUpsampled(from: wav, to: m4a)
+    }
+
+    print("night benchmark: \(tag) synthesised night, release build, each run in its own process on one core")
+    print("(seconds are CPU seconds of the step's own process: user + system)")
+    print("file                         step                       seconds   × real time  peak MB  gate passed")
+    for file in [wav, m4a] {
+        let decode = try child(["_decode", file.path])
+        let seconds = decode["audioSeconds"] ?? 0
+        func row(_ step: String, _ r: [String: Double]) {
+            let gate = r["activeShare"].map { String(format: "%5.1f %%", 100 * $0) } ?? "     -"
+            print(String(format: "%@ %@ %8.2f %12.0f %8.0f  %@",
+                         file.lastPathComponent.padding(toLength: 28, withPad: " ", startingAt: 0),
+                         step.padding(toLength: 26, withPad: " ", startingAt: 0),
+                         r["seconds"] ?? 0, seconds / max(r["seconds"] ?? 1, 1e-9), r["peakMB"] ?? 0, gate))
+        }
+        row("decode only", decode)
+        for c in classifiers {
+            let analyse = try child(["_analyze", file.path, c])
+            row("analyze (\(c))", analyse)
+            print(String(format: "%@ %@ %8.2f", "".padding(toLength: 28, withPad: " ", startingAt: 0),
+                         "analyze ÷ decode".padding(toLength: 26, withPad: " ", startingAt: 0),
+                         (analyse["seconds"] ?? 0) / max(decode["seconds"] ?? 1, 1e-9)))
+        }
+    }
+}
+
+/// Runs this benchmark binary again with a private verb and reads the one JSON line it prints.
+private func child(_ arguments: [String]) throws -> [String: Double] {
+    let p = Process()
+    let me = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset") {
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+        p.arguments = ["-c", "0", me.path] + arguments
+    } else {
+        p.executableURL = me
+        p.arguments = arguments
+    }
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try p.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    guard p.terminationStatus == 0,
+          let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
+          let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Double] else {
+        throw SomniError(.internalError, "benchmark step \(arguments) failed")
+    }
+    return object
+}
+
+/// User + system CPU time of this process: the "one core" cost, robust to other load on the machine.
+private func processorSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+private func emit(_ values: [String: Double]) {
+    let data = try! JSONSerialization.data(withJSONObject: values)
+    print(String(decoding: data, as: UTF8.self))
+}
+
+/// `_decode FILE`: decode to 16 kHz mono and throw the samples away.
+func childDecode(_ path: String) throws {
+    let start = Date()
+    let decoder = try AudioDecoder(url: URL(fileURLWithPath: path))
+    var block = [Float](repeating: 0, count: analysisSampleRate)
+    var total = 0
+    while true {
+        let n = try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
+        if n == 0 { break }
+        total += n
+    }
+    emit(["seconds": processorSeconds(), "wallSeconds": Date().timeIntervalSince(start),
+          "audioSeconds": Double(total) / Double(analysisSampleRate), "peakMB": Double(peakResidentMegabytes())])
+}
+
+/// `_analyze FILE CLASSIFIER`: the whole morning pass into a throwaway night folder.
+func childAnalyze(_ path: String, classifier: String) throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-bench-night-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let start = Date()
+    let source = try AudioDecoder(url: URL(fileURLWithPath: path))
+    let session: Session
+    // When each stage was first reported: where the time goes.
+    var stageStarts: [String: Double] = [:]
+    func run<C: SoundClassifier>(_ classifier: C) throws -> Session {
+        var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: M4AClipEncoder())
+        return try analyzer.analyze(source: source, sourceName: path, into: folder) { stage, _ in
+            if stageStarts[stage.rawValue] == nil { stageStarts[stage.rawValue] = Date().timeIntervalSince(start) }
+        }
+    }
+    switch classifier {
+    case "heuristic": session = try run(HeuristicClassifier())
+    case "model": session = try run(CNNClassifier.bundled())
+    default: throw SomniError(.badInput, "unknown classifier \(classifier)")
+    }
+    var figures = ["seconds": processorSeconds(), "wallSeconds": Date().timeIntervalSince(start), "peakMB": Double(peakResidentMegabytes()),
+                   "activeShare": session.activeShare, "events": Double(session.events.count)]
+    for (stage, t) in stageStarts { figures["start." + stage] = t }
+    emit(figures)
+}
+
+/// The 16 kHz night at 48 kHz (linear interpolation is enough: this file exists to be decoded).
+private func writeUpsampled(from wav: URL, to m4a: URL) throws {
+    let source = try AudioDecoder(url: wav)
+    let writer = try EncodedAudioWriter(url: m4a, format: .m4a, sampleRate: 48_000)
+    var block = [Float](repeating: 0, count: analysisSampleRate)
+    var up = [Float](repeating: 0, count: 3 * analysisSampleRate)
+    var previous: Float = 0
+    while true {
+        let n = try block.withUnsafeMutableBufferPointer { try source.read(into: $0) }
+        if n == 0 { break }
+        for i in 0..<n {
+            let x = block[i]
+            up[3 * i] = previous + (x - previous) / 3
+            up[3 * i + 1] = previous + 2 * (x - previous) / 3
+            up[3 * i + 2] = x
+            previous = x
+        }
+        try up.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[0..<(3 * n)])) }
+    }
+    try writer.finish()
+}

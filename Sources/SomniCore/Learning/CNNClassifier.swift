@@ -1,0 +1,114 @@
+import Foundation
+
+/// The learned classifier: log-mel features through a small CNN, softmax scores calibrated by
+/// temperature. A value type: copies get their own buffers on first use, so each thread can
+/// classify with its own copy. Classifying a window allocates nothing.
+public struct CNNClassifier: SoundClassifier {
+    public let model: CNNModel
+    public var labels: [String] { model.labels }
+    public var windowLength: Int { model.features.windowLength }
+    public var name: String { model.name }
+    private var engine: Engine
+
+    public init(model: CNNModel) throws {
+        try model.validate()
+        self.model = model
+        engine = try Engine(model)
+    }
+
+    /// Loads and validates a model file (`.badModel` / `.io` errors).
+    public init(contentsOf url: URL) throws {
+        try self.init(model: CNNModel(contentsOf: url))
+    }
+
+    /// The default model shipped with Somni (snoring, speech, cough, other).
+    public static func bundled() throws -> CNNClassifier {
+        guard let url = bundledModelURL else {
+            throw SomniError(.badModel, "the default model is missing from this build of Somni")
+        }
+        return try CNNClassifier(contentsOf: url)
+    }
+
+    public static var bundledModelURL: URL? {
+        Bundle.module.url(forResource: "default", withExtension: CNNModel.fileExtension)
+            ?? Bundle.module.url(forResource: "default", withExtension: CNNModel.fileExtension, subdirectory: "Resources")
+    }
+
+    public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
+        if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
+        engine.run(window, model: model)
+        engine.softmax(into: scores, temperature: model.temperature)
+    }
+
+    /// The uncalibrated logits of the last `classify` call (for calibration and embeddings).
+    public var lastLogits: UnsafeBufferPointer<Float> { UnsafeBufferPointer(engine.workspace.output) }
+
+    final class Engine {
+        let extractor: LogMelExtractor
+        let workspace: NetworkWorkspace
+        let model: CNNModel
+        private var padded: [Float]
+
+        init(_ model: CNNModel) throws {
+            self.model = model
+            extractor = try LogMelExtractor(settings: model.features)
+            workspace = NetworkWorkspace(model.network)
+            padded = [Float](repeating: 0, count: model.features.windowLength)
+        }
+
+        func copy() -> Engine {
+            // The model was validated when this engine was made, so building another cannot fail.
+            (try? Engine(model)) ?? self
+        }
+
+        func run(_ window: UnsafeBufferPointer<Float>, model: CNNModel) {
+            if window.count == model.features.windowLength {
+                features(window)
+            } else {
+                // A short or long window: zero-pad or cut to the model's length.
+                padded.withUnsafeMutableBufferPointer { p in
+                    let n = min(window.count, p.count)
+                    for i in 0..<p.count { p[i] = i < n ? window[i] : 0 }
+                    features(UnsafeBufferPointer(p))
+                }
+            }
+            model.parameters.withUnsafeBufferPointer { model.network.forward($0.baseAddress!, workspace) }
+        }
+
+        private func features(_ window: UnsafeBufferPointer<Float>) {
+            let input = workspace.input
+            extractor.extract(window, into: input)
+            normalise(input, model: model)
+        }
+
+        func softmax(into scores: UnsafeMutableBufferPointer<Float>, temperature: Float) {
+            Softmax.apply(UnsafeBufferPointer(workspace.output), temperature: temperature, into: scores)
+        }
+    }
+}
+
+/// Normalises frame-major log-mel values band by band with a model's statistics.
+func normalise(_ values: UnsafeMutableBufferPointer<Float>, model: CNNModel) {
+    let bands = model.features.melBands
+    model.bandMean.withUnsafeBufferPointer { mean in
+        model.bandDeviation.withUnsafeBufferPointer { dev in
+            for i in 0..<values.count {
+                let b = i % bands
+                values[i] = (values[i] - mean[b]) / dev[b]
+            }
+        }
+    }
+}
+
+enum Softmax {
+    static func apply(_ logits: UnsafeBufferPointer<Float>, temperature: Float, into out: UnsafeMutableBufferPointer<Float>) {
+        var top = -Float.infinity
+        for v in logits { top = max(top, v) }
+        var total: Float = 0
+        for i in 0..<logits.count {
+            out[i] = exp((logits[i] - top) / temperature)
+            total += out[i]
+        }
+        for i in 0..<logits.count { out[i] /= total }
+    }
+}

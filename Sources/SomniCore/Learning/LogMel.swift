@@ -1,0 +1,180 @@
+import Foundation
+
+/// How a window of audio becomes the classifier's input: frames, FFT, mel bands, log.
+/// Stored in the model file so a model is always fed what it was trained on.
+public struct FeatureSettings: Codable, Sendable, Equatable {
+    public var sampleRate: Int
+    /// Samples per classified window.
+    public var windowLength: Int
+    /// Samples per Hann frame and hop between frames.
+    public var frameLength: Int
+    public var hopLength: Int
+    public var fftSize: Int
+    public var melBands: Int
+    public var minFrequency: Double
+    public var maxFrequency: Double
+    /// Power below this is clamped before the log (keeps digital silence finite).
+    public var logFloor: Float
+
+    /// 25 ms Hann frames every 20 ms, 40 mel bands 50–8000 Hz: 48 frames per 0.975 s window.
+    /// (A 20 ms hop and 40 bands instead of 10 ms / 64 keep the network within its time budget.)
+    public static let standard = FeatureSettings(
+        sampleRate: analysisSampleRate, windowLength: classifierWindowLength, frameLength: 400, hopLength: 320,
+        fftSize: 512, melBands: 40, minFrequency: 50, maxFrequency: 8000, logFloor: 1e-10)
+
+    public var frameCount: Int { windowLength < frameLength ? 0 : 1 + (windowLength - frameLength) / hopLength }
+
+    /// Throws `.badModel` when the settings cannot describe a working extractor.
+    public func validate() throws {
+        func fail(_ why: String) -> SomniError { SomniError(.badModel, "model feature settings are invalid: \(why)") }
+        guard sampleRate == analysisSampleRate else { throw fail("sample rate \(sampleRate), Somni runs at \(analysisSampleRate)") }
+        guard windowLength > 0, windowLength <= 10 * analysisSampleRate else { throw fail("window length \(windowLength)") }
+        guard frameLength > 0, frameLength <= windowLength, hopLength > 0 else { throw fail("frame \(frameLength) / hop \(hopLength)") }
+        guard fftSize >= frameLength, fftSize >= 4, fftSize <= 65_536, fftSize & (fftSize - 1) == 0 else {
+            throw fail("FFT size \(fftSize)")
+        }
+        guard melBands > 0, melBands <= 512 else { throw fail("\(melBands) mel bands") }
+        guard minFrequency >= 0, maxFrequency > minFrequency, maxFrequency <= Double(sampleRate) / 2 else {
+            throw fail("band \(minFrequency)–\(maxFrequency) Hz")
+        }
+        guard logFloor > 0, logFloor.isFinite else { throw fail("log floor \(logFloor)") }
+    }
+}
+
+/// Triangular filters on the HTK mel scale, stored sparsely (first bin and weights per band).
+public struct MelFilterbank: Sendable {
+    public let bands: Int
+    public let binCount: Int
+    /// First FFT bin of each band's weights.
+    public let firstBin: [Int]
+    /// Weights of each band, starting at `firstBin`.
+    public let weights: [[Float]]
+
+    public static func mel(hertz: Double) -> Double { 2595 * log10(1 + hertz / 700) }
+    public static func hertz(mel: Double) -> Double { 700 * (pow(10, mel / 2595) - 1) }
+
+    /// Band b rises from edge b to its peak at edge b+1 and falls to zero at edge b+2, with
+    /// bands + 2 edges evenly spaced in mel between `minFrequency` and `maxFrequency`.
+    public init(bands: Int, fftSize: Int, sampleRate: Int, minFrequency: Double, maxFrequency: Double) {
+        self.bands = bands
+        binCount = fftSize / 2 + 1
+        let lo = Self.mel(hertz: minFrequency), hi = Self.mel(hertz: maxFrequency)
+        let edges = (0..<(bands + 2)).map { Self.hertz(mel: lo + (hi - lo) * Double($0) / Double(bands + 1)) }
+        let binHertz = Double(sampleRate) / Double(fftSize)
+        var first: [Int] = [], all: [[Float]] = []
+        for b in 0..<bands {
+            let left = edges[b], centre = edges[b + 1], right = edges[b + 2]
+            var start = -1
+            var w: [Float] = []
+            for k in 0..<binCount {
+                let f = Double(k) * binHertz
+                let v = f <= left || f >= right ? 0 : (f <= centre ? (f - left) / (centre - left) : (right - f) / (right - centre))
+                if v > 0 {
+                    if start < 0 { start = k }
+                    w.append(Float(v))
+                } else if start >= 0 {
+                    break
+                }
+            }
+            if start < 0 {  // narrower than one bin: take the nearest bin whole
+                start = min(binCount - 1, Int((centre / binHertz).rounded()))
+                w = [1]
+            }
+            first.append(start)
+            all.append(w)
+        }
+        firstBin = first
+        weights = all
+    }
+}
+
+/// Turns one window of 16 kHz samples into `frameCount × melBands` log-mel values (frame-major).
+/// Eight frames go through the FFT, the filterbank and the log together, one per SIMD lane.
+/// One instance per thread: it owns its scratch buffers, allocated in `init`.
+public final class LogMelExtractor {
+    public let settings: FeatureSettings
+    public let filterbank: MelFilterbank
+    private let fft: RealFFT
+    private let hann: [Float]
+    private let frames: UnsafeMutablePointer<SIMD8<Float>>
+    private let power: UnsafeMutablePointer<SIMD8<Float>>
+    private let flatWeights: [Float]
+    /// Band b's weights are flatWeights[weightOffset[b]..<weightOffset[b + 1]], from bin firstBin[b].
+    private let weightOffset: [Int]
+
+    public init(settings: FeatureSettings) throws {
+        do { try settings.validate() } catch let e as SomniError { throw SomniError(.badInput, e.message) }
+        self.settings = settings
+        fft = try RealFFT(size: settings.fftSize)
+        filterbank = MelFilterbank(bands: settings.melBands, fftSize: settings.fftSize, sampleRate: settings.sampleRate,
+                                   minFrequency: settings.minFrequency, maxFrequency: settings.maxFrequency)
+        let n = settings.frameLength
+        hann = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
+        frames = .allocate(capacity: settings.fftSize)
+        frames.initialize(repeating: SIMD8(), count: settings.fftSize)
+        power = .allocate(capacity: settings.fftSize / 2 + 1)
+        power.initialize(repeating: SIMD8(), count: settings.fftSize / 2 + 1)
+        flatWeights = filterbank.weights.flatMap { $0 }
+        weightOffset = filterbank.weights.reduce(into: [0]) { $0.append($0[$0.count - 1] + $1.count) }
+    }
+
+    deinit {
+        frames.deallocate()
+        power.deallocate()
+    }
+
+    public var outputCount: Int { settings.frameCount * settings.melBands }
+
+    /// `window.count` must equal `settings.windowLength`; `output.count` must equal `outputCount`.
+    public func extract(_ window: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) {
+        precondition(window.count == settings.windowLength && output.count == outputCount)
+        let s = settings, bands = s.melBands
+        let floor = SIMD8<Float>(repeating: s.logFloor)
+        hann.withUnsafeBufferPointer { hann in
+            flatWeights.withUnsafeBufferPointer { weights in
+                weightOffset.withUnsafeBufferPointer { offsets in
+                    filterbank.firstBin.withUnsafeBufferPointer { firstBin in
+                        var group = 0
+                        while group < s.frameCount {
+                            let lanes = min(8, s.frameCount - group)
+                            for i in 0..<s.frameLength {
+                                var v = SIMD8<Float>()
+                                for l in 0..<lanes { v[l] = window[(group + l) * s.hopLength + i] }
+                                frames[i] = v * hann[i]
+                            }
+                            fft.powerSpectra(frames, into: power)
+                            for b in 0..<bands {
+                                var sum = SIMD8<Float>()
+                                let first = firstBin[b], offset = offsets[b]
+                                for j in 0..<(offsets[b + 1] - offset) { sum += weights[offset + j] * power[first + j] }
+                                let logged = Self.log(pointwiseMax(sum, floor))
+                                for l in 0..<lanes { output[(group + l) * bands + b] = logged[l] }
+                            }
+                            group += 8
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Natural log of positive normal floats, to about 1e-7 relative: exponent from the bits,
+    /// the mantissa (moved into [√½, √2)) through the atanh series.
+    @inline(__always)
+    static func log(_ x: SIMD8<Float>) -> SIMD8<Float> {
+        let bits = unsafeBitCast(x, to: SIMD8<UInt32>.self)
+        var exponent = SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: bits &>> 23) &- 127)
+        var m = unsafeBitCast((bits & 0x007F_FFFF) | 0x3F80_0000, to: SIMD8<Float>.self)
+        let big = m .> 1.414_213_5
+        m.replace(with: m * 0.5, where: big)
+        exponent.replace(with: exponent + 1, where: big)
+        let f = m - 1
+        let t = f / (2 + f), t2 = t * t
+        var series: SIMD8<Float> = t2 * (1 / 9 as Float) + (1 / 7 as Float)
+        series = series * t2 + (1 / 5 as Float)
+        series = series * t2 + (1 / 3 as Float)
+        series = series * t2 + (1 as Float)
+        let ln2: Float = 0.693_147_18
+        return exponent * ln2 + 2 * t * series
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+
+/// A training data set laid out as Create ML expects: one folder per class, audio files inside
+/// (any depth, symbolic links followed).
+///
+/// Grouping, so near-duplicate cuts of one recording never straddle splits, follows file names:
+/// `SPEAKER_nohash_N` (Speech Commands) groups by speaker; `NAME_N` groups consecutive N in
+/// blocks of `blockSize` (Khan's clips); anything else is its own group. A sidecar `NAME.txt` with
+/// `start<TAB>end` lines (seconds) marks events: only those stretches are the folder's class, and
+/// the gaps between them may be given to another class (CoughSeg's coughs).
+public struct TrainingFileList: Sendable {
+    public struct File: Sendable {
+        public var url: URL
+        public var label: Int
+        /// Recordings sharing a group are always in the same split.
+        public var group: String
+        /// Class and first sub-folder ("other/khan-no-snoring"): splits are stratified by it.
+        public var stratum: String
+        /// Marked events in seconds, when a sidecar file gives them.
+        public var events: [ClosedRange<Double>]?
+    }
+
+    public var labels: [String]
+    public var files: [File]
+
+    static let audioExtensions: Set<String> = ["flac", "wav", "mp3", "m4a", "ogg", "opus", "aac", "aif", "aiff", "caf"]
+
+    /// Scans `directory`; labels are the sub-folder names, sorted.
+    public static func scan(_ directory: URL, blockSize: Int = 25, labels fixedLabels: [String]? = nil) throws -> TrainingFileList {
+        let fm = FileManager.default
+        var isDir: ObjCBool = false
+        guard fm.fileExists(atPath: directory.path, isDirectory: &isDir), isDir.boolValue else {
+            throw SomniError(.badInput, "\(directory.path) is not a folder of class folders")
+        }
+        let classFolders = try fm.contentsOfDirectory(atPath: directory.path).filter { name in
+            var d: ObjCBool = false
+            return !name.hasPrefix(".") && fm.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &d) && d.boolValue
+        }.sorted()
+        let labels = fixedLabels ?? classFolders
+        guard labels.count >= 2 else {
+            throw SomniError(.badInput, "\(directory.path) needs at least two class folders, found \(classFolders)")
+        }
+        var files: [File] = []
+        for name in classFolders {
+            guard let label = labels.firstIndex(of: name) else {
+                throw SomniError(.badInput, "\(directory.path)/\(name) is not one of the model's classes \(labels)")
+            }
+            let root = directory.appendingPathComponent(name).resolvingSymlinksInPath()
+            for path in try audioFiles(under: root) {
+                let relative = path.dropFirst(root.path.count + 1)
+                let parts = relative.split(separator: "/")
+                let stratum = parts.count > 1 ? "\(name)/\(parts[0])" : name
+                let url = URL(fileURLWithPath: path)
+                let stem = url.deletingPathExtension().lastPathComponent
+                let sidecar = url.deletingPathExtension().appendingPathExtension("txt")
+                let events = fm.fileExists(atPath: sidecar.path) ? try readEvents(sidecar) : nil
+                files.append(File(url: url, label: label, group: "\(stratum)/\(group(of: stem, blockSize: blockSize))",
+                                  stratum: stratum, events: events))
+            }
+        }
+        guard !files.isEmpty else { throw SomniError(.badInput, "no audio files under \(directory.path)") }
+        return TrainingFileList(labels: labels, files: files)
+    }
+
+    /// The group key of a file name (without extension).
+    public static func group(of stem: String, blockSize: Int) -> String {
+        if let r = stem.range(of: "_nohash_") { return String(stem[..<r.lowerBound]) }
+        if let underscore = stem.lastIndex(of: "_"), let n = Int(stem[stem.index(after: underscore)...]), n >= 0 {
+            return "\(stem[..<underscore])_block\(n / max(blockSize, 1))"
+        }
+        return stem
+    }
+
+    /// Audio files under `root` (any depth, links followed), sorted.
+    public static func audioFiles(under root: URL) throws -> [String] {
+        let fm = FileManager.default
+        var found: [String] = []
+        var stack = [root.path]
+        while let dir = stack.popLast() {
+            let entries: [String]
+            do { entries = try fm.contentsOfDirectory(atPath: dir) } catch {
+                throw SomniError(.io, "could not list \(dir)", cause: error)
+            }
+            for e in entries where !e.hasPrefix(".") {
+                let path = URL(fileURLWithPath: dir).appendingPathComponent(e).resolvingSymlinksInPath().path
+                var d: ObjCBool = false
+                guard fm.fileExists(atPath: path, isDirectory: &d) else { continue }
+                if d.boolValue {
+                    stack.append(URL(fileURLWithPath: dir).appendingPathComponent(e).path)
+                } else if audioExtensions.contains(URL(fileURLWithPath: e).pathExtension.lowercased()) {
+                    found.append(URL(fileURLWithPath: dir).appendingPathComponent(e).path)
+                }
+            }
+        }
+        return found.sorted()
+    }
+
+    static func readEvents(_ url: URL) throws -> [ClosedRange<Double>] {
+        let text: String
+        do { text = try String(contentsOf: url, encoding: .utf8) } catch {
+            throw SomniError(.io, "could not read \(url.path)", cause: error)
+        }
+        return try text.split(whereSeparator: \.isNewline).compactMap { line in
+            let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "," })
+            guard !fields.isEmpty else { return nil }
+            guard fields.count >= 2, let a = Double(fields[0]), let b = Double(fields[1]), a >= 0, b > a else {
+                throw SomniError(.badInput, "\(url.path): '\(line)' is not 'start<TAB>end' in seconds")
+            }
+            return a...b
+        }
+    }
+}
+
+/// Decoded audio plus the stretches of it that are training examples.
+public struct TrainingSet: Sendable {
+    public struct Example: Sendable {
+        public var clip: Int
+        /// The labelled stretch, in samples of `clips[clip]`.
+        public var start: Int
+        public var length: Int
+        public var label: Int
+        public var group: String
+        public var stratum: String
+    }
+
+    public var labels: [String]
+    public var clips: [[Float]]
+    public var examples: [Example]
+
+    public init(labels: [String], clips: [[Float]], examples: [Example]) {
+        self.labels = labels; self.clips = clips; self.examples = examples
+    }
+
+    /// Decodes every file (on `threads` threads) and cuts it into examples of about one window:
+    /// short files whole, long ones in consecutive windows, marked events one by one and the
+    /// gaps between them (at least a window clear of any event) as `gapLabel` when given.
+    public static func load(_ list: TrainingFileList, windowLength: Int, gapLabel: Int?, threads: Int = 2,
+                            decode: @Sendable (URL) throws -> [Float]) throws -> TrainingSet {
+        let results = ParallelResults<Result<[Float], any Error>>(count: list.files.count)
+        DispatchQueue.concurrentPerform(iterations: max(threads, 1)) { t in
+            var i = t
+            while i < list.files.count {
+                results.set(i, Result { try decode(list.files[i].url) })
+                i += max(threads, 1)
+            }
+        }
+        var clips: [[Float]] = []
+        var examples: [Example] = []
+        let rate = Double(analysisSampleRate)
+        for (i, file) in list.files.enumerated() {
+            let samples: [Float]
+            switch results.get(i) {
+            case .success(let s): samples = s
+            case .failure(let e):
+                throw SomniError(.badInput, "could not decode training file \(file.url.path)", cause: e)
+            case nil: throw SomniError(.internalError, "decoding \(file.url.path) produced nothing")
+            }
+            guard !samples.isEmpty else { continue }
+            clips.append(samples)
+            let clip = clips.count - 1
+            func add(_ start: Int, _ length: Int, _ label: Int) {
+                let stratum = label == file.label ? file.stratum : "\(list.labels[label])/between events in \(file.stratum)"
+                examples.append(Example(clip: clip, start: start, length: length, label: label, group: file.group, stratum: stratum))
+            }
+            func addWindows(from: Int, to: Int, label: Int) {
+                let length = to - from
+                if length <= windowLength * 3 / 2 {
+                    add(from, length, label)
+                } else {
+                    var s = from
+                    while s + windowLength / 2 <= to { add(s, min(windowLength, to - s), label); s += windowLength }
+                }
+            }
+            if let events = file.events {
+                let margin = Int(0.25 * rate)
+                var free = 0
+                for e in events.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+                    let a = max(0, Int(e.lowerBound * rate)), b = min(samples.count, Int(e.upperBound * rate))
+                    guard b > a else { continue }
+                    add(a, b - a, file.label)
+                    if let gap = gapLabel, a - margin - free >= windowLength { addWindows(from: free, to: a - margin, label: gap) }
+                    free = max(free, b + margin)
+                }
+                if let gap = gapLabel, samples.count - free >= windowLength { addWindows(from: free, to: samples.count, label: gap) }
+            } else {
+                addWindows(from: 0, to: samples.count, label: file.label)
+            }
+        }
+        return TrainingSet(labels: list.labels, clips: clips, examples: examples)
+    }
+
+    /// Splits examples into train / validation / test by group, stratified by stratum: in each
+    /// stratum, groups are ordered by a seeded hash and taken for test, then validation, until
+    /// each holds its share of the stratum's examples. Strata with fewer than 3 groups stay in
+    /// training. The same data and seed always give the same split.
+    public func split(validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
+        // A group's stratum is its first example's, so a recording's events and the gaps between
+        // them always land in the same split.
+        var members: [String: [Int]] = [:]
+        var groupsOf: [String: [String]] = [:]
+        for (i, e) in examples.enumerated() {
+            if members[e.group] == nil { groupsOf[e.stratum, default: []].append(e.group) }
+            members[e.group, default: []].append(i)
+        }
+        var train: [Int] = [], validation: [Int] = [], test: [Int] = []
+        for stratum in groupsOf.keys.sorted() {
+            let groups = groupsOf[stratum]!
+            let order = groups.sorted { (stableHash($0, seed), $0) < (stableHash($1, seed), $1) }
+            let total = Double(groups.reduce(0) { $0 + members[$1]!.count })
+            var taken = 0.0
+            for (n, g) in order.enumerated() {
+                let m = members[g]!
+                let splittable = groups.count >= 3 && n < groups.count - 1
+                if splittable && taken < testShare * total {
+                    test += m
+                } else if splittable && taken < (testShare + validationShare) * total {
+                    validation += m
+                } else {
+                    train += m
+                }
+                taken += Double(m.count)
+            }
+        }
+        return (train.sorted(), validation.sorted(), test.sorted())
+    }
+
+    /// Copies a window of `window.count` samples placed on example `index` into `window`:
+    /// `position` 0…1 runs over its placements (0.5 centred; the example inside the window when
+    /// shorter, the window inside the example when longer), with the clip's own audio around it
+    /// and zeros past the clip's ends.
+    public func window(of index: Int, position: Float, into window: UnsafeMutableBufferPointer<Float>) {
+        let e = examples[index], n = window.count
+        let start = e.length >= n ? e.start + Int(position * Float(e.length - n)) : e.start - Int(position * Float(n - e.length))
+        clips[e.clip].withUnsafeBufferPointer { clip in
+            for i in 0..<n {
+                let j = start + i
+                window[i] = j >= 0 && j < clip.count ? clip[j] : 0
+            }
+        }
+    }
+
+    /// This set with `other`'s clips and examples appended; returns the new examples' indices.
+    public mutating func append(_ other: TrainingSet) -> [Int] {
+        let clipOffset = clips.count, first = examples.count
+        clips += other.clips
+        examples += other.examples.map { e in
+            var e = e
+            e.clip += clipOffset
+            return e
+        }
+        return Array(first..<examples.count)
+    }
+}
+
+/// FNV-1a over the seed and the text: stable across runs and platforms (unlike `hashValue`).
+func stableHash(_ text: String, _ seed: UInt64) -> UInt64 {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ seed
+    for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return h
+}
+
+/// Slots written by concurrent workers (each index by one worker), read after they finish.
+final class ParallelResults<T>: @unchecked Sendable {
+    private var slots: [T?]
+    private let lock = NSLock()
+    init(count: Int) { slots = [T?](repeating: nil, count: count) }
+    func set(_ i: Int, _ value: T) { lock.lock(); slots[i] = value; lock.unlock() }
+    func get(_ i: Int) -> T? { lock.lock(); defer { lock.unlock() }; return slots[i] }
+}

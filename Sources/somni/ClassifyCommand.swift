@@ -1,0 +1,112 @@
+import Foundation
+import SomniAudio
+import SomniCore
+
+struct ClassifyCommand: Command {
+    static let name = "classify"
+    static let summary = "Print ranked labels with confidences for each window of a recording"
+    static let help = """
+    Usage: somni classify FILE [--model MODEL] [--top N] [--json]
+           somni classify - [...]     (raw 16 kHz mono Float32 little-endian on standard input)
+
+    Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
+    MODEL and prints, for each, the top labels and their confidences.
+
+      --model MODEL   a model written by 'somni train' (default: the model shipped with Somni)
+      --top N         labels per window (default 5)
+      --json          {"windows":[{"start","end","labels":[{"label","confidence"}]}],
+                       "clip":{label: highest confidence over the windows}}
+    """
+
+    var input: String
+    var modelPath: String?
+    var top = 5
+    var json = false
+
+    init(_ a: inout Arguments) throws {
+        modelPath = try a.option("--model")
+        top = try a.option("--top", as: Int.self) ?? 5
+        json = a.flag("--json")
+        input = try a.requiredPositional("FILE")
+    }
+
+    func validate() throws {
+        guard top > 0 else { throw UsageError("--top must be positive") }
+    }
+
+    struct WindowResult: Encodable {
+        var start: Double, end: Double
+        var labels: [LabelConfidence]
+    }
+
+    func run() throws {
+        var classifier = try modelPath.map { try CNNClassifier(contentsOf: URL(fileURLWithPath: $0)) } ?? CNNClassifier.bundled()
+        let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input))
+        let length = classifier.windowLength, hop = length / 2
+        var window = [Float](repeating: 0, count: length)
+        var scores = [Float](repeating: 0, count: classifier.labels.count)
+        var filled = 0, windowStart = 0, classified = 0
+        var results: [WindowResult] = []
+        var clipMax = [String: Float]()
+        let rate = Double(analysisSampleRate)
+
+        func classifyWindow(valid: Int) {
+            for i in valid..<length { window[i] = 0 }
+            window.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+            let ranked = scores.withUnsafeBufferPointer { classifier.ranked($0, top: top) }
+            classified += 1
+            let r = WindowResult(start: Double(windowStart) / rate, end: Double(windowStart + valid) / rate, labels: ranked)
+            for (label, s) in zip(classifier.labels, scores) { clipMax[label] = max(clipMax[label] ?? 0, s) }
+            if json {
+                results.append(r)
+            } else {
+                print(String(format: "%8.3f–%8.3f s  ", r.start, r.end)
+                      + ranked.map { "\($0.label) \(String(format: "%.3f", $0.confidence))" }.joined(separator: "  "))
+            }
+        }
+
+        while true {
+            let n = try window.withUnsafeMutableBufferPointer { w in
+                try source.read(into: UnsafeMutableBufferPointer(rebasing: w[filled..<length]))
+            }
+            filled += n
+            if filled == length {
+                classifyWindow(valid: length)
+                window.replaceSubrange(0..<(length - hop), with: window[hop..<length])
+                filled = length - hop
+                windowStart += hop
+            }
+            if n == 0 { break }
+        }
+        // A recording shorter than one window, or a tail past the last full window.
+        if (classified == 0 && filled > 0) || (classified > 0 && filled > length - hop) { classifyWindow(valid: filled) }
+        for w in source.warnings { printError("somni classify: warning: \(w)") }
+        guard json else { return }
+        struct Output: Encodable { var windows: [WindowResult]; var clip: [String: Float] }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(Output(windows: results, clip: clipMax)), as: UTF8.self))
+    }
+}
+
+/// Raw 16 kHz mono Float32 (little-endian) from standard input, for streaming into `classify`.
+final class StandardInputSource: AudioSource {
+    let expectedDuration: Double? = nil
+    let warnings: [String] = []
+    private var carry = Data()
+
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        var bytes = carry
+        while bytes.count < 4 {
+            let more = FileHandle.standardInput.readData(ofLength: max(4, buffer.count * 4 - bytes.count))
+            if more.isEmpty { return 0 }
+            bytes.append(more)
+        }
+        let n = min(bytes.count / 4, buffer.count)
+        bytes.withUnsafeBytes { raw in
+            for i in 0..<n { buffer[i] = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self))) }
+        }
+        carry = bytes.subdata(in: (4 * n)..<bytes.count)
+        return n
+    }
+}

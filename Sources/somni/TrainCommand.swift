@@ -1,0 +1,143 @@
+import Foundation
+import SomniAudio
+import SomniCore
+
+struct TrainCommand: Command {
+    static let name = "train"
+    static let summary = "Train a sound classifier from folders of examples (one folder per class)"
+    static let help = """
+    Usage: somni train DATA_DIR --out MODEL [options]
+
+    Trains Somni's CNN classifier, as Create ML's Sound Classifier does: DATA_DIR holds one folder
+    per class (the folder name is the label) with audio files at any depth; links are followed.
+    Files longer than a window are cut into windows, shorter ones padded. Without --validation and
+    --test the examples are split 70/15/15, stratified by class sub-folder and grouped by source
+    recording, so cuts of one recording never straddle splits:
+      SPEAKER_nohash_N files group by speaker; NAME_N files in blocks of --group-block consecutive
+      N; other files each alone. A sidecar NAME.txt of 'start<TAB>end' lines (seconds) marks the
+      events in NAME: only they belong to the folder's class (see --gaps-as).
+    Prints progress per epoch and, at the end, precision, recall, F1, a confusion matrix and
+    accuracy for training, validation and test; writes the model and MODEL-without-extension
+    .report.json with the same figures.
+
+      --out MODEL              model file to write (.somnimodel)
+      --validation DIR         validation examples (same class folders) instead of a split
+      --test DIR               held-out test examples instead of a split
+      --background DIR         recordings mixed under training examples at random SNR (repeatable)
+      --gaps-as LABEL          class for the stretches between marked events (default: none)
+      --group-block N          consecutive numbered files per group (default 25)
+      --seed N                 seeds the split, initial weights and augmentation (default 1)
+      --epochs N               most epochs (default 40); training stops early on validation loss
+      --patience N             epochs without a better validation loss before stopping (default 10)
+      --examples-per-class N   examples of each class per epoch, class-balanced (default 600)
+      --learning-rate X        Adam's initial step (default 0.003, cosine decay)
+      --threads N              training threads (default: all cores)
+      --name NAME              model name written into the file (default "somni-cnn v1")
+      --no-augment             no noise mixing, gain, shift or masks
+    """
+
+    var dataDirectory: String
+    var out: String
+    var validationDirectory: String?
+    var testDirectory: String?
+    var backgrounds: [String] = []
+    var gapsAs: String?
+    var groupBlock = 25
+    var options = TrainingOptions()
+
+    init(_ a: inout Arguments) throws {
+        guard let out = try a.option("--out") else { throw UsageError("--out MODEL is required") }
+        self.out = out
+        validationDirectory = try a.option("--validation")
+        testDirectory = try a.option("--test")
+        while let b = try a.option("--background") { backgrounds.append(b) }
+        gapsAs = try a.option("--gaps-as")
+        groupBlock = try a.option("--group-block", as: Int.self) ?? 25
+        options.seed = try a.option("--seed", as: UInt64.self) ?? 1
+        options.maxEpochs = try a.option("--epochs", as: Int.self) ?? options.maxEpochs
+        options.patience = try a.option("--patience", as: Int.self) ?? options.patience
+        options.examplesPerClass = try a.option("--examples-per-class", as: Int.self) ?? options.examplesPerClass
+        options.learningRate = try a.option("--learning-rate", as: Float.self) ?? options.learningRate
+        options.threads = try a.option("--threads", as: Int.self) ?? ProcessInfo.processInfo.activeProcessorCount
+        options.name = try a.option("--name") ?? options.name
+        options.augment = !a.flag("--no-augment")
+        dataDirectory = try a.requiredPositional("DATA_DIR")
+    }
+
+    func validate() throws {
+        guard groupBlock > 0 else { throw UsageError("--group-block must be positive") }
+        guard options.maxEpochs > 0, options.patience > 0, options.examplesPerClass > 0 else {
+            throw UsageError("--epochs, --patience and --examples-per-class must be positive")
+        }
+        guard options.threads > 0, options.threads <= 64 else { throw UsageError("--threads must be 1…64") }
+        guard options.learningRate > 0, options.learningRate < 1 else { throw UsageError("--learning-rate must be in (0, 1)") }
+    }
+
+    func run() throws {
+        let started = Date()
+        let list = try TrainingFileList.scan(URL(fileURLWithPath: dataDirectory), blockSize: groupBlock)
+        let gapLabel = try gapsAs.map { name -> Int in
+            guard let i = list.labels.firstIndex(of: name) else { throw UsageError("--gaps-as \(name) is not a class folder (\(list.labels))") }
+            return i
+        }
+        let window = options.features.windowLength
+        printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
+        var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole)
+        let (train, splitValidation, splitTest) = data.split(validationShare: validationDirectory == nil ? 0.15 : 0,
+                                                             testShare: testDirectory == nil ? 0.15 : 0, seed: options.seed)
+        var validation = splitValidation, test = splitTest
+        if let dir = validationDirectory {
+            let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
+            validation = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole))
+        }
+        if let dir = testDirectory {
+            let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
+            test = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole))
+        }
+        var beds: [[Float]] = []
+        for dir in backgrounds {
+            for path in try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath()) {
+                beds.append(try decodeWhole(URL(fileURLWithPath: path)))
+            }
+        }
+        let loadSeconds = Date().timeIntervalSince(started)
+        printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
+                          data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))
+        let trainer = try Trainer(data: data, train: train, validation: validation, test: test, backgrounds: beds, options: options)
+        let epochs = options.maxEpochs
+        let (model, report) = try trainer.train { e in
+            var line = String(format: "epoch %2d/%d  lr %.5f  train loss %.4f acc %.4f", e.epoch, epochs, e.learningRate, e.trainLoss, e.trainAccuracy)
+            if let l = e.validationLoss, let a = e.validationAccuracy { line += String(format: "  validation loss %.4f acc %.4f", l, a) }
+            printError(line + String(format: "  (%.1f s)", e.seconds))
+        }
+        let outURL = URL(fileURLWithPath: out)
+        try model.write(to: outURL)
+        let reportURL = outURL.deletingPathExtension().appendingPathExtension("report.json")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do { try encoder.encode(report).write(to: reportURL) } catch {
+            throw SomniError(.io, "could not write \(reportURL.path)", cause: error)
+        }
+        print("Model \(model.name): \(list.labels.joined(separator: ", ")); \(report.parameterCount) parameters, "
+              + "\(report.multiplyAccumulates) multiply-accumulates per window; best epoch \(report.bestEpoch) of \(report.epochs.count); "
+              + String(format: "temperature %.3f; trained in %.0f s (+%.0f s decoding)", report.temperature, report.seconds, loadSeconds))
+        for (name, m) in [("Training", report.train), ("Validation", report.validation), ("Test", report.test)] {
+            guard let m else { continue }
+            print("\n\(name):\n" + m.formatted(labels: list.labels), terminator: "")
+        }
+        print("\nWrote \(outURL.path) and \(reportURL.path)")
+    }
+}
+
+/// Decodes a whole file to 16 kHz mono (training clips are short; nights are streamed instead).
+@Sendable func decodeWhole(_ url: URL) throws -> [Float] {
+    let decoder = try AudioDecoder(url: url)
+    var samples: [Float] = []
+    var block = [Float](repeating: 0, count: 16_384)
+    while true {
+        let n = try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
+        if n == 0 { break }
+        samples += block[0..<n]
+    }
+    return samples
+}

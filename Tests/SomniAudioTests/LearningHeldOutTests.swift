@@ -1,0 +1,81 @@
+import Foundation
+import SomniAudio
+import SomniCore
+import Testing
+
+/// The shipped model on the held-out test split of ../shared/data — the split that
+/// scripts/train-default-model.sh (seed 1, blocks of 25) keeps away from training. Lives here
+/// rather than in SomniCoreTests because reading FLAC needs SomniAudio's decoder. Skipped when
+/// the data is absent. To keep a debug-build run short it classifies every Khan window of the
+/// test split and at most `perSourceCap` windows of each other source.
+@Suite struct LearningHeldOutTests {
+    static let dataFolder = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/data")
+    static let perSourceCap = 120
+
+    /// The class folders of scripts/train-default-model.sh, as links into the data.
+    static let layout = [
+        ("snoring/khan", "snoring-khan/snoring"), ("speech/speech-commands", "speech-commands"),
+        ("cough/coughseg", "cough-coughseg/cough"), ("other/khan-no-snoring", "snoring-khan/no_snoring"),
+        ("other/coughseg-no-cough", "cough-coughseg/no_cough"), ("other/noise", "noise"),
+    ]
+
+    @Test func shippedModelMeetsTheQualityTargetsOnTheHeldOutSplit() throws {
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: Self.dataFolder.appendingPathComponent("snoring-khan").path) else {
+            print("skipped: the training data is not in \(Self.dataFolder.path)")
+            return
+        }
+        let stage = fm.temporaryDirectory.appendingPathComponent("somni-heldout-\(UUID().uuidString)")
+        defer { try? fm.removeItem(at: stage) }
+        for (link, target) in Self.layout {
+            let url = stage.appendingPathComponent(link)
+            try fm.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try fm.createSymbolicLink(at: url, withDestinationURL: Self.dataFolder.appendingPathComponent(target))
+        }
+        let list = try TrainingFileList.scan(stage, blockSize: 25)
+        let other = try #require(list.labels.firstIndex(of: "other"))
+        let data = try TrainingSet.load(list, windowLength: classifierWindowLength, gapLabel: other, threads: 2) { url in
+            let decoder = try AudioDecoder(url: url)
+            var samples: [Float] = [], block = [Float](repeating: 0, count: 16_384)
+            while case let n = try block.withUnsafeMutableBufferPointer({ try decoder.read(into: $0) }), n > 0 { samples += block[0..<n] }
+            return samples
+        }
+        let test = data.split(validationShare: 0.15, testShare: 0.15, seed: 1).test
+        var perSource: [String: Int] = [:]
+        let sample = test.filter { i in
+            let source = data.examples[i].stratum
+            perSource[source, default: 0] += 1
+            return source.contains("khan") || perSource[source]! <= Self.perSourceCap
+        }
+
+        var classifier = try CNNClassifier.bundled()
+        #expect(classifier.labels.sorted() == ["cough", "other", "snoring", "speech"])
+        let labelIndex = classifier.labels.map { name in list.labels.firstIndex(of: name)! }
+        var window = [Float](repeating: 0, count: classifier.windowLength), scores = [Float](repeating: 0, count: 4)
+        var truth: [Int] = [], predicted: [Int] = [], sources: [String] = []
+        for i in sample {
+            window.withUnsafeMutableBufferPointer { data.window(of: i, position: 0.5, into: $0) }
+            window.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+            truth.append(data.examples[i].label)
+            predicted.append(labelIndex[scores.indices.max { scores[$0] < scores[$1] }!])
+            sources.append(data.examples[i].stratum)
+        }
+        let metrics = ClassificationMetrics(labels: list.labels, truth: truth, predicted: predicted, sources: sources)
+        print(metrics.formatted(labels: list.labels))
+
+        // Khan: snoring against everything else, on Khan's clips only.
+        let snoring = list.labels.firstIndex(of: "snoring")!
+        let khan = sample.indices.filter { sources[$0].contains("khan") }
+        let khanRight = khan.filter { (truth[$0] == snoring) == (predicted[$0] == snoring) }.count
+        let khanAccuracy = Double(khanRight) / Double(max(khan.count, 1))
+        print("Khan snoring vs non-snoring accuracy \(khanAccuracy) over \(khan.count) clips")
+        #expect(khan.count >= 100)
+        #expect(khanAccuracy >= 0.99)
+        for name in ["cough", "speech"] {
+            let c = metrics.classes[list.labels.firstIndex(of: name)!]
+            #expect(c.recall >= 0.95 && c.precision >= 0.95, "\(name): precision \(c.precision), recall \(c.recall)")
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+private func tinyModel(labels: [String] = ["tone", "noise"], seed: UInt64 = 4) throws -> CNNModel {
+    try CNNModel(name: "test model", labels: labels, features: tinyFeatures,
+                 bandMean: [Float](repeating: -5, count: 16), bandDeviation: [Float](repeating: 2, count: 16),
+                 layers: [.conv3x3(channels: 4), .relu, .maxPool2, .timeAveragePool, .dropout(rate: 0.1), .dense(outputs: labels.count)],
+                 temperature: 1.5, seed: seed)
+}
+
+/// Builds a model file from its parts, as the format document describes, with a correct checksum.
+private func assemble(version: UInt32 = 1, header: Data, parameters: [Float]) -> Data {
+    var d = Data("SOMNICNN".utf8)
+    func put(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
+    put(version); put(UInt32(header.count)); d.append(header)
+    put(UInt32(parameters.count)); for p in parameters { put(p.bitPattern) }
+    put(CRC32.checksum(d))
+    return d
+}
+
+private func headerJSON(_ model: CNNModel) throws -> [String: Any] {
+    let data = try model.encoded()
+    let length = Int(data[12]) | Int(data[13]) << 8 | Int(data[14]) << 16 | Int(data[15]) << 24
+    return try JSONSerialization.jsonObject(with: data.subdata(in: 16..<(16 + length))) as! [String: Any]
+}
+
+private func expectBadModel(_ data: Data, mentioning text: String) {
+    let error = #expect(throws: SomniError.self) { try CNNModel(data: data) }
+    #expect(error?.code == .badModel)
+    #expect(error?.message.contains(text) == true, "\(error?.message ?? "")")
+}
+
+@Suite struct LearningModelFileTests {
+    @Test func crcMatchesTheKnownCheckValue() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+    }
+
+    @Test func roundTripKeepsEverythingAndTheScores() throws {
+        let model = try tinyModel()
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("somni-\(UUID().uuidString).somnimodel")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try model.write(to: url)
+        let loaded = try CNNModel(contentsOf: url)
+        #expect(loaded.labels == model.labels && loaded.features == model.features && loaded.name == model.name)
+        #expect(loaded.parameters == model.parameters && loaded.network == model.network)
+        #expect(loaded.bandMean == model.bandMean && loaded.bandDeviation == model.bandDeviation && loaded.temperature == 1.5)
+        var a = try CNNClassifier(model: model), b = try CNNClassifier(contentsOf: url)
+        var rng = SeededGenerator(seed: 1)
+        let window = (0..<4_000).map { _ in rng.uniform(-0.5...0.5) }
+        var sa = [Float](repeating: 0, count: 2), sb = sa
+        window.withUnsafeBufferPointer { w in
+            sa.withUnsafeMutableBufferPointer { a.classify(w, scores: $0) }
+            sb.withUnsafeMutableBufferPointer { b.classify(w, scores: $0) }
+        }
+        #expect(sa == sb && abs(sa[0] + sa[1] - 1) < 1e-6)
+    }
+
+    @Test func corruptTruncatedAndForeignFilesAreRejected() throws {
+        let good = try tinyModel().encoded()
+        var flipped = good
+        flipped[good.count / 2] ^= 0x40
+        expectBadModel(flipped, mentioning: "checksum")
+        expectBadModel(good.prefix(good.count - 7), mentioning: "checksum")
+        expectBadModel(good.prefix(10), mentioning: "truncated")
+        expectBadModel(Data(), mentioning: "magic")
+        expectBadModel(Data("<html>not a model</html>".utf8), mentioning: "magic")
+        expectBadModel(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 40)), mentioning: "magic")
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString).somnimodel")
+        let error = #expect(throws: SomniError.self) { try CNNModel(contentsOf: missing) }
+        #expect(error?.code == .io)
+    }
+
+    @Test func futureVersionsAndMismatchedPartsAreRejected() throws {
+        let model = try tinyModel()
+        let header = try headerJSON(model)
+        func file(_ change: (inout [String: Any]) -> Void, parameters: [Float]? = nil, version: UInt32 = 1) throws -> Data {
+            var h = header
+            change(&h)
+            return assemble(version: version, header: try JSONSerialization.data(withJSONObject: h), parameters: parameters ?? model.parameters)
+        }
+        // The assembler itself produces a loadable file.
+        #expect(try CNNModel(data: file { _ in }).parameters == model.parameters)
+        expectBadModel(try file({ _ in }, version: 2), mentioning: "version 2")
+        expectBadModel(try file { $0["labels"] = ["a", "b", "c"] }, mentioning: "3 labels")
+        expectBadModel(try file { $0["labels"] = ["a", "a"] }, mentioning: "distinct")
+        expectBadModel(try file { $0["bandMean"] = [1, 2] }, mentioning: "normalisation")
+        expectBadModel(try file({ _ in }, parameters: Array(model.parameters.dropLast())), mentioning: "parameters")
+        expectBadModel(try file({ _ in }, parameters: [Float.nan] + model.parameters.dropFirst()), mentioning: "finite")
+        expectBadModel(try file { $0["layers"] = [["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()]] }, mentioning: "max-pool")
+        expectBadModel(try file { h in
+            var f = h["features"] as! [String: Any]
+            f["fftSize"] = 300
+            h["features"] = f
+        }, mentioning: "FFT size")
+        expectBadModel(try file { $0["name"] = 7 }, mentioning: "header")
+    }
+
+    @Test func classifierCopiesKeepTheirOwnBuffersAndShortWindowsArePadded() throws {
+        var a = try CNNClassifier(model: tinyModel())
+        var b = a
+        var rng = SeededGenerator(seed: 2)
+        let w1 = (0..<4_000).map { _ in rng.uniform(-0.5...0.5) }, w2 = (0..<4_000).map { _ in rng.uniform(-0.01...0.01) }
+        var s1 = [Float](repeating: 0, count: 2), s2 = s1, again = s1
+        w1.withUnsafeBufferPointer { w in s1.withUnsafeMutableBufferPointer { a.classify(w, scores: $0) } }
+        w2.withUnsafeBufferPointer { w in s2.withUnsafeMutableBufferPointer { b.classify(w, scores: $0) } }
+        #expect(Array(a.lastLogits) != Array(b.lastLogits))
+        w1.withUnsafeBufferPointer { w in again.withUnsafeMutableBufferPointer { b.classify(w, scores: $0) } }
+        #expect(again == s1)
+        let short = Array(w1.prefix(1_000)), padded = Array(w1.prefix(1_000)) + [Float](repeating: 0, count: 3_000)
+        short.withUnsafeBufferPointer { w in s1.withUnsafeMutableBufferPointer { a.classify(w, scores: $0) } }
+        padded.withUnsafeBufferPointer { w in s2.withUnsafeMutableBufferPointer { a.classify(w, scores: $0) } }
+        #expect(s1 == s2)
+    }
+}

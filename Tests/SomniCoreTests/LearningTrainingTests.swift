@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+/// Small settings and network so training runs in seconds in a debug build.
+let tinyFeatures = FeatureSettings(sampleRate: 16_000, windowLength: 4_000, frameLength: 400, hopLength: 400, fftSize: 512,
+                                   melBands: 16, minFrequency: 50, maxFrequency: 8000, logFloor: 1e-10)
+let tinyLayers: [LayerSpec] = [.conv3x3(channels: 4), .relu, .maxPool2, .timeAveragePool, .dropout(rate: 0.1), .dense(outputs: 2)]
+
+/// Tones (200–4000 Hz) against white noise, at random levels, 12 groups of 5 clips per class.
+func tonesAndNoise(seed: UInt64) -> TrainingSet {
+    var rng = SeededGenerator(seed: seed)
+    var clips: [[Float]] = [], examples: [TrainingSet.Example] = []
+    for label in 0..<2 {
+        for group in 0..<12 {
+            for _ in 0..<5 {
+                let level = rng.uniform(0.02...0.5), frequency = Double(rng.uniform(200...4000))
+                let clip: [Float] = (0..<4_400).map { i in
+                    label == 0 ? level * Float(sin(2 * Double.pi * frequency * Double(i) / 16_000)) : level * rng.nextGaussian() / 3
+                }
+                clips.append(clip)
+                examples.append(.init(clip: clips.count - 1, start: 0, length: clip.count, label: label,
+                                      group: "\(label)-\(group)", stratum: label == 0 ? "tone" : "noise"))
+            }
+        }
+    }
+    return TrainingSet(labels: ["tone", "noise"], clips: clips, examples: examples)
+}
+
+func tinyOptions(epochs: Int) -> TrainingOptions {
+    var o = TrainingOptions()
+    o.features = tinyFeatures
+    o.layers = tinyLayers
+    o.maxEpochs = epochs
+    o.examplesPerClass = 48
+    o.batchSize = 16
+    o.learningRate = 0.01
+    o.threads = 2
+    return o
+}
+
+@Suite struct LearningTrainingTests {
+    @Test func learnsTonesFromNoiseOnHeldOutGroups() throws {
+        let data = tonesAndNoise(seed: 5)
+        let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 1)
+        #expect(!split.test.isEmpty && !split.validation.isEmpty)
+        let trainer = try Trainer(data: data, train: split.train, validation: split.validation, test: split.test,
+                                  backgrounds: [], options: tinyOptions(epochs: 12))
+        let (model, report) = try trainer.train()
+        let test = try #require(report.test)
+        #expect(test.accuracy >= 0.97, "test accuracy \(test.accuracy)")
+        #expect(report.train.accuracy >= 0.97)
+        #expect(model.temperature > 0 && model.temperature != 1)
+
+        // The saved model classifies fresh signals the same way through CNNClassifier.
+        var classifier = try CNNClassifier(model: model)
+        var scores = [Float](repeating: 0, count: 2)
+        let tone = (0..<4_000).map { Float(0.3 * sin(2 * Double.pi * 1234 * Double($0) / 16_000)) }
+        var rng = SeededGenerator(seed: 99)
+        let noise = (0..<4_000).map { _ in 0.1 * rng.nextGaussian() }
+        tone.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+        #expect(scores[0] > 0.8 && abs(scores[0] + scores[1] - 1) < 1e-5)
+        noise.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+        #expect(scores[1] > 0.8)
+    }
+
+    @Test func trainingIsReproducibleWithTheSameSeed() throws {
+        let data = tonesAndNoise(seed: 6)
+        let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 3)
+        func run() throws -> [Float] {
+            let trainer = try Trainer(data: data, train: split.train, validation: split.validation, test: [],
+                                      backgrounds: [Array(data.clips[70])], options: tinyOptions(epochs: 2))
+            return try trainer.train().model.parameters
+        }
+        #expect(try run() == run())
+    }
+
+    @Test func splitKeepsGroupsTogetherAndIsStratified() {
+        let data = tonesAndNoise(seed: 7)
+        let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 9)
+        let parts = [split.train, split.validation, split.test]
+        #expect(parts.reduce(0) { $0 + $1.count } == data.examples.count)
+        let groupsOf = parts.map { Set($0.map { data.examples[$0].group }) }
+        #expect(groupsOf[0].isDisjoint(with: groupsOf[1]) && groupsOf[0].isDisjoint(with: groupsOf[2]) && groupsOf[1].isDisjoint(with: groupsOf[2]))
+        for part in parts { #expect(Set(part.map { data.examples[$0].label }) == [0, 1]) }
+        #expect(data.split(validationShare: 0.2, testShare: 0.2, seed: 9).test == split.test)
+    }
+
+    @Test func groupKeysFollowTheDataSetsNamingRules() {
+        #expect(TrainingFileList.group(of: "0a7c2a8d_nohash_3", blockSize: 25) == "0a7c2a8d")
+        #expect(TrainingFileList.group(of: "1_24", blockSize: 25) == TrainingFileList.group(of: "1_0", blockSize: 25))
+        #expect(TrainingFileList.group(of: "1_25", blockSize: 25) != TrainingFileList.group(of: "1_24", blockSize: 25))
+        #expect(TrainingFileList.group(of: "0029d048-898a", blockSize: 25) == "0029d048-898a")
+    }
+
+    @Test func scanFindsClassFoldersSidecarEventsAndCutsGaps() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in ["cough/set", "other"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
+        }
+        for name in ["cough/set/rec.flac", "other/a_1.flac", "other/a_2.flac", "other/b.flac"] {
+            try Data().write(to: dir.appendingPathComponent(name))
+        }
+        try "0.5\t0.9\n4.0\t4.3\n".write(to: dir.appendingPathComponent("cough/set/rec.txt"), atomically: true, encoding: .utf8)
+        let list = try TrainingFileList.scan(dir, blockSize: 25)
+        #expect(list.labels == ["cough", "other"])
+        let rec = try #require(list.files.first { $0.url.lastPathComponent == "rec.flac" })
+        #expect(rec.events == [0.5...0.9, 4.0...4.3] && rec.stratum == "cough/set")
+        #expect(Set(list.files.filter { $0.label == 1 }.map(\.group)).count == 2)
+        // 6 s recordings: two coughs, and the 2.6 s gap between them (less margins) as "other".
+        let set = try TrainingSet.load(list, windowLength: 15_600, gapLabel: 1, threads: 2) { _ in [Float](repeating: 0.1, count: 96_000) }
+        let fromRec = set.examples.filter { $0.group == rec.group }
+        #expect(fromRec.filter { $0.label == 0 }.map(\.length) == [6_400, 4_800])
+        #expect(fromRec.contains { $0.label == 1 && $0.start >= 14_400 + 4_000 && $0.start + $0.length <= 64_000 - 4_000 })
+    }
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Reproduces Sources/SomniCore/Resources/default.somnimodel from ../shared/data (see its README
+# for the sources and their licences). Nothing is copied: the class folders are links into the data.
+#
+#   scripts/train-default-model.sh [DATA_DIR] [OUT_MODEL]
+#
+# Classes: snoring (Khan's snoring clips), speech (Speech Commands words, a stand-in for
+# sleep-talk), cough (CoughSeg coughs cut at their marked onsets/offsets), other (Khan's ten
+# non-snoring categories, CoughSeg's no-cough recordings, the gaps between marked coughs and the
+# Speech Commands noise recordings). The noise recordings are also mixed under every class at
+# 0–25 dB SNR. Split: 70/15/15 by source recording (seed 1), printed at the end with test figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA="$(cd "${1:-../shared/data}" && pwd)"
+OUT="${2:-Sources/SomniCore/Resources/default.somnimodel}"
+STAGE="$(mktemp -d)"
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE"/{snoring,speech,cough,other}
+ln -s "$DATA/snoring-khan/snoring" "$STAGE/snoring/khan"
+ln -s "$DATA/speech-commands" "$STAGE/speech/speech-commands"
+ln -s "$DATA/cough-coughseg/cough" "$STAGE/cough/coughseg"
+ln -s "$DATA/snoring-khan/no_snoring" "$STAGE/other/khan-no-snoring"
+ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/other/coughseg-no-cough"
+ln -s "$DATA/noise" "$STAGE/other/noise"
+swift build -c release --product somni >&2
+"$(swift build -c release --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
+  --background "$DATA/noise" --gaps-as other --group-block 25 --seed 1 "${@:3}"
