@@ -89,6 +89,9 @@ public final class NightRecorder<C: SoundClassifier> {
     private let scores: UnsafeMutableBufferPointer<Float>
     private let targetLabels: [Int]
     private var nextWindowEnd: Int
+    /// The run of consecutive positive windows that may start an episode.
+    private var runPeak: Float = 0
+    private var runLength = 0
     private var clip: OpenClip?
     private var clipsStopped = false
 
@@ -124,7 +127,7 @@ public final class NightRecorder<C: SoundClassifier> {
         let live = settings.live
         // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
         ring = PreRollBuffer(capacity: Int((max(live.preRoll, live.endAfter) + 2 * live.windowDuration + 2) * Double(rate)) + windowLength)
-        segmenter = LiveEpisodeSegmenter(settings: live)
+        segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter)
         window = .allocate(capacity: windowLength)
         window.initialize(repeating: 0)
         scores = .allocate(capacity: max(1, classifier.labels.count))
@@ -246,7 +249,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func finishNight() throws {
         features.finish()
-        if settings.mode == .live, let episode = segmenter.finish() { closeClip(episode) }
+        if settings.mode == .live, let episode = segmenter.finish() { closeClip(lastPositiveEnd: episode.end) }
         flush()
         if let writer = master {
             do { try writer.finish() } catch { stopAudio(error) }
@@ -271,7 +274,7 @@ public final class NightRecorder<C: SoundClassifier> {
         lastFlush = processed
         journal.recordedSeconds = Double(processed) / Double(rate)
         journal.updatedAt = Date().timeIntervalSince1970
-        journal.openEpisode = clip.map { $0.record(for: segmenter.current) }
+        journal.openEpisode = clip?.record()
         do { try journal.save(in: folder) } catch {
             if !journal.warnings.contains(where: { $0.hasPrefix("cannot update recording.json") }) {
                 journal.warnings.append("cannot update recording.json: \(error)")
@@ -364,12 +367,27 @@ public final class NightRecorder<C: SoundClassifier> {
             topLabel = classifier.labels.isEmpty ? nil : classifier.labels[best]
             topConfidence = scores[best]
             let windowStart = Double(nextWindowEnd - length) / Double(rate)
-            for change in segmenter.add(windowStart: windowStart, confidence: target) {
+            let windowEnd = windowStart + settings.live.windowDuration
+            let positive = target >= settings.live.threshold
+            runPeak = positive ? max(runPeak, target) : 0
+            runLength = positive ? runLength + 1 : 0
+            var started = false
+            let labels = WindowLabels(start: windowStart, end: windowEnd, ranked: [LabelConfidence(label: "snoring", confidence: target)])
+            for change in segmenter.feed(labels) {
                 switch change {
-                case .started(let episode): openClip(episode, triggerEnd: nextWindowEnd)
-                case .extended: writeClip(upTo: nextWindowEnd)
-                case .ended(let episode): closeClip(episode)
+                case .ended(let episode): closeClip(lastPositiveEnd: episode.end)
+                case .started(let at):
+                    started = true
+                    openClip(LiveEpisode(start: at, end: windowEnd, peakConfidence: Double(runPeak), positiveWindows: runLength),
+                             triggerEnd: nextWindowEnd)
                 }
+            }
+            if positive, !started, var c = clip {
+                c.episode.end = windowEnd
+                c.episode.peakConfidence = max(c.episode.peakConfidence, Double(target))
+                c.episode.positiveWindows += 1
+                clip = c
+                writeClip(upTo: nextWindowEnd)
             }
             nextWindowEnd += hop
         }
@@ -387,7 +405,7 @@ public final class NightRecorder<C: SoundClassifier> {
                 writer = w
             } catch { stopClips(error) }
         }
-        clip = OpenClip(name: writer == nil ? nil : name, writer: writer, start: start, written: start,
+        clip = OpenClip(name: writer == nil ? nil : name, writer: writer, episode: episode, start: start, written: start,
                         episodeStart: Int(episode.start * Double(rate)))
         observe(.note("snoring episode \(number) started at \(clock(episode.start))"))
         writeClip(upTo: triggerEnd)
@@ -407,18 +425,19 @@ public final class NightRecorder<C: SoundClassifier> {
         clip = c
     }
 
-    private func closeClip(_ episode: LiveEpisode) {
+    private func closeClip(lastPositiveEnd end: Double) {
         // The clip runs 1 s past the last positive window, as the morning clips do.
-        writeClip(upTo: min(ring.endIndex, Int((episode.end + 1) * Double(rate))))
-        guard let c = clip else { return }
-        var record = c.record(for: episode)
+        writeClip(upTo: min(ring.endIndex, Int((end + 1) * Double(rate))))
+        guard var c = clip else { return }
+        c.episode.end = end
+        var record = c.record()
         if let w = c.writer {
             do { try w.finish() } catch { record.clip = nil; stopClips(error) }
         }
         journal.episodes.append(record)
         clip = nil
         observe(.note(String(format: "snoring episode %d: %@, %.0f s, peak %.0f dBFS", journal.episodes.count,
-                             clock(episode.start), episode.end - episode.start, record.peakDBFS)))
+                             clock(c.episode.start), c.episode.end - c.episode.start, record.peakDBFS)))
     }
 
     private func stopClips(_ error: any Error) {
@@ -434,6 +453,7 @@ public final class NightRecorder<C: SoundClassifier> {
 private struct OpenClip {
     var name: String?
     var writer: EncodedAudioWriter?
+    var episode: LiveEpisode
     /// Absolute sample indices: where the clip starts, and how far it is written.
     var start: Int
     var written: Int
@@ -452,11 +472,9 @@ private struct OpenClip {
         }
     }
 
-    func record(for episode: LiveEpisode?) -> LiveEpisodeRecord {
-        let e = episode ?? LiveEpisode(start: Double(episodeStart) / Double(analysisSampleRate),
-                                       end: Double(written) / Double(analysisSampleRate), peakConfidence: 0, positiveWindows: 0)
-        return LiveEpisodeRecord(episode: e, clip: name, clipStart: Double(start) / Double(analysisSampleRate),
-                                 peakDBFS: 20 * log10(max(Double(peak), 1e-6)),
-                                 meanDBFS: 10 * log10(max(sumSquares / Double(max(count, 1)), 1e-12)))
+    func record() -> LiveEpisodeRecord {
+        LiveEpisodeRecord(episode: episode, clip: name, clipStart: Double(start) / Double(analysisSampleRate),
+                          peakDBFS: 20 * log10(max(Double(peak), 1e-6)),
+                          meanDBFS: 10 * log10(max(sumSquares / Double(max(count, 1)), 1e-12)))
     }
 }

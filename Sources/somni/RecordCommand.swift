@@ -2,6 +2,7 @@ import Foundation
 import SomniAudio
 import SomniCapture
 import SomniCore
+import SomniStore
 
 struct RecordCommand: Command {
     static let name = "record"
@@ -28,8 +29,10 @@ struct RecordCommand: Command {
                          plughw:1,0 (arecord -L), or the file for --backend file; default: the
                          system's default microphone
       --rate HZ          capture rate (default 48000); converted to 16 kHz inside Somni
-      --out DIR          where night folders are made (default: $XDG_DATA_HOME/somni/recordings,
-                         else ~/.local/share/somni/recordings)
+      --out DIR          keep the night as a bare folder here instead of saving it in the store
+      --store DIR        the night store the night is saved in (default: $SOMNI_STORE when set,
+                         else $XDG_DATA_HOME/somni, else ~/.local/share/somni); the night is
+                         recorded in its recording/ folder and moved in when analysed
       --keep-audio       keep the night-mode master recording after the analysis
       --master F         flac (default: survives kill -9 losing ~3 s) | opus (5× smaller, may
                          lose about a minute on kill -9)
@@ -103,7 +106,10 @@ struct RecordCommand: Command {
         defer { lock.release() }
         for unfinished in NightJournal.unfinishedNights(under: root) {
             printError("somni record: closing the interrupted night \(unfinished.lastPathComponent) first")
-            do { try RecordingOptions.close(unfinished, sensitivity: sensitivity, recovered: true) } catch {
+            do {
+                try RecordingOptions.close(unfinished, sensitivity: sensitivity, recovered: true)
+                try options.save(unfinished)
+            } catch {
                 printError("somni record: could not close \(unfinished.path): \(error)")
             }
         }
@@ -129,10 +135,12 @@ struct RecordCommand: Command {
             throw SomniError(code, "the morning analysis failed (\(error)). The night is saved in \(folder.path); "
                 + "run 'somni recover' once the problem is fixed", cause: error)
         }
+        let (saved, savedAs) = try options.save(folder)
         if json {
             print(String(decoding: try session.jsonData(), as: UTF8.self))
         } else {
-            print(NightSummaryText.render(session, folder: folder))
+            print(NightSummaryText.render(session, folder: saved))
+            if let savedAs { print("Saved in the night store as \(savedAs): 'somni show \(savedAs)', 'somni report \(savedAs) -o report.html'") }
         }
         for w in session.warnings { printError("somni record: warning: \(w)") }
     }
@@ -141,22 +149,38 @@ struct RecordCommand: Command {
 /// Options and steps `record` and `recover` share: where nights go, the lock, the morning step.
 struct RecordingOptions {
     var out: String?
+    var store: String?
     var lockPath: String?
     var lease: Double
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
+        store = try a.option("--store")
+        if out != nil && store != nil { throw UsageError("give --out or --store, not both") }
         lockPath = try a.option("--lock")
         lease = try RecordingOptions.seconds(try a.option("--lease") ?? "15m", option: "--lease")
         guard lease >= 3 else { throw UsageError("--lease must be at least 3 s") }
     }
 
+    /// Where nights are recorded: --out, or the store's recording/ folder.
     var root: URL {
         if let out { return URL(fileURLWithPath: out, isDirectory: true) }
-        let env = ProcessInfo.processInfo.environment
-        let data = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share", isDirectory: true)
-        return data.appendingPathComponent("somni/recordings", isDirectory: true)
+        return NightStore.defaultDirectory(explicit: store).appendingPathComponent("recording", isDirectory: true)
+    }
+
+    /// Moves an analysed night into the store (unless --out asked for a bare folder); returns
+    /// where the night now is and its id in the store.
+    @discardableResult
+    func save(_ folder: URL) throws -> (folder: URL, id: String?) {
+        guard out == nil else { return (folder, nil) }
+        let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+        do {
+            let record = try store.add(nightFolder: folder, moving: true)
+            return (store.folder(of: record), record.id)
+        } catch {
+            throw SomniError(.io, "the night was analysed but could not be saved in the store; it is in \(folder.path)",
+                             cause: error)
+        }
     }
 
     var lockURL: URL { URL(fileURLWithPath: lockPath ?? "/tmp/somni-record.lock") }

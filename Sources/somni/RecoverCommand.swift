@@ -6,7 +6,7 @@ struct RecoverCommand: Command {
     static let name = "recover"
     static let summary = "Close nights whose recorder died (kill -9, power loss) from what is on disk"
     static let help = """
-    Usage: somni recover [NIGHT_DIR ...] [--out DIR] [--lock FILE] [--sensitivity N]
+    Usage: somni recover [NIGHT_DIR ...] [--out DIR | --store DIR] [--lock FILE] [--sensitivity N]
 
     Finds nights whose recording never finished and closes them: the morning analysis runs on
     the part of the master recording that reached the disk (night mode), or the episodes saved
@@ -14,7 +14,9 @@ struct RecoverCommand: Command {
     recorder is still recording is left alone. 'somni record' does this by itself before it starts.
 
       NIGHT_DIR          night folders to close (default: every unfinished night under --out)
-      --out DIR          where 'somni record' makes night folders (default as for record)
+      --out DIR          the folder given to 'somni record --out' (bare night folders, kept there)
+      --store DIR        the night store (default as for record): its unfinished recordings are
+                         closed and saved in it
       --lock FILE        the recording lock to respect (default: /tmp/somni-record.lock)
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
     """
@@ -55,8 +57,9 @@ struct RecoverCommand: Command {
                     continue
                 }
                 let session = try RecordingOptions.close(folder, sensitivity: sensitivity, recovered: true)
+                let (_, savedAs) = try options.save(folder)
                 print("\(folder.lastPathComponent): recovered \(NightSummaryText.clock(session.duration)) of night, "
-                    + "\(session.events.count) events")
+                    + "\(session.events.count) events" + (savedAs.map { "; saved in the night store as \($0)" } ?? ""))
             } catch {
                 failures += 1
                 printError("somni recover: \(folder.path): \(error)")

@@ -71,37 +71,46 @@ import Testing
     }
 
     @Test(.enabled(if: CLIHarness.somni != nil))
-    func aRecorderKilledWithSigkillIsRecoveredLosingAtMostThirtySeconds() throws {
+    func aRecorderKilledWithSigkillIsRecoveredLosingAtMostThirtySecondsIntoTheStore() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.1, seed: 13, in: folder)
-        let recorder = try CLIHarness.startSomni(recordArguments(["--backend", "file", "--device", wav.path, "--for", "6m"]))
+        let store = folder.appendingPathComponent("store")
+        let recording = store.appendingPathComponent("recording")
+        let arguments = ["record", "--store", store.path, "--lock", lock.path, "--backend", "file", "--device", wav.path]
+        let recorder = try CLIHarness.startSomni(arguments + ["--for", "6m"])
         var flushed = 0.0
         let reached = CLIHarness.wait(timeout: 300) {
-            guard let night = CLIHarness.nightFolder(under: nights), let j = try? NightJournal.load(in: night) else { return false }
+            guard let night = CLIHarness.nightFolder(under: recording), let j = try? NightJournal.load(in: night) else { return false }
             flushed = j.recordedSeconds
             return flushed >= 90
         }
         #expect(reached)
         // A second recorder on the same machine is refused while the first one lives.
-        let second = try CLIHarness.somni(recordArguments(["--backend", "file", "--device", wav.path, "--for", "10s"]))
+        let second = try CLIHarness.somni(arguments + ["--for", "10s"])
         #expect(second.status != 0)
         #expect(second.error.contains("another recorder is already recording"))
 
         kill(recorder.process.processIdentifier, SIGKILL)
         _ = recorder.finish()
-        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let night = try #require(CLIHarness.nightFolder(under: recording))
         #expect(try NightJournal.load(in: night).status == .recording)
 
-        let recovered = try CLIHarness.somni(["recover", "--out", nights.path, "--lock", lock.path])
+        let recovered = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path])
         #expect(recovered.status == 0, "\(recovered.error)")
-        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        #expect(recovered.output.contains("saved in the night store"))
+        // The night moved into the store.
+        #expect(!FileManager.default.fileExists(atPath: night.path))
+        let stored = try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path)
+        #expect(stored.count == 1)
+        let storedNight = store.appendingPathComponent("nights").appendingPathComponent(try #require(stored.first))
+        let session = try Session.load(from: storedNight.appendingPathComponent(Session.fileName))
         // The kill came right after the flush at `flushed` s was seen (within a 50 ms poll); the
         // master on disk trails the recorder only by the encoder's buffer, so far less than 30 s is lost.
         #expect(session.duration >= flushed - 25)
         #expect(session.duration < flushed + 31)
         #expect(session.warnings.contains { $0.contains("stopped unexpectedly") })
-        #expect(try NightJournal.load(in: night).status == .analysed)
+        #expect(try NightJournal.load(in: storedNight).status == .analysed)
         // Nothing left to recover.
-        let again = try CLIHarness.somni(["recover", "--out", nights.path, "--lock", lock.path])
+        let again = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path])
         #expect(again.output.contains("No unfinished nights"))
     }
 
