@@ -30,6 +30,23 @@ enum CLIHarness {
         return true
     }
 
+    /// ALSA's pulse plugin (libasound2-plugins), which lets the ALSA backend reach the test server.
+    static var alsaPulsePluginInstalled: Bool {
+        let libs = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib")) ?? []
+        return libs.contains { FileManager.default.fileExists(atPath: "/usr/lib/\($0)/alsa-lib/libasound_module_pcm_pulse.so") }
+    }
+
+    /// Pearson correlation of two equally long series.
+    static func correlation(_ a: [Float], _ b: [Float]) -> Double {
+        let n = min(a.count, b.count)
+        guard n > 1 else { return 0 }
+        let x = a.prefix(n).map(Double.init), y = b.prefix(n).map(Double.init)
+        let mx = x.reduce(0, +) / Double(n), my = y.reduce(0, +) / Double(n)
+        var sxy = 0.0, sxx = 0.0, syy = 0.0
+        for i in 0..<n { sxy += (x[i] - mx) * (y[i] - my); sxx += (x[i] - mx) * (x[i] - mx); syy += (y[i] - my) * (y[i] - my) }
+        return sxx > 0 && syy > 0 ? sxy / (sxx * syy).squareRoot() : 0
+    }
+
     struct Result { var status: Int32; var output: String; var error: String }
 
     /// Runs to completion, capturing both streams.

@@ -44,6 +44,31 @@ import Testing
         #expect(f1 >= 0.8, "snoring segment F1 \(f1) through PulseAudio")
     }
 
+    /// ALSA directly, with the sound server behind ALSA's pulse plugin standing in for a sound
+    /// card: the recorded loudness follows the night that was played, value for value.
+    @Test(.enabled(if: CLIHarness.pulseAvailable && CLIHarness.alsaPulsePluginInstalled))
+    func theALSABackendCapturesTheSameNight() throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.01, seed: 15, in: folder)
+        let samples = try CLIHarness.decode(wav)
+        let mic = try PipeMicrophone(folder: folder)
+        try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name])
+        let recorder = try CLIHarness.startSomni(recordArguments(["--backend", "alsa", "--device", "pulse", "--for", "30s", "--keep-audio"]))
+        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected through ALSA")
+        try mic.play(samples[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
+        let result = recorder.finish()
+        #expect(result.status == 0, "\(result.error)")
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        #expect(try Session.load(from: night.appendingPathComponent(Session.fileName)).source.contains("alsa:pulse"))
+        let recorded = try EnvelopeFile.read(from: night.appendingPathComponent(EnvelopeFile.fileName)).values
+        let played = FeatureExtractor()
+        samples.withUnsafeBufferPointer { played.process($0) }
+        // Compare the first 25 s (the recorder connects a moment before the first sample is written).
+        let n = 250
+        #expect(recorded.count >= n)
+        let best = (0...5).map { lag in CLIHarness.correlation(Array(recorded[lag..<min(recorded.count, lag + n)]), Array(played.envelope.prefix(n))) }.max() ?? 0
+        #expect(best > 0.95, "recorded loudness correlates \(best) with the night played")
+    }
+
     @Test(.enabled(if: CLIHarness.pulseAvailable))
     func aMicrophoneUnpluggedAndPluggedBackLeavesAGapAndTheNightGoesOn() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.02, seed: 12, in: folder)
