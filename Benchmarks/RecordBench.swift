@@ -39,7 +39,6 @@ private func syntheticNight(hours: Double) throws -> NightSynthesizer {
 /// Hours from $SOMNI_BENCH_RECORD_HOURS, default 10.
 func runRecordBenchmark() throws {
     let hours = Double(ProcessInfo.processInfo.environment["SOMNI_BENCH_RECORD_HOURS"] ?? "") ?? 10
-    let audioSeconds = hours * 3600
 
     // The stand-in microphone's own cost: generating the night.
     let generation: Double = try {
@@ -51,30 +50,35 @@ func runRecordBenchmark() throws {
     }()
     print(String(format: "record: generating %.0f h of synthetic night costs %.1f s CPU (subtracted below)", hours, generation))
 
-    for mode in NightJournal.Mode.allCases {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-recordbench-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        var rssByHour: [Double] = []
-        let settings = RecorderSettings(mode: mode, duration: audioSeconds, keepAudio: true)
-        let night = try syntheticNight(hours: hours)
-        let recorder = try NightRecorder(
-            folder: folder, settings: settings, classifier: HeuristicClassifier(), device: "synthetic", captureRate: 48_000,
-            openCapture: { try CaptureStream(device: SourceAsDevice(night)) },
-            observe: { event in
-                if case .status(let s) = event, Int(s.elapsed) % 3600 == 0 { rssByHour.append(residentMB()) }
-            })
-        let before = processCPUSeconds()
-        let wallStart = Date()
-        let journal = try recorder.run()
-        let cpu = processCPUSeconds() - before - generation
-        let wall = Date().timeIntervalSince(wallStart)
-        let written = Double(bytes(under: folder))
-        let master = journal.master.map { Double(bytes(under: folder.appendingPathComponent($0))) } ?? 0
-        print(String(format: "record %@ mode: %.0f h of 48 kHz capture in %.1f s CPU (%.0f s wall) = %.2f %% of one core; "
-                     + "%d episodes", mode.rawValue, hours, cpu, wall, 100 * cpu / audioSeconds, journal.episodes.count))
-        print(String(format: "record %@ mode: written %.1f MB per hour (master %.1f MB/h, the rest %.2f MB/h)",
-                     mode.rawValue, written / hours / 1e6, master / hours / 1e6, (written - master) / hours / 1e6))
-        print("record \(mode.rawValue) mode: resident MB at each hour: "
-              + rssByHour.map { String(format: "%.1f", $0) }.joined(separator: ", "))
-    }
+    try measure(.night, classifier: HeuristicClassifier(), label: "night", hours: hours, generation: generation)
+    try measure(.live, classifier: HeuristicClassifier(), label: "live (heuristic)", hours: hours, generation: generation)
+    try measure(.live, classifier: CNNClassifier.bundled(), label: "live (model)", hours: hours, generation: generation)
+}
+
+private func measure<C: SoundClassifier>(_ mode: NightJournal.Mode, classifier: C, label: String, hours: Double,
+                                         generation: Double) throws {
+    let audioSeconds = hours * 3600
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-recordbench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var rssByHour: [Double] = []
+    let night = try syntheticNight(hours: hours)
+    let recorder = try NightRecorder(
+        folder: folder, settings: RecorderSettings(mode: mode, duration: audioSeconds, keepAudio: true),
+        classifier: classifier, device: "synthetic", captureRate: 48_000,
+        openCapture: { try CaptureStream(device: SourceAsDevice(night)) },
+        observe: { event in
+            if case .status(let s) = event, Int(s.elapsed) % 3600 == 0 { rssByHour.append(residentMB()) }
+        })
+    let before = processCPUSeconds()
+    let wallStart = Date()
+    let journal = try recorder.run()
+    let cpu = processCPUSeconds() - before - generation
+    let wall = Date().timeIntervalSince(wallStart)
+    let written = Double(bytes(under: folder))
+    let master = journal.master.map { Double(bytes(under: folder.appendingPathComponent($0))) } ?? 0
+    print(String(format: "record %@: %.0f h of 48 kHz capture in %.1f s CPU (%.0f s wall) = %.2f %% of one core; %d episodes",
+                 label, hours, cpu, wall, 100 * cpu / audioSeconds, journal.episodes.count))
+    print(String(format: "record %@: written %.2f MB per hour (master %.2f MB/h, envelope, journal and clips %.2f MB/h)",
+                 label, written / hours / 1e6, master / hours / 1e6, (written - master) / hours / 1e6))
+    print("record \(label): resident MB at each hour: " + rssByHour.map { String(format: "%.1f", $0) }.joined(separator: ", "))
 }

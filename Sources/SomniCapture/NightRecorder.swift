@@ -122,6 +122,7 @@ public final class NightRecorder<C: SoundClassifier> {
         let masterName = settings.mode == .night ? "master.\(settings.masterFormat.fileExtension)" : nil
         journal = NightJournal(mode: settings.mode, startedAt: startedAt, device: device, captureRate: captureRate,
                                master: masterName, keepAudio: settings.keepAudio)
+        if settings.mode == .live { journal.classifier = classifier.name }
 
         let windowLength = classifier.windowLength
         let live = settings.live

@@ -37,6 +37,7 @@ struct RecordCommand: Command {
       --master F         flac (default: survives kill -9 losing ~3 s) | opus (5× smaller, may
                          lose about a minute on kill -9)
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
+    \(ClassifierChoice.help)
       --threshold X      live mode: confidence that counts as a snoring window (default 0.6)
       --lock FILE        the recording lock (default: /tmp/somni-record.lock, one per machine)
       --lease DURATION   how long the lock outlives a recorder that died (default 15m); the
@@ -53,6 +54,8 @@ struct RecordCommand: Command {
     var keepAudio: Bool
     var masterFormat: EncodedAudioWriter.Format
     var sensitivity: Int
+    var classifierKind: String
+    var modelPath: String?
     var threshold: Float
     var json: Bool
 
@@ -82,6 +85,7 @@ struct RecordCommand: Command {
         }
         masterFormat = f
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
+        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
         threshold = try a.option("--threshold", as: Float.self) ?? 0.6
         json = a.flag("--json")
         options = try RecordingOptions(&a)
@@ -97,6 +101,14 @@ struct RecordCommand: Command {
     }
 
     func run() throws {
+        switch try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath) {
+        case .heuristic(let c): try record(with: c, choice: .heuristic(c))
+        case .learned(let c): try record(with: c, choice: .learned(c))
+        }
+    }
+
+    /// The night with one concrete classifier (generic, so the per-window call is static).
+    private func record<C: SoundClassifier>(with classifier: C, choice: ClassifierChoice) throws {
         LocalProcess.ignoreFileSizeSignal()
         let stop = StopRequest()
         let root = options.root
@@ -107,7 +119,7 @@ struct RecordCommand: Command {
         for unfinished in NightJournal.unfinishedNights(under: root) {
             printError("somni record: closing the interrupted night \(unfinished.lastPathComponent) first")
             do {
-                try RecordingOptions.close(unfinished, sensitivity: sensitivity, recovered: true)
+                try RecordingOptions.close(unfinished, classifier: choice, sensitivity: sensitivity, recovered: true)
                 try options.save(unfinished)
             } catch {
                 printError("somni record: could not close \(unfinished.path): \(error)")
@@ -119,7 +131,7 @@ struct RecordCommand: Command {
         let line = LiveLine(terminal: standardErrorIsTerminal)
         let (backend, device, rate) = (self.backend, self.device, self.rate)
         let recorder = try NightRecorder(
-            folder: folder, settings: settings, classifier: HeuristicClassifier(),
+            folder: folder, settings: settings, classifier: classifier,
             device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: startedAt,
             openCapture: { try backend.open(device: device, rate: rate) },
             heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
@@ -130,7 +142,7 @@ struct RecordCommand: Command {
         line.end()
         line.log("night over; running the morning analysis")
         let session: Session
-        do { session = try RecordingOptions.close(folder, sensitivity: sensitivity, recovered: false) } catch {
+        do { session = try RecordingOptions.close(folder, classifier: choice, sensitivity: sensitivity, recovered: false) } catch {
             let code = (error as? SomniError)?.code ?? .io
             throw SomniError(code, "the morning analysis failed (\(error)). The night is saved in \(folder.path); "
                 + "run 'somni recover' once the problem is fixed", cause: error)
@@ -192,10 +204,16 @@ struct RecordingOptions {
 
     /// The morning step: the night-mode master through the morning pipeline, into the night folder.
     @discardableResult
-    static func close(_ folder: URL, sensitivity: Int, recovered: Bool) throws -> Session {
-        let classifier = HeuristicClassifier()
-        return try NightCloser.close(folder: folder, classifierName: classifier.name, sensitivity: sensitivity,
-                                     recovered: recovered) { master, folder, journal in
+    static func close(_ folder: URL, classifier: ClassifierChoice, sensitivity: Int, recovered: Bool) throws -> Session {
+        switch classifier {
+        case .heuristic(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered)
+        case .learned(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered)
+        }
+    }
+
+    private static func close<C: SoundClassifier>(_ folder: URL, classifier: C, sensitivity: Int, recovered: Bool) throws -> Session {
+        try NightCloser.close(folder: folder, classifierName: classifier.name, sensitivity: sensitivity,
+                              recovered: recovered) { master, folder, journal in
             var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: M4AClipEncoder())
             return try analyzer.analyze(source: AudioDecoder(url: master), sourceName: "microphone",
                                         startedAt: journal.startDate, into: folder)

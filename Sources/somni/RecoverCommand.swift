@@ -7,6 +7,7 @@ struct RecoverCommand: Command {
     static let summary = "Close nights whose recorder died (kill -9, power loss) from what is on disk"
     static let help = """
     Usage: somni recover [NIGHT_DIR ...] [--out DIR | --store DIR] [--lock FILE] [--sensitivity N]
+                         [--classifier model|heuristic] [--model FILE]
 
     Finds nights whose recording never finished and closes them: the morning analysis runs on
     the part of the master recording that reached the disk (night mode), or the episodes saved
@@ -19,15 +20,19 @@ struct RecoverCommand: Command {
                          closed and saved in it
       --lock FILE        the recording lock to respect (default: /tmp/somni-record.lock)
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
+    \(ClassifierChoice.help)
     """
 
     var folders: [String] = []
     var options: RecordingOptions
     var sensitivity: Int
+    var classifierKind: String
+    var modelPath: String?
 
     init(_ a: inout Arguments) throws {
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
         options = try RecordingOptions(&a)
+        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
         while let f = a.positional() { folders.append(f) }
     }
 
@@ -43,6 +48,7 @@ struct RecoverCommand: Command {
             print("No unfinished nights under \(options.root.path).")
             return
         }
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
         let live = RecordingLock.liveHolder(at: options.lockURL, processAlive: LocalProcess.isAlive)
         var failures = 0
         for folder in targets {
@@ -56,7 +62,7 @@ struct RecoverCommand: Command {
                     print("\(folder.lastPathComponent): already closed")
                     continue
                 }
-                let session = try RecordingOptions.close(folder, sensitivity: sensitivity, recovered: true)
+                let session = try RecordingOptions.close(folder, classifier: classifier, sensitivity: sensitivity, recovered: true)
                 let (_, savedAs) = try options.save(folder)
                 print("\(folder.lastPathComponent): recovered \(NightSummaryText.clock(session.duration)) of night, "
                     + "\(session.events.count) events" + (savedAs.map { "; saved in the night store as \($0)" } ?? ""))

@@ -17,7 +17,8 @@ public enum NightCloser {
         var session: Session
         switch journal.mode {
         case .live:
-            session = journal.liveSession(duration: duration, classifierName: classifierName, sensitivity: sensitivity)
+            session = journal.liveSession(duration: duration, classifierName: journal.classifier ?? classifierName,
+                                          sensitivity: sensitivity)
         case .night:
             guard let master = masterFile(in: folder, journal: journal) else {
                 throw SomniError(.io, "the night in \(folder.path) has no master recording to analyse")

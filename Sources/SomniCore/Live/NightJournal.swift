@@ -60,6 +60,8 @@ public struct NightJournal: Codable, Sendable, Equatable {
     /// The master recording's file name in night mode.
     public var master: String?
     public var keepAudio: Bool
+    /// The classifier live mode ran (its `name`); nil in night mode, where the morning chooses.
+    public var classifier: String?
     /// Seconds of the night flushed to disk as of `updatedAt` (envelope, journal).
     public var recordedSeconds: Double
     /// Unix seconds of the last flush.
