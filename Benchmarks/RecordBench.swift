@@ -52,7 +52,12 @@ func runRecordBenchmark() throws {
 
     try measure(.night, classifier: HeuristicClassifier(), label: "night", hours: hours, generation: generation)
     try measure(.live, classifier: HeuristicClassifier(), label: "live (heuristic)", hours: hours, generation: generation)
-    try measure(.live, classifier: CNNClassifier.bundled(), label: "live (model)", hours: hours, generation: generation)
+    do {
+        let model = try CNNClassifier.bundled()
+        try measure(.live, classifier: model, label: "live (model)", hours: hours, generation: generation)
+    } catch {
+        print("record live (model): skipped: \(error)")
+    }
 }
 
 private func measure<C: SoundClassifier>(_ mode: NightJournal.Mode, classifier: C, label: String, hours: Double,

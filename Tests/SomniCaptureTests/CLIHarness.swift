@@ -210,9 +210,12 @@ final class PipeMicrophone {
         while offset < samples.endIndex && !stop() {
             let end = min(offset + chunk, samples.endIndex)
             var pending = samples[offset..<end].withUnsafeBytes { Data($0) }
+            let giveUp = Date().addingTimeInterval(10)
             while !pending.isEmpty && !stop() {
                 let n = pending.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                if n > 0 { pending.removeFirst(n) } else { Thread.sleep(forTimeInterval: 0.01) }
+                if n > 0 { pending.removeFirst(n); continue }
+                guard Date() < giveUp else { throw SomniError(.io, "nobody reads the microphone FIFO (did the recorder exit?)") }
+                Thread.sleep(forTimeInterval: 0.01)
             }
             offset = end
             let due = Double(offset - samples.startIndex) / 16_000 / speed

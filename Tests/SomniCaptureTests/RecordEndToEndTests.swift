@@ -17,7 +17,7 @@ import Testing
     var lock: URL { folder.appendingPathComponent("record.lock") }
 
     func recordArguments(_ extra: [String]) -> [String] {
-        ["record", "--out", nights.path, "--lock", lock.path] + extra
+        ["record", "--out", nights.path, "--lock", lock.path, "--classifier", "heuristic"] + extra
     }
 
     @Test(.enabled(if: CLIHarness.pulseAvailable))
@@ -100,7 +100,8 @@ import Testing
         let (wav, _) = try CLIHarness.synthesise(hours: 0.1, seed: 13, in: folder)
         let store = folder.appendingPathComponent("store")
         let recording = store.appendingPathComponent("recording")
-        let arguments = ["record", "--store", store.path, "--lock", lock.path, "--backend", "file", "--device", wav.path]
+        let arguments = ["record", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic",
+                         "--backend", "file", "--device", wav.path]
         let recorder = try CLIHarness.startSomni(arguments + ["--for", "6m"])
         var flushed = 0.0
         let reached = CLIHarness.wait(timeout: 300) {
@@ -119,7 +120,7 @@ import Testing
         let night = try #require(CLIHarness.nightFolder(under: recording))
         #expect(try NightJournal.load(in: night).status == .recording)
 
-        let recovered = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path])
+        let recovered = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"])
         #expect(recovered.status == 0, "\(recovered.error)")
         #expect(recovered.output.contains("saved in the night store"))
         // The night moved into the store.
@@ -135,7 +136,7 @@ import Testing
         #expect(session.warnings.contains { $0.contains("stopped unexpectedly") })
         #expect(try NightJournal.load(in: storedNight).status == .analysed)
         // Nothing left to recover.
-        let again = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path])
+        let again = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"])
         #expect(again.output.contains("No unfinished nights"))
     }
 
@@ -158,7 +159,7 @@ import Testing
         #expect(abs(Double(envelope.values.count) - 1_800) <= 1)
         if result.status != 0 {
             // The morning pass needs room too; with space again, recover closes the night.
-            let recovered = try CLIHarness.somni(["recover", "--out", nights.path, "--lock", lock.path])
+            let recovered = try CLIHarness.somni(["recover", "--out", nights.path, "--lock", lock.path, "--classifier", "heuristic"])
             #expect(recovered.status == 0, "\(recovered.error)")
         }
         let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
