@@ -74,16 +74,20 @@ private func measure<C: SoundClassifier>(_ mode: NightJournal.Mode, classifier: 
         observe: { event in
             if case .status(let s) = event, Int(s.elapsed) % 3600 == 0 { rssByHour.append(residentMB()) }
         })
+    let residentBefore = residentMB()
     let before = processCPUSeconds()
     let wallStart = Date()
     let journal = try recorder.run()
     let cpu = processCPUSeconds() - before - generation
     let wall = Date().timeIntervalSince(wallStart)
     let written = Double(bytes(under: folder))
-    let master = journal.master.map { Double(bytes(under: folder.appendingPathComponent($0))) } ?? 0
+    let master = journal.master.flatMap {
+        try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent($0).path)[.size] as? Int
+    }.map(Double.init) ?? 0
     print(String(format: "record %@: %.0f h of 48 kHz capture in %.1f s CPU (%.0f s wall) = %.2f %% of one core; %d episodes",
                  label, hours, cpu, wall, 100 * cpu / audioSeconds, journal.episodes.count))
     print(String(format: "record %@: written %.2f MB per hour (master %.2f MB/h, envelope, journal and clips %.2f MB/h)",
                  label, written / hours / 1e6, master / hours / 1e6, (written - master) / hours / 1e6))
-    print("record \(label): resident MB at each hour: " + rssByHour.map { String(format: "%.1f", $0) }.joined(separator: ", "))
+    print(String(format: "record %@: resident MB before %.1f, then at each hour: ", label, residentBefore)
+          + rssByHour.map { String(format: "%.1f", $0) }.joined(separator: ", "))
 }
