@@ -6,14 +6,16 @@ struct AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
     static let help = """
-    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier heuristic] [--json]
+    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier heuristic|cnn] [--model MODEL] [--json]
 
     Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
     coughs, and writes a night folder: session.json, envelope.bin and clips/.
 
       --out DIR            the night folder to create (default: NAME.night beside the current folder)
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
-      --classifier KIND    heuristic: the band-energy baseline (default until the learned model ships)
+      --classifier KIND    heuristic: the band-energy baseline (default until the learned model ships);
+                           cnn: the learned classifier (the shipped model, or --model)
+      --model MODEL        a model written by 'somni train' (implies --classifier cnn)
       --json               print session.json instead of the readable summary
     """
 
@@ -22,29 +24,39 @@ struct AnalyzeCommand: Command {
     var sensitivity: Int
     var classifierKind: String
     var json: Bool
+    var model: String?
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
-        classifierKind = try a.option("--classifier") ?? "heuristic"
+        model = try a.option("--model")
+        classifierKind = try a.option("--classifier") ?? (model == nil ? "heuristic" : "cnn")
         json = a.flag("--json")
         file = try a.requiredPositional("FILE")
     }
 
     func validate() throws {
         guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
-        guard ["heuristic"].contains(classifierKind) else {
-            throw UsageError("--classifier must be 'heuristic', not '\(classifierKind)'")
+        guard ["heuristic", "cnn"].contains(classifierKind) else {
+            throw UsageError("--classifier must be 'heuristic' or 'cnn', not '\(classifierKind)'")
         }
+        guard model == nil || classifierKind == "cnn" else { throw UsageError("--model needs --classifier cnn") }
     }
 
     func run() throws {
         let input = URL(fileURLWithPath: file)
         let destination = URL(fileURLWithPath: out ?? (input.deletingPathExtension().lastPathComponent + ".night"))
         let source = try AudioDecoder(url: input)
-        let session = try NightRun.analyze(source: source, sourceName: input.lastPathComponent,
+        let session: Session
+        if classifierKind == "cnn" {
+            let cnn = try model.map { try CNNClassifier(contentsOf: URL(fileURLWithPath: $0)) } ?? CNNClassifier.bundled()
+            session = try NightRun.analyze(source: source, sourceName: input.lastPathComponent, classifier: cnn,
+                                           sensitivity: sensitivity, destination: destination, showProgress: !json)
+        } else {
+            session = try NightRun.analyze(source: source, sourceName: input.lastPathComponent,
                                            classifier: HeuristicClassifier(), sensitivity: sensitivity,
                                            destination: destination, showProgress: !json)
+        }
         if json {
             print(String(decoding: try session.jsonData(), as: UTF8.self))
         } else {

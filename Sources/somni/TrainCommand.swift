@@ -26,8 +26,15 @@ struct TrainCommand: Command {
       --background DIR         recordings mixed under training examples at random SNR (repeatable)
       --gaps-as LABEL          class for the stretches between marked events (default: none)
       --group-block N          consecutive numbered files per group (default 25)
+      --split grouped|shared-data
+                               grouped (default): the 70/15/15 split above. shared-data: files of
+                               ../shared/data follow its held-out rule (the one 'somni synth' builds
+                               test nights from: Khan indices 30–39 of each 50, one speaker or
+                               recording in five, the last 20 % of each noise recording) for test,
+                               the rest is split into training and validation by group; the
+                               --background beds keep only their first 80 %
       --seed N                 seeds the split, initial weights and augmentation (default 1)
-      --epochs N               most epochs (default 40); training stops early on validation loss
+      --epochs N               most epochs (default 50); training stops early on validation loss
       --patience N             epochs without a better validation loss before stopping (default 10)
       --examples-per-class N   examples of each class per epoch, class-balanced (default 600)
       --learning-rate X        Adam's initial step (default 0.003, cosine decay)
@@ -43,6 +50,7 @@ struct TrainCommand: Command {
     var backgrounds: [String] = []
     var gapsAs: String?
     var groupBlock = 25
+    var sharedDataSplit = false
     var options = TrainingOptions()
 
     init(_ a: inout Arguments) throws {
@@ -53,6 +61,11 @@ struct TrainCommand: Command {
         while let b = try a.option("--background") { backgrounds.append(b) }
         gapsAs = try a.option("--gaps-as")
         groupBlock = try a.option("--group-block", as: Int.self) ?? 25
+        switch try a.option("--split") ?? "grouped" {
+        case "grouped": sharedDataSplit = false
+        case "shared-data": sharedDataSplit = true
+        case let other: throw UsageError("--split takes 'grouped' or 'shared-data', not '\(other)'")
+        }
         options.seed = try a.option("--seed", as: UInt64.self) ?? 1
         options.maxEpochs = try a.option("--epochs", as: Int.self) ?? options.maxEpochs
         options.patience = try a.option("--patience", as: Int.self) ?? options.patience
@@ -83,8 +96,10 @@ struct TrainCommand: Command {
         let window = options.features.windowLength
         printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
         var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole)
-        let (train, splitValidation, splitTest) = data.split(validationShare: validationDirectory == nil ? 0.15 : 0,
-                                                             testShare: testDirectory == nil ? 0.15 : 0, seed: options.seed)
+        let validationShare = validationDirectory == nil ? 0.15 : 0, testShare = testDirectory == nil ? 0.15 : 0
+        let (train, splitValidation, splitTest) = sharedDataSplit
+            ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed)
+            : data.split(validationShare: validationShare, testShare: testShare, seed: options.seed)
         var validation = splitValidation, test = splitTest
         if let dir = validationDirectory {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
@@ -97,7 +112,9 @@ struct TrainCommand: Command {
         var beds: [[Float]] = []
         for dir in backgrounds {
             for path in try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath()) {
-                beds.append(try decodeWhole(URL(fileURLWithPath: path)))
+                let bed = try decodeWhole(URL(fileURLWithPath: path))
+                // Under the shared rule only the training part of a recording may be heard in training.
+                beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
         }
         let loadSeconds = Date().timeIntervalSince(started)

@@ -201,12 +201,13 @@ public struct Network: Sendable, Equatable {
             case .dropout(let rate):
                 let n = l.input.count
                 let mask = ws.scratch(i, .mask)
-                if training && rate > 0 {
-                    let keep = 1 / (1 - rate)
-                    for k in 0..<n { mask[k] = ws.random.nextUnit() < rate ? 0 : keep }
-                } else {
+                guard training && rate > 0 else {
                     mask.update(repeating: 1, count: n)
+                    y.update(from: x, count: n)
+                    continue
                 }
+                let keep = 1 / (1 - rate)
+                for k in 0..<n { mask[k] = ws.random.nextUnit() < rate ? 0 : keep }
                 for k in 0..<n { y[k] = x[k] * mask[k] }
             }
         }
