@@ -25,6 +25,8 @@ struct TrainCommand: Command {
       --test DIR               held-out test examples instead of a split
       --background DIR         recordings mixed under training examples at random SNR (repeatable)
       --gaps-as LABEL          class for the stretches between marked events (default: none)
+      --synthetic-noise LABEL  add 8 minutes of generated white, pink, brown and fan-like noise as
+                               examples of LABEL and as extra background beds
       --group-block N          consecutive numbered files per group (default 25)
       --split grouped|shared-data
                                grouped (default): the 70/15/15 split above. shared-data: files of
@@ -49,6 +51,7 @@ struct TrainCommand: Command {
     var testDirectory: String?
     var backgrounds: [String] = []
     var gapsAs: String?
+    var syntheticNoise: String?
     var groupBlock = 25
     var sharedDataSplit = false
     var options = TrainingOptions()
@@ -60,6 +63,7 @@ struct TrainCommand: Command {
         testDirectory = try a.option("--test")
         while let b = try a.option("--background") { backgrounds.append(b) }
         gapsAs = try a.option("--gaps-as")
+        syntheticNoise = try a.option("--synthetic-noise")
         groupBlock = try a.option("--group-block", as: Int.self) ?? 25
         switch try a.option("--split") ?? "grouped" {
         case "grouped": sharedDataSplit = false
@@ -96,6 +100,15 @@ struct TrainCommand: Command {
         let window = options.features.windowLength
         printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
         var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole)
+        var beds: [[Float]] = []
+        if let name = syntheticNoise {
+            guard let label = list.labels.firstIndex(of: name) else {
+                throw UsageError("--synthetic-noise \(name) is not a class folder (\(list.labels))")
+            }
+            let generated = SyntheticNoise.beds(count: 8, seconds: 60, seed: options.seed)
+            _ = data.append(SyntheticNoise.trainingSet(labels: list.labels, label: label, beds: generated, windowLength: window))
+            beds += generated
+        }
         let validationShare = validationDirectory == nil ? 0.15 : 0, testShare = testDirectory == nil ? 0.15 : 0
         let (train, splitValidation, splitTest) = sharedDataSplit
             ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed)
@@ -109,7 +122,6 @@ struct TrainCommand: Command {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
             test = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole))
         }
-        var beds: [[Float]] = []
         for dir in backgrounds {
             for path in try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath()) {
                 let bed = try decodeWhole(URL(fileURLWithPath: path))

@@ -33,7 +33,7 @@ public struct TrainingOptions: Sendable {
     /// Noise mixing, gain, time shift and spectrogram masks on training examples.
     public var augment = true
     public var backgroundProbability: Float = 0.8
-    public var signalToNoise: ClosedRange<Float> = 0...25
+    public var signalToNoise: ClosedRange<Float> = -3...25
     public var gainDecibels: ClosedRange<Float> = -20...6
     public init() {}
 }

@@ -176,7 +176,7 @@ public struct TrainingSet: Sendable {
                 }
             }
             if let events = file.events {
-                let margin = Int(0.25 * rate)
+                let margin = Int(0.4 * rate)
                 var free = 0
                 for e in events.sorted(by: { $0.lowerBound < $1.lowerBound }) {
                     let a = max(0, Int(e.lowerBound * rate)), b = min(samples.count, Int(e.upperBound * rate))
