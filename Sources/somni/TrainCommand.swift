@@ -25,8 +25,8 @@ struct TrainCommand: Command {
       --test DIR               held-out test examples instead of a split
       --background DIR         recordings mixed under training examples at random SNR (repeatable)
       --gaps-as LABEL          class for the stretches between marked events (default: none)
-      --synthetic-noise LABEL  add 8 minutes of generated white, pink, brown and fan-like noise as
-                               examples of LABEL and as extra background beds
+      --synthetic-noise LABEL  add 10 minutes of generated white, pink, brown, fan-like and rumbling
+                               noise as examples of LABEL and as extra background beds
       --group-block N          consecutive numbered files per group (default 25)
       --split grouped|shared-data
                                grouped (default): the 70/15/15 split above. shared-data: files of
@@ -105,7 +105,7 @@ struct TrainCommand: Command {
             guard let label = list.labels.firstIndex(of: name) else {
                 throw UsageError("--synthetic-noise \(name) is not a class folder (\(list.labels))")
             }
-            let generated = SyntheticNoise.beds(count: 8, seconds: 60, seed: options.seed)
+            let generated = SyntheticNoise.beds(count: 10, seconds: 60, seed: options.seed)
             _ = data.append(SyntheticNoise.trainingSet(labels: list.labels, label: label, beds: generated, windowLength: window))
             beds += generated
         }

@@ -12,7 +12,7 @@ import Testing
     static let dataFolder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("shared/data")
-    static let perSourceCap = 120
+    static let perSourceCap = 60
 
     /// The class folders of scripts/train-default-model.sh, as links into the data.
     static let layout = [

@@ -1,17 +1,17 @@
 import Foundation
 
-/// Seeded coloured noise for training: white, pink, brown and fan-like (low-passed, with a hum
-/// and a slow wobble). Real bedrooms hum with fans, air conditioning and traffic that the few
+/// Seeded coloured noise for training: white, pink, brown, fan-like (low-passed, with a hum
+/// and a slow wobble) and rumble (deep low-passed noise swelling and fading like passing traffic). Real bedrooms hum with fans, air conditioning and traffic that the few
 /// noise recordings of a data set do not cover; these teach "steady noise is not an event" and
 /// serve as extra beds to mix under examples.
 public enum SyntheticNoise {
-    /// `count` beds of `seconds` each at an RMS of 0.05, kind by index (white, pink, brown, fan).
+    /// `count` beds of `seconds` each at an RMS of 0.05, kind by index (white, pink, brown, fan, rumble).
     public static func beds(count: Int, seconds: Double, seed: UInt64) -> [[Float]] {
         (0..<count).map { i in
             var rng = SeededGenerator(seed: seed &+ UInt64(i) &* 0x9E37_79B9_7F4A_7C15)
             let n = Int(seconds * Double(analysisSampleRate))
             var x = [Float](repeating: 0, count: n)
-            switch i % 4 {
+            switch i % 5 {
             case 0:
                 for k in 0..<n { x[k] = rng.nextGaussian() }
             case 1:  // Paul Kellet's economy pink filter
@@ -26,6 +26,18 @@ public enum SyntheticNoise {
             case 2:  // brown: leaky integration
                 var y: Float = 0
                 for k in 0..<n { y = 0.995 * y + rng.nextGaussian(); x[k] = y }
+            case 3:  // rumble: two one-pole low-passes at 60–300 Hz, swells of 2–20 s up to 12 dB
+                let cutoff = rng.uniform(60...300)
+                let a = exp(-2 * Float.pi * cutoff / Float(analysisSampleRate))
+                var y1: Float = 0, y2: Float = 0, phase: Float = 0
+                var period = rng.uniform(2...20)
+                for k in 0..<n {
+                    y1 = a * y1 + (1 - a) * rng.nextGaussian()
+                    y2 = a * y2 + (1 - a) * y1
+                    phase += 1 / (period * Float(analysisSampleRate))
+                    if phase >= 1 { phase -= 1; period = rng.uniform(2...20) }
+                    x[k] = y2 * pow(4, 0.5 - 0.5 * cos(2 * Float.pi * phase))
+                }
             default:  // fan: one-pole low-pass at 150–1500 Hz, mains-like hum, slow amplitude wobble
                 let cutoff = rng.uniform(150...1500), hum = rng.uniform(50...200), wobble = rng.uniform(0.2...1.5)
                 let a = exp(-2 * Float.pi * cutoff / Float(analysisSampleRate))
