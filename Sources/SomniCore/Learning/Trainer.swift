@@ -35,6 +35,9 @@ public struct TrainingOptions: Sendable {
     public var backgroundProbability: Float = 0.8
     public var signalToNoise: ClosedRange<Float> = -3...25
     public var gainDecibels: ClosedRange<Float> = -20...6
+    /// For half the examples at least a window long: how far (share of a window) the window may
+    /// slide past the example's ends, so partial events are learnt too.
+    public var overhang: Float = 0.35
     public init() {}
 }
 
@@ -416,7 +419,9 @@ final class Worker: @unchecked Sendable {
                  seed: UInt64, gradientScale: Float) {
         var rng = SeededGenerator(seed: seed)
         let e = data.examples[index]
-        window.withUnsafeMutableBufferPointer { data.window(of: index, position: o.augment ? rng.nextUnit() : 0.5, into: $0) }
+        let position = o.augment ? rng.nextUnit() : 0.5
+        let overhang = o.augment && rng.nextUnit() < 0.5 ? o.overhang : 0
+        window.withUnsafeMutableBufferPointer { data.window(of: index, position: position, overhang: overhang, into: $0) }
         if o.augment { augment(backgrounds: backgrounds, options: o, rng: &rng) }
         let input = workspace.input
         window.withUnsafeBufferPointer { extractor.extract($0, into: input) }

@@ -281,13 +281,20 @@ public struct TrainingSet: Sendable {
     /// `position` 0…1 runs over its placements (0.5 centred; the example inside the window when
     /// shorter, the window inside the example when longer), with the clip's own audio around it
     /// and zeros past the clip's ends.
-    public func window(of index: Int, position: Float, into window: UnsafeMutableBufferPointer<Float>) {
+    ///
+    /// `overhang` > 0 (training) lets a window at least as long as the window slide up to that
+    /// share of a window past the example's ends, silent there: windows of a night see the start
+    /// or the end of a snore as often as its middle.
+    public func window(of index: Int, position: Float, overhang: Float = 0, into window: UnsafeMutableBufferPointer<Float>) {
         let e = examples[index], n = window.count
-        let start = e.length >= n ? e.start + Int(position * Float(e.length - n)) : e.start - Int(position * Float(n - e.length))
+        let reach = e.length >= n ? Int(overhang * Float(n)) : 0
+        let start = e.length >= n ? e.start - reach + Int(position * Float(e.length - n + 2 * reach))
+            : e.start - Int(position * Float(n - e.length))
+        let (low, high) = reach > 0 ? (e.start, e.start + e.length) : (Int.min, Int.max)
         clips[e.clip].withUnsafeBufferPointer { clip in
             for i in 0..<n {
                 let j = start + i
-                window[i] = j >= 0 && j < clip.count ? clip[j] : 0
+                window[i] = j >= 0 && j < clip.count && j >= low && j < high ? clip[j] : 0
             }
         }
     }
