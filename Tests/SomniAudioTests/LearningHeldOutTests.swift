@@ -3,8 +3,8 @@ import SomniAudio
 import SomniCore
 import Testing
 
-/// The shipped model on the held-out test split of ../shared/data — the split that
-/// scripts/train-default-model.sh (seed 1, blocks of 25) keeps away from training. Lives here
+/// The shipped model on the held-out test split of ../shared/data — the shared rule (`DataSplit`)
+/// that scripts/train-default-model.sh (`--split shared-data`) keeps away from training. Lives here
 /// rather than in SomniCoreTests because reading FLAC needs SomniAudio's decoder. Skipped when
 /// the data is absent. To keep a debug-build run short it classifies every Khan window of the
 /// test split and at most `perSourceCap` windows of each other source.
@@ -34,7 +34,7 @@ import Testing
             try fm.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try fm.createSymbolicLink(at: url, withDestinationURL: Self.dataFolder.appendingPathComponent(target))
         }
-        let list = try TrainingFileList.scan(stage, blockSize: 25)
+        let list = try TrainingFileList.scan(stage, blockSize: 10)
         let other = try #require(list.labels.firstIndex(of: "other"))
         let data = try TrainingSet.load(list, windowLength: classifierWindowLength, gapLabel: other, threads: 2) { url in
             let decoder = try AudioDecoder(url: url)
@@ -42,7 +42,7 @@ import Testing
             while case let n = try block.withUnsafeMutableBufferPointer({ try decoder.read(into: $0) }), n > 0 { samples += block[0..<n] }
             return samples
         }
-        let test = data.split(validationShare: 0.15, testShare: 0.15, seed: 1).test
+        let test = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 1).test
         var perSource: [String: Int] = [:]
         let sample = test.filter { i in
             let source = data.examples[i].stratum
