@@ -28,16 +28,18 @@ let package = Package(
         // Nights in SQLite plus night folders on disk.
         .target(name: "SomniStore", dependencies: ["SomniCore", "CSQLite"]),
         // Self-contained HTML report and exports.
-        .target(name: "SomniReport", dependencies: ["SomniCore"]),
+        .target(name: "SomniReport", dependencies: ["SomniCore", "SomniStore"]),
         // The command line: parse, call, print.
         .executableTarget(name: "somni", dependencies: ["SomniCore", "SomniAudio", "SomniStore", "SomniReport"]),
         // Figures for speed and memory, run in release mode.
-        .executableTarget(name: "SomniBench", dependencies: ["SomniCore", "SomniAudio"], path: "Benchmarks"),
+        .executableTarget(name: "SomniBench", dependencies: ["SomniCore", "SomniAudio", "SomniStore", "SomniReport"], path: "Benchmarks"),
 
         .testTarget(name: "SomniCoreTests", dependencies: ["SomniCore"]),
         .testTarget(name: "SomniAudioTests", dependencies: ["SomniAudio", "SomniCore"]),
         .testTarget(name: "SomniStoreTests", dependencies: ["SomniStore", "SomniCore"]),
-        .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniCore"]),
+        .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniStore", "SomniCore", "SomniAudio", "CZlib"]),
+        // zlib, only to decode the browser's PNG screenshots in the report tests.
+        .systemLibrary(name: "CZlib", path: "Tests/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(name: "SomniCLITests", dependencies: ["somni", "SomniCore", "SomniAudio"]),
     ]
 )

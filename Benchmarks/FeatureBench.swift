@@ -1,35 +1,74 @@
 import Foundation
 import SomniCore
 
-/// Times the overnight feature loop on one hour of generated 16 kHz audio (a quiet noise floor
-/// with snore-like pulses), fed in 100 ms blocks as capture and decoding deliver them, plus an hour of
-/// digital silence (the case where filter memories would otherwise decay through denormals).
-func runFeatureBenchmark() {
-    let rate = analysisSampleRate
-    let block = rate / 10
-    var second = [Float](repeating: 0, count: rate)
+/// Wall and CPU seconds of `body` (CPU time is the honest figure on a shared machine).
+private func timed(_ body: () -> Void) -> (wall: Double, cpu: Double) {
+    let wall = DispatchTime.now().uptimeNanoseconds
+    let cpu = clock()
+    body()
+    return (Double(DispatchTime.now().uptimeNanoseconds - wall) / 1e9, Double(clock() - cpu) / Double(CLOCKS_PER_SEC))
+}
+
+/// One minute of generated 16 kHz audio: a quiet noise floor under snore-like 100 Hz pulses.
+private func generatedMinute() -> [Float] {
+    var audio = [Float](repeating: 0, count: analysisSampleRate * 60)
     var seed: UInt64 = 0x1234_5678
-    for i in 0..<rate {
+    for i in audio.indices {
         seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        let noise = Float(Int64(bitPattern: seed) >> 40) / Float(1 << 23) * 0.003
-        let t = Double(i) / Double(rate)
-        second[i] = noise + 0.2 * Float(sin(2 * .pi * 110 * t) * sin(.pi * t))
+        let t = Double(i) / Double(analysisSampleRate)
+        audio[i] = Float(Int64(bitPattern: seed) >> 40) / Float(1 << 23) * 0.003
+            + 0.1 * Float(sin(2 * .pi * 100 * t) * max(0, sin(2 * .pi * t / 2.5)))
     }
-    let silence = [Float](repeating: 0, count: rate)
-    for (name, signal) in [("snore+noise", second), ("silence", silence)] {
+    return audio
+}
+
+private func report(_ what: String, _ t: (wall: Double, cpu: Double), audioSeconds: Double, _ extra: String = "") {
+    print(String(format: "%@: %.0f s of audio in %.3f s CPU (%.3f s wall) = %.0f× real time per core%@",
+                 what, audioSeconds, t.cpu, t.wall, audioSeconds / max(t.cpu, 1e-9), extra))
+}
+
+/// Times the overnight feature loop on one hour of generated audio fed in 100 ms blocks (as
+/// capture and decoding deliver it), and on an hour of digital silence (where the filter
+/// memories would otherwise decay through denormals).
+func runFeatureBenchmark() {
+    let block = analysisSampleRate / 10
+    for (name, minute) in [("snore+noise", generatedMinute()), ("silence", [Float](repeating: 0, count: analysisSampleRate * 60))] {
         let fx = FeatureExtractor()
-        let start = DispatchTime.now().uptimeNanoseconds
-        signal.withUnsafeBufferPointer { p in
-            for _ in 0..<3600 {
-                var offset = 0
-                while offset < p.count {
-                    fx.process(UnsafeBufferPointer(rebasing: p[offset..<offset + block]))
-                    offset += block
+        let t = timed {
+            minute.withUnsafeBufferPointer { p in
+                for _ in 0..<60 {
+                    for offset in stride(from: 0, to: p.count, by: block) {
+                        fx.process(UnsafeBufferPointer(rebasing: p[offset..<min(offset + block, p.count)]))
+                    }
                 }
             }
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        print(String(format: "features %@: 1 h of audio in %.3f s = %.0f× real time (%d frames)",
-                     name, seconds, 3600 / seconds, fx.frames.count))
+        report("features (\(name))", t, audioSeconds: 3600, " — \(fx.frames.count) frames")
     }
+}
+
+/// Times the heuristic classifier reading a whole hour at 50 % overlap (the gate's bypass case,
+/// the most it can ever be asked to do).
+func runHeuristicBenchmark() {
+    var classifier = HeuristicClassifier()
+    classifier.prepare(noiseFloor: 0.002)
+    let length = classifier.windowLength
+    let minute = generatedMinute()
+    var scores = [Float](repeating: 0, count: classifier.labels.count)
+    var windows = 0, snoring = 0
+    let t = timed {
+        minute.withUnsafeBufferPointer { p in
+            scores.withUnsafeMutableBufferPointer { s in
+                for _ in 0..<60 {
+                    for offset in stride(from: 0, through: p.count - length, by: length / 2) {
+                        classifier.classify(UnsafeBufferPointer(rebasing: p[offset..<offset + length]), scores: s)
+                        windows += 1
+                        if s[0] >= 0.5 { snoring += 1 }
+                    }
+                }
+            }
+        }
+    }
+    report("heuristic classifier (every window, 50 % overlap)", t, audioSeconds: 3600,
+           " — \(windows) windows, \(snoring) snoring")
 }

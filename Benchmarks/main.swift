@@ -1,8 +1,9 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night|decode|features|classifier|all]
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|all]
 import Foundation
 import SomniAudio
 
+ProcessMemory.keepLargeBuffersInTheirOwnMappings()
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first ?? "all" {
@@ -10,19 +11,25 @@ do {
     case "_analyze": try childAnalyze(arguments[1], classifier: arguments[2])
     case "night":
         let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
-        try runNightBenchmark(hours: hours, classifiers: ["heuristic"])
+        try runNightBenchmark(hours: hours, classifiers: ["model", "heuristic"])
     case "decode": try runDecodeBenchmark()
     case "clips":
         for format in [EncodedAudioWriter.Format.m4a, .opus] { try runClipBenchmark(format: format, count: 200) }
     case "features": runFeatureBenchmark()
+    case "heuristic": runHeuristicBenchmark()
     case "classifier": try runClassifierBenchmark()
+    case "report": try runReportBenchmark()
+    case "store": try runStoreBenchmark()
     case "all":
         runFeatureBenchmark()
+        runHeuristicBenchmark()
         try runDecodeBenchmark()
         try runClassifierBenchmark()
-        try runNightBenchmark(hours: 8, classifiers: ["heuristic"])
+        try runNightBenchmark(hours: 8, classifiers: ["model", "heuristic"])
+        try runReportBenchmark()
+        try runStoreBenchmark()
     default:
-        print("usage: SomniBench [night [HOURS]|decode|features|classifier|all]")
+        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|all]")
         exit(64)
     }
 } catch {

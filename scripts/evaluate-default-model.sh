@@ -27,9 +27,9 @@ for night in quiet fan noise-only; do
   esac
   "$SOMNI" synth --out "$WORK/$night.flac" --format flac --hours "$HOURS" --seed "$SEED" \
     --data "$DATA" --split test "${scene[@]}" >&2
-  for classifier in heuristic cnn; do
+  for classifier in heuristic model; do
     extra=()
-    [ "$classifier" = cnn ] && [ -n "$MODEL" ] && extra=(--model "$MODEL")
+    [ "$classifier" = model ] && [ -n "$MODEL" ] && extra=(--model "$MODEL")
     rm -rf "$WORK/$night-$classifier.night"
     start=$(date +%s)
     "$SOMNI" analyze "$WORK/$night.flac" --out "$WORK/$night-$classifier.night" --classifier "$classifier" \

@@ -6,6 +6,8 @@ PACKAGES=(
   pkg-config
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev   # decoding/encoding (FFmpeg libraries)
   libsqlite3-dev                                                    # the night store
+  chromium                                                          # the report's browser tests (headless)
+  zlib1g-dev                                                        # decoding the browser's screenshots in tests
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

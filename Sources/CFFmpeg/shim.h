@@ -9,6 +9,15 @@
 #include <libavutil/samplefmt.h>
 #include <libavutil/audio_fifo.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+/* See SomniAudio's ProcessMemory.swift: decoding a long night with glibc's dynamic mmap
+   threshold fragments the heap. */
+static inline void somni_fix_mmap_threshold(int bytes) { mallopt(M_MMAP_THRESHOLD, bytes); }
+#else
+static inline void somni_fix_mmap_threshold(int bytes) { (void)bytes; }
+#endif
+
 /* Macros Swift cannot import. */
 static inline int somni_averror_eof(void) { return AVERROR_EOF; }
 static inline int somni_averror_eagain(void) { return AVERROR(EAGAIN); }

@@ -1,66 +1,79 @@
 import Foundation
 import SomniAudio
 import SomniCore
+import SomniStore
 
 struct AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
     static let help = """
-    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier heuristic|cnn] [--model MODEL] [--json]
+    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--json]
 
     Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
-    coughs, and writes a night folder: session.json, envelope.bin and clips/.
+    coughs, and saves the night (session.json, envelope.bin, clips/) in the night store, where
+    'somni nights', 'show', 'report' and 'export' find it.
 
-      --out DIR            the night folder to create (default: NAME.night beside the current folder)
+      --out DIR            write a bare night folder here instead of saving it in the store
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
-      --classifier KIND    heuristic: the band-energy baseline (default until the learned model ships);
-                           cnn: the learned classifier (the shipped model, or --model)
-      --model MODEL        a model written by 'somni train' (implies --classifier cnn)
+    \(ClassifierChoice.help)
       --json               print session.json instead of the readable summary
+    \(StoreOptions.help)
     """
 
     var file: String
     var out: String?
     var sensitivity: Int
     var classifierKind: String
+    var modelPath: String?
     var json: Bool
-    var model: String?
+    var store: String?
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
+        store = try a.option("--store")
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
-        model = try a.option("--model")
-        classifierKind = try a.option("--classifier") ?? (model == nil ? "heuristic" : "cnn")
+        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")
         file = try a.requiredPositional("FILE")
     }
 
     func validate() throws {
         guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
-        guard ["heuristic", "cnn"].contains(classifierKind) else {
-            throw UsageError("--classifier must be 'heuristic' or 'cnn', not '\(classifierKind)'")
-        }
-        guard model == nil || classifierKind == "cnn" else { throw UsageError("--model needs --classifier cnn") }
     }
 
     func run() throws {
         let input = URL(fileURLWithPath: file)
-        let destination = URL(fileURLWithPath: out ?? (input.deletingPathExtension().lastPathComponent + ".night"))
-        let source = try AudioDecoder(url: input)
+        let source = try AudioDecoder(url: input)  // the user's file first: its problems are the likelier ones
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
+        let name = input.deletingPathExtension().lastPathComponent
+        let analyse = { (destination: URL) in
+            try classifier.analyze(source: source, sourceName: input.lastPathComponent, sensitivity: sensitivity,
+                                   destination: destination, showProgress: !json)
+        }
         let session: Session
-        if classifierKind == "cnn" {
-            let cnn = try model.map { try CNNClassifier(contentsOf: URL(fileURLWithPath: $0)) } ?? CNNClassifier.bundled()
-            session = try NightRun.analyze(source: source, sourceName: input.lastPathComponent, classifier: cnn,
-                                           sensitivity: sensitivity, destination: destination, showProgress: !json)
+        let folder: URL
+        var savedAs: String?
+        if let out {
+            folder = URL(fileURLWithPath: out)
+            session = try analyse(folder)
         } else {
-            session = try NightRun.analyze(source: source, sourceName: input.lastPathComponent,
-                                           classifier: HeuristicClassifier(), sensitivity: sensitivity,
-                                           destination: destination, showProgress: !json)
+            // Analysed beside the store, then added in one transaction that moves the folder in.
+            let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+            let incoming = store.newIncomingFolder(name: name)
+            session = try analyse(incoming)
+            let record: NightRecord
+            do { record = try store.add(nightFolder: incoming, moving: true) } catch {
+                throw SomniError(.io, "the night was analysed but could not be saved in the store; it is in \(incoming.path)",
+                                 cause: error)
+            }
+            folder = store.folder(of: record)
+            savedAs = record.id
         }
         if json {
             print(String(decoding: try session.jsonData(), as: UTF8.self))
         } else {
-            print(NightSummaryText.render(session, folder: destination))
+            print(NightSummaryText.render(session, folder: folder))
+            if let savedAs { print("Saved in the night store as \(savedAs): 'somni show \(savedAs)', 'somni report \(savedAs) -o report.html'") }
         }
         for w in session.warnings { printError("somni analyze: warning: \(w)") }
     }
@@ -72,7 +85,8 @@ enum NightRun {
     static func analyze<C: SoundClassifier>(source: some AudioSource, sourceName: String, classifier: C,
                                             sensitivity: Int, destination: URL, showProgress: Bool) throws -> Session {
         var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: M4AClipEncoder())
-        let bar = showProgress && standardErrorIsTerminal ? ProgressBar() : nil
+        // Only for a person watching: not when either stream is piped or redirected.
+        let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
         return try NightFolder.writeAtomically(to: destination) { folder in
             try analyzer.analyze(source: source, sourceName: sourceName, into: folder) { stage, fraction in

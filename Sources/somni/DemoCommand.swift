@@ -6,7 +6,7 @@ struct DemoCommand: Command {
     static let name = "demo"
     static let summary = "Synthesise a short night from generated sounds, analyse it, print the summary"
     static let help = """
-    Usage: somni demo [--out DIR] [--minutes N] [--seed N]
+    Usage: somni demo [--out DIR] [--minutes N] [--seed N] [--classifier model|heuristic]
 
     Needs no recordings: builds a short night from snores, talk, coughs and bedroom noises that
     are generated in code, writes it as a WAV with a reference of where every event is, analyses
@@ -15,16 +15,20 @@ struct DemoCommand: Command {
       --out DIR       where to put the demo (default: a new folder under the system temp dir)
       --minutes N     length of the demo night (default 20)
       --seed N        random seed (default 7)
+    \(ClassifierChoice.help)
     """
 
     var out: String?
     var minutes: Double
     var seed: UInt64
+    var classifierKind: String
+    var modelPath: String?
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
         minutes = try a.option("--minutes", as: Double.self) ?? 20
         seed = try a.option("--seed", as: UInt64.self) ?? 7
+        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
     }
 
     func validate() throws {
@@ -58,9 +62,9 @@ struct DemoCommand: Command {
 
         let nightFolder = directory.appendingPathComponent("demo-night.night")
         try? fm.removeItem(at: nightFolder)
-        let session = try NightRun.analyze(source: AudioDecoder(url: audio), sourceName: audio.lastPathComponent,
-                                           classifier: HeuristicClassifier(), sensitivity: 5,
-                                           destination: nightFolder, showProgress: true)
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
+        let session = try classifier.analyze(source: AudioDecoder(url: audio), sourceName: audio.lastPathComponent,
+                                             sensitivity: 5, destination: nightFolder, showProgress: true)
         print(NightSummaryText.render(session, folder: nightFolder))
 
         let found = session.events.map { ReferenceEvent(eventClass: $0.eventClass, start: $0.start, end: $0.end) }

@@ -1,4 +1,5 @@
 import Foundation
+import SomniAudio
 import SomniCore
 
 /// Every subcommand, in the order `somni --help` lists them.
@@ -9,6 +10,12 @@ let commands: [any Command.Type] = [
     SynthCommand.self,
     TrainCommand.self,
     ClassifyCommand.self,
+    NightsCommand.self,
+    ShowCommand.self,
+    ReportCommand.self,
+    ExportCommand.self,
+    ImportCommand.self,
+    DeleteCommand.self,
 ]
 
 @MainActor func mainHelp() -> String {
@@ -72,4 +79,5 @@ func exitCode(for error: any Error) -> Int32 {
     }
 }
 
+ProcessMemory.keepLargeBuffersInTheirOwnMappings()
 exit(runMain())

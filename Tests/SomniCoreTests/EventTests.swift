@@ -76,6 +76,10 @@ import Testing
         #expect(snores.first.map { abs($0.end - (12.9 + Self.windowSeconds)) < 1e-9 && $0.start == 10 } == true)
         #expect(events.filter { $0.eventClass == .sleepTalk }.count == 1)
         #expect(EventDetector.detect(windows: [w(10, "snoring")], frames: FrameTrack(), sensitivity: 1, duration: 60).isEmpty == false)
+        // Damaged window times neither trap nor invent events inside the night.
+        let damaged = [WindowLabels(start: .nan, end: .infinity, ranked: [.init(label: "snoring", confidence: 0.9)])]
+        #expect(EventDetector.detect(windows: damaged, frames: Self.track(seconds: 10, bursts: []), sensitivity: 5, duration: 10)
+            .allSatisfy { $0.start >= 0 && $0.end <= 10 })
         let weak = [WindowLabels(start: 1, end: 2, ranked: [.init(label: "snoring", confidence: 0.6)])]
         #expect(EventDetector.detect(windows: weak, frames: FrameTrack(), sensitivity: 1, duration: 60).isEmpty)
     }
@@ -121,6 +125,16 @@ import Testing
         }
     }
 
+    @Test func aQuietBreathBetweenCoughsIsNotACough() {
+        var x = Signals.noise(seconds: 40, rms: 0.002)
+        x = Signals.mix(x, Signals.cough(seconds: 0.3, amplitude: 0.4, seed: 1), at: 20)
+        x = Signals.mix(x, Signals.cough(seconds: 0.3, amplitude: 0.03, seed: 2), at: 20.6)   // −22 dB
+        x = Signals.mix(x, Signals.cough(seconds: 0.3, amplitude: 0.4, seed: 3), at: 21.2)
+        let windows = Self.windows(seconds: 40, labelled: [(20, 21.5, "cough", 0.8)])
+        let coughs = EventDetector.detect(windows: windows, frames: Self.frames(x), sensitivity: 5, duration: 40)
+        #expect(coughs.map { ($0.start * 10).rounded() / 10 } == [20, 21.2])
+    }
+
     @Test func aSingleCoughStaysOne() {
         let x = Signals.mix(Signals.noise(seconds: 40, rms: 0.002), Signals.cough(seconds: 0.35, amplitude: 0.4), at: 12.2)
         let windows = Self.windows(seconds: 40, labelled: [(12.2, 12.55, "cough", 0.7)])
@@ -157,5 +171,42 @@ import Testing
         #expect(ClipMaker.clipRange(start: 0.4, end: 3, duration: 10) == TimeRange(start: 0, end: 4))
         #expect(ClipMaker.clipRange(start: 5, end: 9.5, duration: 10) == TimeRange(start: 4, end: 10))
         #expect(ClipMaker.sampleRange(TimeRange(start: 1, end: 2), totalSamples: 20_000) == 16_000..<20_000)
+        #expect(ClipMaker.sampleRange(TimeRange(start: -.infinity, end: .nan), totalSamples: 100) == 0..<0)
+        #expect(ClipMaker.sampleRange(TimeRange(start: 1e300, end: .infinity), totalSamples: 100) == 100..<100)
+    }
+}
+
+@Suite struct LiveEpisodeSegmenterTests {
+    static let hop = Double(classifierWindowLength) / 2 / Signals.rate
+
+    /// Windows on the live grid; `snoring` lists the window indices that hear a snore.
+    static func run(_ count: Int, snoring: Set<Int>, confidence: Float = 0.8) -> (changes: [LiveEpisodeSegmenter.Change], last: SnoringEpisode?) {
+        var s = LiveEpisodeSegmenter()
+        var changes: [LiveEpisodeSegmenter.Change] = []
+        for i in 0..<count {
+            let ranked: [LabelConfidence] = snoring.contains(i)
+                ? [.init(label: "breathing", confidence: 0.9), .init(label: "snoring", confidence: confidence)]
+                : [.init(label: "silence", confidence: 0.9)]
+            changes += s.feed(WindowLabels(start: Double(i) * hop, end: Double(i) * hop + 2 * hop, ranked: ranked))
+        }
+        return (changes, s.finish())
+    }
+
+    @Test func twoConsecutiveWindowsOpenAnEpisodeBackdatedToTheFirst() {
+        let r = Self.run(40, snoring: [5, 9, 10, 11, 20, 21])
+        #expect(r.changes == [.started(at: 9 * Self.hop)])   // window 5 alone starts nothing
+        #expect(r.last == SnoringEpisode(start: 9 * Self.hop, end: 21 * Self.hop + 2 * Self.hop, eventCount: 2))
+    }
+
+    @Test func tenSecondsWithoutASnoreCloseIt() {
+        // 10 s is 20.5 hops: positives at 2–3, then silence until 60, then 60–61.
+        let r = Self.run(80, snoring: [2, 3, 60, 61])
+        #expect(r.changes.count == 3)
+        #expect(r.changes.first == .started(at: 2 * Self.hop))
+        if r.changes.count == 3, case .ended(let e) = r.changes[1] {
+            #expect(e == SnoringEpisode(start: 2 * Self.hop, end: 3 * Self.hop + 2 * Self.hop, eventCount: 1))
+        }
+        #expect(r.changes.last == .started(at: 60 * Self.hop))
+        #expect(Self.run(80, snoring: [2, 3, 60, 61], confidence: 0.55).changes.isEmpty)   // below 0.6
     }
 }

@@ -34,6 +34,8 @@ import Testing
         #expect(!g.bypassed)
         #expect(abs(g.activeShare - (2.3 + 9.5 + 5 + 2.5) / 100) < 1e-9)
         #expect(abs(g.analysedSeconds - 19.3) < 1e-9)
+        let longer = SilenceGate.run(envelope: Self.envelope(seconds: 100, bursts: [(99.5, 100)]), duration: 100.07)
+        #expect(longer.stretches == [TimeRange(start: 97.5, end: 100.07)])
     }
 
     @Test func gapsOfFiveSecondsOrMoreStayApart() {
@@ -105,5 +107,6 @@ import Testing
         #expect(end.allSatisfy { $0 >= 0 && $0 + w <= total })
         #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: 0, end: 5)], totalSamples: 8000) == [0])
         #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: 0, end: 1)], totalSamples: 0).isEmpty)
+        #expect(WindowPlanner.windowStarts(stretches: [TimeRange(start: .nan, end: .infinity)], totalSamples: total).count == (total - w) / hop + 2)
     }
 }

@@ -50,6 +50,16 @@ import Testing
         #expect(s["speech"]! < 0.3, "\(s)")
     }
 
+    @Test func aTrainOfSharpBurstsIsNotACough() {
+        var x = Self.background(3)
+        for at in [1.1, 1.35, 1.6, 1.85] { x = Signals.mix(x, Signals.cough(seconds: 0.12, amplitude: 0.3), at: at) }
+        let s = Self.scores(x, at: 1.0)
+        #expect(s["cough"]! < 0.2, "\(s)")
+        let pair = Signals.mix(Signals.mix(Self.background(3), Signals.cough(seconds: 0.3, amplitude: 0.3), at: 1.1),
+                               Signals.cough(seconds: 0.3, amplitude: 0.3, seed: 4), at: 1.55)
+        #expect(Self.top(Self.scores(pair, at: 1.0)) == "cough")
+    }
+
     @Test func steadyNoiseAndSilenceAreOther() {
         let hiss = Signals.noise(seconds: 3, rms: 0.02, seed: 5)
         for floor in [Float(0.02), nil] {

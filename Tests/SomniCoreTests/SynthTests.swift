@@ -52,8 +52,8 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
 
     /// RMS in a band, through two cascaded biquads each side (4th order, as the screeners use).
     private func bandLevel(_ clip: [Float], _ low: Double, _ high: Double) -> Double {
-        var filters = [Biquad(.highPass, frequency: low), Biquad(.highPass, frequency: low),
-                       Biquad(.lowPass, frequency: high), Biquad(.lowPass, frequency: high)]
+        var filters = [SynthFilter(.highPass, frequency: low), SynthFilter(.highPass, frequency: low),
+                       SynthFilter(.lowPass, frequency: high), SynthFilter(.lowPass, frequency: high)]
         var sum = 0.0
         for x in clip {
             var y = Double(x)

@@ -43,8 +43,6 @@ public enum ClipMaker {
 
     /// Sample offsets of a range at `sampleRate`, clamped to `totalSamples`.
     public static func sampleRange(_ range: TimeRange, sampleRate: Int = analysisSampleRate, totalSamples: Int) -> Range<Int> {
-        let a = min(max(0, Int((range.start * Double(sampleRate)).rounded(.down))), totalSamples)
-        let b = min(max(a, Int((range.end * Double(sampleRate)).rounded(.up))), totalSamples)
-        return a..<b
+        range.indices(rate: Double(sampleRate), limit: totalSamples)
     }
 }

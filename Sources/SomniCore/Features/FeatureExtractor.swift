@@ -24,7 +24,7 @@ public struct FrameTrack: Sendable, Equatable {
 
     /// The frame holding time `t` (seconds), clamped to the track.
     public func frameIndex(at t: Double) -> Int {
-        min(max(Int((t * Self.rate).rounded(.down)), 0), max(count - 1, 0))
+        TimeRange.index(t * Self.rate, .down, limit: count - 1)
     }
 }
 
@@ -32,23 +32,24 @@ public struct FrameTrack: Sendable, Equatable {
 ///
 /// Each band is a 4th-order Butterworth high-pass at the lower edge cascaded with a 4th-order
 /// Butterworth low-pass at the upper edge (`Biquad.butterworthBand`): four biquads per band,
-/// eight per sample. The two bands run side by side in the lanes of `SIMD2<Float>` so that each
-/// section's feedback chain overlaps with the others; samples arrive in blocks of any size and a
+/// eight per sample, run side by side in a `FilterBank`; samples arrive in blocks of any size and a
 /// partial frame is carried over to the next call. Nothing is allocated per sample or per frame
 /// beyond the amortised growth of the output arrays.
 public final class FeatureExtractor {
     /// Samples per 50 ms frame.
     public let frameLength: Int
     public let sampleRate: Int
+    /// The frames so far. Reading this while still processing hands out a copy-on-write value:
+    /// the next frame then copies the arrays once, so read it at the end.
     public private(set) var frames = FrameTrack()
     /// 10 Hz loudness: the larger raw RMS of each two frames, so short peaks survive.
     public private(set) var envelope: [Float] = []
     public static let envelopeRate = 10.0
 
-    private var sections: (PairedSection, PairedSection, PairedSection, PairedSection)
+    private var bank: FilterBank
     private var filled = 0
     private var rawSum: Float = 0
-    private var bandSum = SIMD2<Float>()
+    private var bandSum = Quad(repeating: 0)
     private var crossings = 0
     private var previousNegative = false
     private var envelopeTaken = 0
@@ -60,8 +61,7 @@ public final class FeatureExtractor {
         let nyquistGuard = 0.45 * rate
         let low = Biquad.butterworthBand(low: 40, high: min(400, nyquistGuard), sampleRate: rate)
         let mid = Biquad.butterworthBand(low: 250, high: min(3000, nyquistGuard), sampleRate: rate)
-        sections = (PairedSection(low[0], mid[0]), PairedSection(low[1], mid[1]),
-                    PairedSection(low[2], mid[2]), PairedSection(low[3], mid[3]))
+        bank = FilterBank(chains: [low, mid])
     }
 
     /// Feeds samples; blocks of any size.
@@ -91,59 +91,29 @@ public final class FeatureExtractor {
     }
 
     private func accumulate(_ block: UnsafeBufferPointer<Float>) {
-        var (s0, s1, s2, s3) = sections
+        var filters = bank
         var raw = rawSum, band = bandSum, count = crossings, wasNegative = previousNegative
         for x in block {
-            var v = SIMD2(repeating: x)
-            v = s0.step(v)
-            v = s1.step(v)
-            v = s2.step(v)
-            v = s3.step(v)
-            band += v * v
+            let v = filters.step(x)
+            band = band + v * v
             raw += x * x
             let negative = x < 0
             count &+= negative != wasNegative ? 1 : 0
             wasNegative = negative
         }
-        sections = (s0, s1, s2, s3)
+        bank = filters
         rawSum = raw; bandSum = band; crossings = count; previousNegative = wasNegative
     }
 
     private func closeFrame() {
         let n = Float(filled)
         frames.raw.append((rawSum / n).squareRoot())
-        frames.low.append((bandSum.x / n).squareRoot())
-        frames.mid.append((bandSum.y / n).squareRoot())
+        frames.low.append((bandSum.a / n).squareRoot())
+        frames.mid.append((bandSum.b / n).squareRoot())
         frames.zcr.append(Float(crossings) / n)
-        rawSum = 0; bandSum = .zero; crossings = 0; filled = 0
-        // Digital silence would leave the filter memories decaying through denormals (very slow
-        // on x86); values this small are far below any audio, so they are set to zero.
-        sections.0.flushTiny(); sections.1.flushTiny(); sections.2.flushTiny(); sections.3.flushTiny()
+        rawSum = 0; bandSum = Quad(repeating: 0); crossings = 0; filled = 0
+        bank.flushTiny()
         let c = frames.count
         if c % 2 == 0 { envelope.append(max(frames.raw[c - 2], frames.raw[c - 1])) }
-    }
-}
-
-/// The same section position of two filter chains, one per SIMD lane.
-struct PairedSection {
-    var b0, b1, b2, a1, a2: SIMD2<Float>
-    var z1 = SIMD2<Float>(), z2 = SIMD2<Float>()
-
-    init(_ a: Biquad, _ b: Biquad) {
-        b0 = [a.b0, b.b0]; b1 = [a.b1, b.b1]; b2 = [a.b2, b.b2]; a1 = [a.a1, b.a1]; a2 = [a.a2, b.a2]
-    }
-
-    @inline(__always)
-    mutating func step(_ x: SIMD2<Float>) -> SIMD2<Float> {
-        let y = b0 * x + z1
-        z1 = b1 * x - a1 * y + z2
-        z2 = b2 * x - a2 * y
-        return y
-    }
-
-    mutating func flushTiny() {
-        let tiny = SIMD2<Float>(repeating: 1e-30)
-        z1.replace(with: 0, where: (z1 .< tiny) .& (z1 .> -tiny))
-        z2.replace(with: 0, where: (z2 .< tiny) .& (z2 .> -tiny))
     }
 }

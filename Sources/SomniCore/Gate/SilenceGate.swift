@@ -7,6 +7,18 @@ public struct TimeRange: Sendable, Equatable, Codable {
     public init(start: Double, end: Double) { self.start = start; self.end = end }
     public var duration: Double { max(0, end - start) }
     public func overlaps(_ other: TimeRange) -> Bool { start < other.end && other.start < end }
+
+    /// The sample (or frame) indices the range covers at `rate` per second, clamped to
+    /// 0…`limit`; a NaN or infinite bound clamps instead of trapping.
+    public func indices(rate: Double, limit: Int) -> Range<Int> {
+        let a = Self.index(start * rate, .down, limit: limit)
+        return a..<max(a, Self.index(end * rate, .up, limit: limit))
+    }
+
+    static func index(_ x: Double, _ rule: FloatingPointRoundingRule, limit: Int) -> Int {
+        guard !x.isNaN else { return 0 }
+        return Int(min(max(x.rounded(rule), 0), Double(max(limit, 0))))
+    }
 }
 
 /// What the silence gate decided for a night.
@@ -42,8 +54,9 @@ public enum SilenceGate {
 
     public static func run(envelope: [Float], rate: Double = 10, floorPercentile: Double = 0.2,
                            factor: Float = 2.5, pad: Double = 2, mergeGap: Double = 5,
-                           bailShare: Double = 0.7) -> GateResult {
-        let duration = rate > 0 ? Double(envelope.count) / rate : 0
+                           bailShare: Double = 0.7, duration knownDuration: Double? = nil) -> GateResult {
+        // The envelope ends up to one value short of the audio; the caller may know better.
+        let duration = knownDuration ?? (rate > 0 ? Double(envelope.count) / rate : 0)
         guard duration > 0 else {
             return GateResult(stretches: [], floor: 0, threshold: absoluteMinimum, activeShare: 0, bypassed: false)
         }
@@ -78,7 +91,7 @@ public enum SilenceGate {
     public static func percentile(_ values: [Float], _ p: Double) -> Float {
         let finite = values.filter(\.isFinite).sorted()
         guard !finite.isEmpty else { return 0 }
-        let rank = Int((min(max(p, 0), 1) * Double(finite.count - 1)).rounded())
+        let rank = TimeRange.index(p * Double(finite.count - 1), .toNearestOrAwayFromZero, limit: finite.count - 1)
         return finite[rank]
     }
 }

@@ -15,9 +15,9 @@ public enum WindowPlanner {
         let lastStart = max(0, totalSamples - windowLength)
         var starts: [Int] = []
         for stretch in stretches {
-            let a = min(max(0, Int((stretch.start * Double(sampleRate)).rounded(.down))), totalSamples)
-            let b = min(max(0, Int((stretch.end * Double(sampleRate)).rounded(.up))), totalSamples)
-            guard b > a else { continue }
+            let samples = stretch.indices(rate: Double(sampleRate), limit: totalSamples)
+            guard !samples.isEmpty else { continue }
+            let (a, b) = (samples.lowerBound, samples.upperBound)
             let first = a / hop
             let last = max(first, ceilDiv(b - windowLength, hop))
             for k in first...last { starts.append(min(k * hop, lastStart)) }

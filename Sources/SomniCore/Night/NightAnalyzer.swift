@@ -45,6 +45,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                 if f - lastReported >= 0.005 { progress(.reading, f); lastReported = f }
             }
         }
+        extractor.finish()
         try spool.flush()
         let totalSamples = spool.count
         let duration = Double(totalSamples) / Double(analysisSampleRate)
@@ -62,7 +63,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         }
 
         // 2. Gate and windows at their true positions.
-        let gate = SilenceGate.run(envelope: envelope)
+        let gate = SilenceGate.run(envelope: envelope, duration: duration)
         let starts = WindowPlanner.windowStarts(stretches: gate.stretches, totalSamples: totalSamples,
                                                 windowLength: classifier.windowLength)
         classifier.prepare(noiseFloor: gate.floor)

@@ -1,0 +1,73 @@
+import Foundation
+import SomniCore
+import SomniStore
+
+/// Exports of stored nights: CSV with one row per event, or JSON with each night's record and session.
+public enum NightExport {
+    public enum Format: String, Sendable, CaseIterable {
+        case csv, json
+    }
+
+    public static let csvHeader = "night,night_date,event,class,start_s,end_s,clock,duration_s,confidence,peak_dbfs,mean_dbfs,severity,clip"
+
+    /// One row per event, nights in the order given, events in time order. Times are seconds from the
+    /// start of the recording; `clock` is the wall-clock time in the recording's offset when known.
+    public static func csv(_ nights: [(record: NightRecord, session: Session)]) -> String {
+        var out = csvHeader + "\n"
+        for (record, session) in nights {
+            let clock = NightClock(iso: session.startedAt)
+            for e in session.events.sorted(by: { $0.start < $1.start }) {
+                let fields: [String] = [
+                    record.id, record.nightDate ?? "", e.id, e.eventClass.rawValue,
+                    number(e.start, 3), number(e.end, 3), clock?.timeWithSeconds(at: e.start) ?? "",
+                    number(e.duration, 3), number(e.confidence, 4), number(e.peakDBFS, 2), number(e.meanDBFS, 2),
+                    number(e.severity, 1), e.clip ?? "",
+                ]
+                out += fields.map(csvField).joined(separator: ",") + "\n"
+            }
+        }
+        return out
+    }
+
+    private struct JSONNight: Encodable {
+        var night: NightRecord
+        var session: Session
+    }
+
+    private struct JSONExport: Encodable {
+        var format = "somni-export"
+        var version = 1
+        var nights: [JSONNight]
+    }
+
+    public static func json(_ nights: [(record: NightRecord, session: Session)]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            let data = try encoder.encode(JSONExport(nights: nights.map { JSONNight(night: $0.record, session: $0.session) }))
+            return String(decoding: data, as: UTF8.self) + "\n"
+        } catch {
+            throw SomniError(.internalError, "cannot encode the export", cause: error)
+        }
+    }
+
+    public static func render(_ nights: [(record: NightRecord, session: Session)], as format: Format) throws -> String {
+        switch format {
+        case .csv: return csv(nights)
+        case .json: return try json(nights)
+        }
+    }
+
+    private static func number(_ v: Double, _ decimals: Int) -> String {
+        v.isFinite ? String(format: "%.\(decimals)f", v) : ""
+    }
+
+    /// RFC 4180: quote fields holding a comma, quote or line break; double inner quotes. A leading
+    /// = + - @ is prefixed with ' so spreadsheets do not run a file name as a formula.
+    static func csvField(_ s: String) -> String {
+        var v = s
+        if let first = v.first, "=+-@".contains(first), Double(v) == nil { v = "'" + v }
+        guard v.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return v }
+        return "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import SomniCore
+import SomniStore
+
+/// One night as the report needs it: the session, its envelope when there is one, and for each
+/// event with a clip the URL the page's audio element should load.
+public struct ReportNight: Sendable {
+    public var id: String
+    public var session: Session
+    public var envelope: EnvelopeFile.Contents?
+    /// Event id → the clip's address in the page (a relative URL or a data: URI).
+    public var clipSources: [String: String]
+    /// Event id → peak bins computed from the clip's audio, when the caller decoded it; otherwise
+    /// the waveform comes from the envelope over the clip's span.
+    public var clipWaveforms: [String: [Float]]
+    /// Clips session.json names that were not in the night folder (their events get no player).
+    public var missingClips: [String] = []
+
+    public init(id: String, session: Session, envelope: EnvelopeFile.Contents?,
+                clipSources: [String: String] = [:], clipWaveforms: [String: [Float]] = [:]) {
+        self.id = id; self.session = session; self.envelope = envelope
+        self.clipSources = clipSources; self.clipWaveforms = clipWaveforms
+    }
+
+    /// Reads a night folder: session.json, envelope.bin when present (a missing or damaged envelope
+    /// only costs the loudness views, never the report), clip sources per `clips`.
+    public static func load(id: String, folder: URL, clips: ClipLinking) throws -> ReportNight {
+        let session = try Session.load(from: folder.appendingPathComponent(Session.fileName))
+        let envelope = try? EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName))
+        var sources: [String: String] = [:]
+        var missing: [String] = []
+        for e in session.events {
+            guard let clip = e.clip else { continue }
+            // A lost clip costs its player, not the report.
+            guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(clip).path) else {
+                missing.append(clip)
+                continue
+            }
+            sources[e.id] = try clips.source(for: clip, nightID: id, folder: folder)
+        }
+        var night = ReportNight(id: id, session: session, envelope: envelope, clipSources: sources)
+        night.missingClips = missing
+        return night
+    }
+}
+
+/// How the page reaches a night's clips.
+///
+/// - `relative(reportDirectory)`: a path relative to the report (right when the report sits next to
+///   the night folders and stays there; nothing is copied).
+/// - `copied(into:, reportDirectory)`: clips are copied into a folder beside the report and linked
+///   relatively, so the report and its folder can be moved or zipped together (the CLI default).
+/// - `embedded`: clips become data: URIs, one file that works anywhere (larger).
+public enum ClipLinking: Sendable {
+    case relative(reportDirectory: URL)
+    case copied(into: URL, reportDirectory: URL)
+    case embedded
+
+    func source(for clip: String, nightID: String, folder: URL) throws -> String {
+        let file = folder.appendingPathComponent(clip)
+        switch self {
+        case .relative(let reportDirectory):
+            return ClipLinking.relativePath(from: reportDirectory, to: file)
+        case .copied(let into, let reportDirectory):
+            let target = into.appendingPathComponent(nightID).appendingPathComponent(clip)
+            let fm = FileManager.default
+            do {
+                try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                if fm.fileExists(atPath: target.path) { try fm.removeItem(at: target) }
+                try fm.copyItem(at: file, to: target)
+            } catch {
+                throw SomniError(.io, "cannot copy clip \(file.path) beside the report", cause: error)
+            }
+            return ClipLinking.relativePath(from: reportDirectory, to: target)
+        case .embedded:
+            let data: Data
+            do { data = try Data(contentsOf: file) } catch {
+                throw SomniError(.io, "cannot read clip \(file.path)", cause: error)
+            }
+            return "data:\(ClipLinking.mimeType(of: clip));base64,\(data.base64EncodedString())"
+        }
+    }
+
+    static func mimeType(of path: String) -> String {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "m4a", "mp4", "aac": return "audio/mp4"
+        case "wav": return "audio/wav"
+        case "ogg", "opus", "oga": return "audio/ogg"
+        case "flac": return "audio/flac"
+        case "mp3": return "audio/mpeg"
+        default: return "application/octet-stream"
+        }
+    }
+
+    /// A percent-encoded relative URL from a directory to a file.
+    static func relativePath(from directory: URL, to file: URL) -> String {
+        let from = directory.standardizedFileURL.resolvingSymlinksInPath().pathComponents
+        let to = file.standardizedFileURL.resolvingSymlinksInPath().pathComponents
+        var common = 0
+        while common < from.count, common < to.count, from[common] == to[common] { common += 1 }
+        let parts = Array(repeating: "..", count: from.count - common) + to[common...]
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#;")
+        return parts.map { $0 == ".." ? $0 : ($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0) }
+            .joined(separator: "/")
+    }
+}
+
+/// One night in the trends and the night list: numbers only, from a stored record or a session.
+public struct TrendNight: Sendable {
+    public var id: String
+    /// The night's date (the evening it began) or its id.
+    public var label: String
+    public var bedtime: String?
+    public var wake: String?
+    public var duration: Double
+    public var episodes: Int
+    public var snoringMinutes: Double
+    public var snoringPercent: Double
+    public var events: Int
+    /// Events per hour keyed by EventClass raw value.
+    public var rates: [String: Double]
+
+    public init(record r: NightRecord) {
+        let hours = r.duration / 3600
+        id = r.id; label = r.nightDate ?? r.id; bedtime = r.bedtime; wake = r.wake; duration = r.duration
+        episodes = r.snoringEpisodes; snoringMinutes = r.snoringMinutes; snoringPercent = r.snoringPercent
+        events = r.eventTotal
+        rates = Dictionary(uniqueKeysWithValues: EventClass.allCases.map {
+            ($0.rawValue, hours > 0 ? Double(r.count($0)) / hours : 0)
+        })
+    }
+
+    public init(_ n: ReportNight) {
+        let s = n.session
+        let clock = NightClock(iso: s.startedAt)
+        id = n.id; label = clock?.nightDate ?? n.id; bedtime = clock?.time(); wake = clock?.time(at: s.duration)
+        duration = s.duration; episodes = s.summary.snoringEpisodes; snoringMinutes = s.summary.snoringMinutes
+        snoringPercent = s.summary.snoringPercent; events = s.events.count; rates = NightReport.rates(s)
+    }
+
+    var point: TrendPoint { TrendPoint(label: label, minutes: snoringMinutes, percent: snoringPercent, rates: rates) }
+}

@@ -1,2 +1,0 @@
-// Self-contained HTML report and exports.
-import SomniCore

@@ -1,0 +1,150 @@
+import Foundation
+
+/// Wall-clock times of a night in the recording's own UTC offset (from `Session.startedAt`), so a
+/// night recorded in Taipei reads 23:10 wherever the report is opened.
+///
+/// Plain calendar arithmetic (proleptic Gregorian, fixed offset) instead of Calendar and
+/// DateFormatter: those cost a fraction of a millisecond each on Linux, which made listing 1,000
+/// nights take a second.
+public struct NightClock: Sendable, Equatable {
+    public let start: Date
+    public let offsetSeconds: Int
+
+    /// Parses ISO 8601 with an offset: "2026-11-28T23:10:00+01:00", "…T23:10:00.250Z", "…+0100".
+    /// Nil when absent, invalid, or without an offset (a local time that cannot be placed).
+    public init?(iso: String?) {
+        guard let iso else { return nil }
+        let c = Array(iso.utf8)
+        func digits(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= c.count else { return nil }
+            var v = 0
+            for b in c[from..<(from + count)] {
+                guard b >= 48 && b <= 57 else { return nil }
+                v = v * 10 + Int(b - 48)
+            }
+            return v
+        }
+        guard c.count >= 20, c[4] == UInt8(ascii: "-"), c[7] == UInt8(ascii: "-"), c[10] == UInt8(ascii: "T") || c[10] == UInt8(ascii: " "),
+              c[13] == UInt8(ascii: ":"), c[16] == UInt8(ascii: ":"),
+              let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
+              let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        var i = 19
+        var fraction = 0.0
+        if i < c.count, c[i] == UInt8(ascii: ".") {
+            i += 1
+            var scale = 0.1
+            while i < c.count, c[i] >= 48, c[i] <= 57 {
+                fraction += Double(c[i] - 48) * scale
+                scale /= 10
+                i += 1
+            }
+        }
+        guard i < c.count else { return nil }
+        let offset: Int
+        if c[i] == UInt8(ascii: "Z") || c[i] == UInt8(ascii: "z") {
+            guard i + 1 == c.count else { return nil }
+            offset = 0
+        } else if c[i] == UInt8(ascii: "+") || c[i] == UInt8(ascii: "-") {
+            let colon = i + 3 < c.count && c[i + 3] == UInt8(ascii: ":")
+            guard let hh = digits(i + 1, 2), let mm = digits(i + (colon ? 4 : 3), 2), i + (colon ? 6 : 5) == c.count,
+                  hh < 24, mm < 60 else { return nil }
+            offset = (c[i] == UInt8(ascii: "-") ? -1 : 1) * (hh * 3600 + mm * 60)
+        } else {
+            return nil
+        }
+        let local = NightClock.daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+        start = Date(timeIntervalSince1970: Double(local - offset) + fraction)
+        offsetSeconds = offset
+    }
+
+    public init(start: Date, offsetSeconds: Int) {
+        self.start = start
+        self.offsetSeconds = offsetSeconds
+    }
+
+    /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+    static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The civil date of a day count since 1970-01-01.
+    static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private struct Moment {
+        var days: Int, year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+    }
+
+    private func moment(at seconds: Double) -> Moment {
+        let local = Int((start.timeIntervalSince1970 + seconds).rounded(.down)) + offsetSeconds
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let inDay = local - days * 86_400
+        let (y, m, d) = NightClock.civil(fromDays: days)
+        return Moment(days: days, year: y, month: m, day: d, hour: inDay / 3600, minute: inDay / 60 % 60, second: inDay % 60)
+    }
+
+    /// "YYYY-MM-DD" of the moment `seconds` after the start.
+    public func date(at seconds: Double = 0) -> String {
+        let m = moment(at: seconds)
+        return "\(padded(m.year, 4))-\(padded(m.month))-\(padded(m.day))"
+    }
+
+    /// "HH:MM" of the moment `seconds` after the start.
+    public func time(at seconds: Double = 0) -> String {
+        let m = moment(at: seconds)
+        return "\(padded(m.hour)):\(padded(m.minute))"
+    }
+
+    /// "HH:MM:SS" of the moment `seconds` after the start.
+    public func timeWithSeconds(at seconds: Double) -> String {
+        let m = moment(at: seconds)
+        return "\(padded(m.hour)):\(padded(m.minute)):\(padded(m.second))"
+    }
+
+    /// A readable date of the night, the evening it began ("Sat 28 Nov 2026").
+    public var nightTitle: String {
+        let m = moment(at: -12 * 3600)
+        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let weekday = weekdays[((m.days % 7) + 7) % 7]
+        return "\(weekday) \(m.day) \(months[m.month - 1]) \(m.year)"
+    }
+
+    /// "yyyyMMdd-HHmm" of the start, the base of a night id.
+    func compactDateTime() -> String {
+        let m = moment(at: 0)
+        return "\(padded(m.year, 4))\(padded(m.month))\(padded(m.day))-\(padded(m.hour))\(padded(m.minute))"
+    }
+
+    /// The date a person calls "the night of": a start before noon belongs to the evening before.
+    public var nightDate: String { date(at: -12 * 3600) }
+
+    /// Seconds since local midnight at the start (for placing hour rows on the clock).
+    public var secondsIntoDay: Double {
+        let local = start.timeIntervalSince1970 + Double(offsetSeconds)
+        return local - (local / 86_400).rounded(.down) * 86_400
+    }
+}
+
+/// Zero-padded decimal digits. String(format:) is slow on Linux, and `nights` formats thousands of these.
+@inlinable
+public func padded(_ value: Int, _ width: Int = 2) -> String {
+    let digits = String(abs(value))
+    let pad = String(repeating: "0", count: max(0, width - digits.count))
+    return (value < 0 ? "-" : "") + pad + digits
+}

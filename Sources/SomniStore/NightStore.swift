@@ -1,0 +1,367 @@
+import Foundation
+import SomniCore
+
+/// Every analysed night: rows in `<store>/somni.sqlite` (WAL, foreign keys on) and a night folder
+/// (session.json, envelope.bin, clips/) in `<store>/nights/<id>/`.
+///
+/// Saving is crash-safe: the folder is staged inside the store, the rows are inserted in one
+/// transaction, the staged folder is renamed into `nights/` and only then the transaction commits.
+/// A crash before the commit leaves the database as it was; the orphaned folder it may leave is
+/// removed the next time a connection holds the write lock (no row ever points at a missing folder,
+/// and readers never see a row whose folder is not in place yet).
+public final class NightStore {
+    public let directory: URL
+    let db: Database
+    /// Test seam: called between the steps of `add`; a thrown error aborts the save there.
+    var saveStepHook: ((SaveStep) throws -> Void)?
+
+    enum SaveStep { case staged, inserted, renamed }
+
+    public static let databaseName = "somni.sqlite"
+
+    /// `$SOMNI_STORE`, else the `--store` value, else `$XDG_DATA_HOME/somni`, else ~/.local/share/somni.
+    public static func defaultDirectory(explicit: String?,
+                                        environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let s = environment["SOMNI_STORE"], !s.isEmpty { return URL(fileURLWithPath: s, isDirectory: true) }
+        if let s = explicit, !s.isEmpty { return URL(fileURLWithPath: s, isDirectory: true) }
+        if let s = environment["XDG_DATA_HOME"], !s.isEmpty {
+            return URL(fileURLWithPath: s, isDirectory: true).appendingPathComponent("somni", isDirectory: true)
+        }
+        let home = environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".local/share/somni", isDirectory: true)
+    }
+
+    /// Opens (creating when needed) the store, turns on WAL and foreign keys, and migrates.
+    public init(directory: URL) throws {
+        self.directory = directory
+        let fm = FileManager.default
+        for d in [directory, directory.appendingPathComponent("nights"), directory.appendingPathComponent("staging")] {
+            do { try fm.createDirectory(at: d, withIntermediateDirectories: true) } catch {
+                throw SomniError(.io, "cannot create the store directory \(d.path)", cause: error)
+            }
+        }
+        db = try Database(path: directory.appendingPathComponent(NightStore.databaseName).path)
+        if try db.string("PRAGMA journal_mode")?.lowercased() != "wal" {
+            guard try db.string("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
+                throw SomniError(.io, "the store database \(db.path) cannot use write-ahead logging")
+            }
+        }
+        try db.execute("PRAGMA foreign_keys = ON")
+        try db.execute("PRAGMA synchronous = NORMAL")
+        try Schema.migrate(db)
+        try sweepIfUnlocked()
+    }
+
+    public func folder(of night: NightRecord) -> URL {
+        nightsDirectory.appendingPathComponent(night.id, isDirectory: true)
+    }
+
+    var nightsDirectory: URL { directory.appendingPathComponent("nights", isDirectory: true) }
+    var stagingDirectory: URL { directory.appendingPathComponent("staging", isDirectory: true) }
+    var incomingDirectory: URL { directory.appendingPathComponent("incoming", isDirectory: true) }
+
+    /// A fresh path inside the store (not created) where an analysis can build its night folder
+    /// before `add(nightFolder:moving: true)` takes it in with a cheap rename. Left over by a
+    /// process that died, it is removed the next time the store is opened (its name carries the
+    /// process id, and only folders of processes no longer running are removed).
+    public func newIncomingFolder(name: String) -> URL {
+        let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }.prefix(60))
+        let pid = ProcessInfo.processInfo.processIdentifier
+        return incomingDirectory.appendingPathComponent("\(pid)-\(UUID().uuidString.prefix(8))-\(safe)", isDirectory: true)
+    }
+
+    // MARK: Reading
+
+    private static let nightColumns = """
+        id, started_at, night_date, source, duration, analysed_seconds, active_share, sensitivity, classifier,
+        snoring_minutes, snoring_percent, snoring_episodes, snoring_events, sleep_talk_events, cough_events, added_at
+        """
+
+    private static func record(_ s: Statement) -> NightRecord {
+        NightRecord(
+            id: s.string(0) ?? "", startedAt: s.string(1), nightDate: s.string(2), source: s.string(3) ?? "",
+            duration: s.double(4), analysedSeconds: s.double(5), activeShare: s.double(6),
+            sensitivity: s.int(7), classifier: s.string(8) ?? "", snoringMinutes: s.double(9),
+            snoringPercent: s.double(10), snoringEpisodes: s.int(11),
+            eventCounts: [EventClass.snoring.rawValue: s.int(12), EventClass.sleepTalk.rawValue: s.int(13),
+                          EventClass.cough.rawValue: s.int(14)],
+            addedAt: s.double(15))
+    }
+
+    private func records(where condition: String = "", _ values: [SQLValue] = []) throws -> [NightRecord] {
+        let s = try db.prepare("SELECT \(NightStore.nightColumns) FROM nights \(condition) "
+            + "ORDER BY started_unix IS NULL, started_unix, added_at, id").bind(values)
+        var out: [NightRecord] = []
+        while try s.step() { out.append(NightStore.record(s)) }
+        return out
+    }
+
+    /// Every night, oldest first (nights without a known start last).
+    public func nights() throws -> [NightRecord] { try records() }
+
+    /// A night by id, or by date ("YYYY-MM-DD": the evening it began, else the calendar day it began).
+    public func night(matching key: String) throws -> NightRecord {
+        if let r = try records(where: "WHERE id = ?", [.text(key)]).first { return r }
+        guard NightStore.looksLikeDate(key) else {
+            throw SomniError(.badInput, "no night with id '\(key)' in \(directory.path); 'somni nights' lists them")
+        }
+        var found = try records(where: "WHERE night_date = ?", [.text(key)])
+        if found.isEmpty { found = try records(where: "WHERE start_date = ?", [.text(key)]) }
+        switch found.count {
+        case 0: throw SomniError(.badInput, "no night on \(key) in \(directory.path); 'somni nights' lists them")
+        case 1: return found[0]
+        default:
+            throw SomniError(.badInput, "\(key) matches \(found.count) nights (\(found.map(\.id).joined(separator: ", "))); give one id")
+        }
+    }
+
+    private static func looksLikeDate(_ s: String) -> Bool {
+        let c = Array(s.utf8)
+        guard c.count == 10, c[4] == UInt8(ascii: "-"), c[7] == UInt8(ascii: "-") else { return false }
+        return c.enumerated().allSatisfy { i, b in i == 4 || i == 7 || (b >= 48 && b <= 57) }
+    }
+
+    /// The night's session.json.
+    public func session(of night: NightRecord) throws -> Session {
+        try Session.load(from: folder(of: night).appendingPathComponent(Session.fileName))
+    }
+
+    /// The night's events as stored in the database, in time order.
+    public func events(of night: NightRecord) throws -> [SessionEvent] {
+        let s = try db.prepare("""
+            SELECT event_id, class, start, "end", confidence, peak_dbfs, mean_dbfs, severity, clip, episode
+            FROM events WHERE night_id = ? ORDER BY start, event_id
+            """).bind([.text(night.id)])
+        var out: [SessionEvent] = []
+        while try s.step() {
+            guard let c = s.string(1).flatMap(EventClass.init(rawValue:)) else {
+                throw SomniError(.badInput, "the store has an event of unknown class in night \(night.id)")
+            }
+            out.append(SessionEvent(id: s.string(0) ?? "", eventClass: c, start: s.double(2), end: s.double(3),
+                                    confidence: s.double(4), peakDBFS: s.double(5), meanDBFS: s.double(6),
+                                    severity: s.double(7), clip: s.string(8), episode: s.optionalInt(9)))
+        }
+        return out
+    }
+
+    // MARK: Writing
+
+    /// Adds a complete night folder (session.json, envelope.bin, clips/). With `moving` the folder is
+    /// renamed into the store (copied and then removed across file systems), otherwise copied. On
+    /// any failure the store is left as it was, and a moved folder is put back where it came from;
+    /// after a crash part-way a moved folder is gone with the save, so move only folders the store
+    /// may own (an analysis built in `newIncomingFolder`), and copy a person's own folders.
+    @discardableResult
+    public func add(nightFolder: URL, moving: Bool) throws -> NightRecord {
+        let fm = FileManager.default
+        let source = nightFolder.standardizedFileURL
+        let sessionFile = source.appendingPathComponent(Session.fileName)
+        guard fm.fileExists(atPath: sessionFile.path) else {
+            throw SomniError(.badInput, "\(source.path) is not a night folder: it has no \(Session.fileName)")
+        }
+        let session = try Session.load(from: sessionFile)
+        try NightStore.checkFolder(source, session: session)
+
+        let staged = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(), isDirectory: true)
+        defer { StagingNames.shared.end(staged.lastPathComponent) }
+        var movedAway = false
+        if moving, (try? fm.moveItem(at: source, to: staged)) != nil {
+            movedAway = true
+        } else {
+            // Copy (also when a move crosses file systems: the source is removed after the commit).
+            do { try fm.copyItem(at: source, to: staged) } catch {
+                try? fm.removeItem(at: staged)
+                throw SomniError(.io, "cannot copy \(source.path) into the store", cause: error)
+            }
+        }
+
+        var placed: URL?
+        do {
+            try saveStepHook?(.staged)
+            try db.execute("BEGIN IMMEDIATE")
+            try sweepOrphans()
+            let record = try insert(session)
+            try saveStepHook?(.inserted)
+            let destination = nightsDirectory.appendingPathComponent(record.id, isDirectory: true)
+            do { try fm.moveItem(at: staged, to: destination) } catch {
+                throw SomniError(.io, "cannot move the night into \(destination.path)", cause: error)
+            }
+            placed = destination
+            try saveStepHook?(.renamed)
+            try db.execute("COMMIT")
+            if moving && !movedAway { try? fm.removeItem(at: source) }
+            return record
+        } catch let crash as SimulatedCrash {
+            throw crash  // tests: stop dead, as a killed process would
+        } catch {
+            try? db.execute("ROLLBACK")
+            let current = placed ?? staged
+            if movedAway { try? fm.moveItem(at: current, to: source) } else { try? fm.removeItem(at: current) }
+            throw error
+        }
+    }
+
+    /// A night folder must hold a session.json and every clip it names, each inside the folder; an
+    /// envelope.bin, when present, must be one.
+    static func checkFolder(_ folder: URL, session: Session) throws {
+        let fm = FileManager.default
+        let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
+        if fm.fileExists(atPath: envelope.path) { _ = try EnvelopeFile.read(from: envelope) }
+        for e in session.events {
+            guard let clip = e.clip else { continue }
+            let parts = clip.split(separator: "/")
+            guard !clip.hasPrefix("/"), !parts.contains(".."), !parts.isEmpty else {
+                throw SomniError(.badInput, "event \(e.id) in \(folder.path) names clip '\(clip)' outside the night folder")
+            }
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: folder.appendingPathComponent(clip).path, isDirectory: &isDirectory),
+                  !isDirectory.boolValue else {
+                throw SomniError(.badInput, "event \(e.id) names clip \(clip), which is missing from \(folder.path)")
+            }
+        }
+    }
+
+    private func insert(_ session: Session) throws -> NightRecord {
+        let clock = NightClock(iso: session.startedAt)
+        let added = Date().timeIntervalSince1970
+        let base = clock?.compactDateTime() ?? NightClock(start: Date(timeIntervalSince1970: added), offsetSeconds: 0)
+            .compactDateTime() + "-undated"
+        let taken = try db.prepare("SELECT 1 FROM nights WHERE id = ?")
+        var id = base
+        var n = 1
+        while try taken.bind([.text(id)]).step() {
+            n += 1
+            id = "\(base)-\(n)"
+        }
+        let summary = session.summary
+        let record = NightRecord(
+            id: id, startedAt: session.startedAt, nightDate: clock?.nightDate, source: session.source,
+            duration: session.duration, analysedSeconds: session.analysedSeconds, activeShare: session.activeShare,
+            sensitivity: session.settings.sensitivity, classifier: session.settings.classifier,
+            snoringMinutes: summary.snoringMinutes, snoringPercent: summary.snoringPercent,
+            snoringEpisodes: summary.snoringEpisodes,
+            eventCounts: Dictionary(uniqueKeysWithValues: EventClass.allCases.map { c in
+                (c.rawValue, session.events.filter { $0.eventClass == c }.count) }),
+            addedAt: added)
+        try db.prepare("""
+            INSERT INTO nights (id, started_at, started_unix, night_date, start_date, source, duration, analysed_seconds,
+              active_share, sensitivity, classifier, snoring_minutes, snoring_percent, snoring_episodes,
+              snoring_events, sleep_talk_events, cough_events, added_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([
+                .text(id), SQLValue(session.startedAt), SQLValue(clock?.start.timeIntervalSince1970),
+                SQLValue(clock?.nightDate), SQLValue(clock?.date()), .text(session.source), .double(session.duration),
+                .double(session.analysedSeconds), .double(session.activeShare), .int(session.settings.sensitivity),
+                .text(session.settings.classifier), .double(summary.snoringMinutes), .double(summary.snoringPercent),
+                .int(summary.snoringEpisodes), .int(record.count(.snoring)), .int(record.count(.sleepTalk)),
+                .int(record.count(.cough)), .double(added),
+            ])
+        let insertEvent = try db.prepare("""
+            INSERT INTO events (night_id, event_id, class, start, "end", confidence, peak_dbfs, mean_dbfs, severity, clip, episode)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for e in session.events {
+            try insertEvent.run([
+                .text(id), .text(e.id), .text(e.eventClass.rawValue), .double(e.start), .double(e.end),
+                .double(e.confidence), .double(e.peakDBFS), .double(e.meanDBFS), .double(e.severity),
+                SQLValue(e.clip), SQLValue(e.episode),
+            ])
+        }
+        return record
+    }
+
+    /// Removes the night's rows (events, stages and cough checks cascade), then its folder.
+    public func delete(_ night: NightRecord) throws {
+        try db.writeTransaction {
+            try db.prepare("DELETE FROM nights WHERE id = ?").run([.text(night.id)])
+        }
+        // After the commit: a crash here leaves an orphan folder, swept later, never a dangling row.
+        let fm = FileManager.default
+        let folder = folder(of: night)
+        guard fm.fileExists(atPath: folder.path) else { return }
+        do { try fm.removeItem(at: folder) } catch {
+            throw SomniError(.io, "night \(night.id) was deleted but its folder \(folder.path) could not be removed",
+                             cause: error)
+        }
+    }
+
+    // MARK: Cleaning up after crashes
+
+    /// Sweeps when no other connection is writing right now; never waits for one.
+    private func sweepIfUnlocked() throws {
+        db.setBusyTimeout(0)
+        let locked = (try? db.execute("BEGIN IMMEDIATE")) != nil
+        db.setBusyTimeout(5000)
+        guard locked else {
+            if db.inTransaction { try? db.execute("ROLLBACK") }
+            return
+        }
+        do {
+            try sweepOrphans()
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Removes night folders without a row and staging folders of saves no longer running.
+    /// Must run while holding the write lock, so that no save is between its rename and its commit.
+    private func sweepOrphans() throws {
+        let fm = FileManager.default
+        let ids = Set(try records().map(\.id))
+        for name in (try? fm.contentsOfDirectory(atPath: nightsDirectory.path)) ?? [] where !ids.contains(name) {
+            try? fm.removeItem(at: nightsDirectory.appendingPathComponent(name))
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
+        where !StagingNames.shared.isRunning(name) {
+            try? fm.removeItem(at: stagingDirectory.appendingPathComponent(name))
+        }
+        // Analyses build in incoming/ ("<pid>-…", or ".<pid>-….partial-…" while being written);
+        // names without a process id are not ours to judge and stay.
+        for name in (try? fm.contentsOfDirectory(atPath: incomingDirectory.path)) ?? [] {
+            let bare = name.hasPrefix(".") ? String(name.dropFirst()) : name
+            guard let owner = bare.split(separator: "-").first.flatMap({ Int32($0) }),
+                  !StagingNames.isAlive(owner) else { continue }
+            try? fm.removeItem(at: incomingDirectory.appendingPathComponent(name))
+        }
+    }
+}
+
+/// Thrown by a test's save hook to stop `add` dead, skipping its clean-up, as a killed process would.
+struct SimulatedCrash: Error {}
+
+/// Staging folder names are "<pid>-<uuid>"; a save is running when its process is alive and, for
+/// this process, when the name is still registered.
+final class StagingNames: @unchecked Sendable {
+    static let shared = StagingNames()
+    private let lock = NSLock()
+    private var active: Set<String> = []
+    private let pid = ProcessInfo.processInfo.processIdentifier
+
+    func begin() -> String {
+        let name = "\(pid)-\(UUID().uuidString)"
+        lock.lock(); defer { lock.unlock() }
+        active.insert(name)
+        return name
+    }
+
+    func end(_ name: String) {
+        lock.lock(); defer { lock.unlock() }
+        active.remove(name)
+    }
+
+    func isRunning(_ name: String) -> Bool {
+        guard let owner = name.split(separator: "-").first.flatMap({ Int32($0) }) else { return false }
+        if owner == pid {
+            lock.lock(); defer { lock.unlock() }
+            return active.contains(name)
+        }
+        return StagingNames.isAlive(owner)
+    }
+
+    static func isAlive(_ pid: Int32) -> Bool {
+        pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import SomniCore
+
+/// The store's schema: a version table and forward-only migrations. Migration `n` (1-based) takes
+/// the database from version n − 1 to n; a database newer than this build is refused, never
+/// guessed at.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: nights and their events.
+        """
+        CREATE TABLE nights (
+            id TEXT PRIMARY KEY,
+            started_at TEXT,
+            started_unix REAL,
+            night_date TEXT,
+            start_date TEXT,
+            source TEXT NOT NULL,
+            duration REAL NOT NULL,
+            analysed_seconds REAL NOT NULL,
+            active_share REAL NOT NULL,
+            sensitivity INTEGER NOT NULL,
+            classifier TEXT NOT NULL,
+            snoring_minutes REAL NOT NULL,
+            snoring_percent REAL NOT NULL,
+            snoring_episodes INTEGER NOT NULL,
+            snoring_events INTEGER NOT NULL,
+            sleep_talk_events INTEGER NOT NULL,
+            cough_events INTEGER NOT NULL,
+            added_at REAL NOT NULL
+        );
+        CREATE INDEX nights_by_start ON nights(started_unix);
+        CREATE INDEX nights_by_night_date ON nights(night_date);
+        CREATE TABLE events (
+            night_id TEXT NOT NULL REFERENCES nights(id) ON DELETE CASCADE,
+            event_id TEXT NOT NULL,
+            class TEXT NOT NULL CHECK (class IN ('snoring', 'sleep_talk', 'cough')),
+            start REAL NOT NULL,
+            "end" REAL NOT NULL,
+            confidence REAL NOT NULL,
+            peak_dbfs REAL NOT NULL,
+            mean_dbfs REAL NOT NULL,
+            severity REAL NOT NULL,
+            clip TEXT,
+            episode INTEGER,
+            PRIMARY KEY (night_id, event_id)
+        );
+        """,
+        // 2: sleep stages from a watch and cough checks, for the stage analysis and the cough check.
+        """
+        CREATE TABLE stages (
+            night_id TEXT NOT NULL REFERENCES nights(id) ON DELETE CASCADE,
+            start REAL NOT NULL,
+            "end" REAL NOT NULL,
+            stage TEXT NOT NULL CHECK (stage IN ('awake', 'rem', 'core', 'deep')),
+            source TEXT
+        );
+        CREATE INDEX stages_by_night ON stages(night_id);
+        CREATE TABLE cough_checks (
+            id INTEGER PRIMARY KEY,
+            night_id TEXT REFERENCES nights(id) ON DELETE CASCADE,
+            taken_at TEXT NOT NULL,
+            score REAL NOT NULL,
+            band TEXT NOT NULL,
+            details TEXT
+        );
+        """,
+    ]
+
+    static var currentVersion: Int { migrations.count }
+
+    /// The version recorded in the database; 0 for a new, empty one.
+    static func version(of db: Database) throws -> Int {
+        let hasTable = try db.integer(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'") ?? 0
+        guard hasTable > 0 else { return 0 }
+        return try db.integer("SELECT max(version) FROM schema_version") ?? 0
+    }
+
+    /// Brings the database up to `target` (default: this build's version) in one transaction.
+    static func migrate(_ db: Database, to target: Int = currentVersion) throws {
+        let found = try version(of: db)
+        if found > currentVersion {
+            throw SomniError(.unsupported, "the store \(db.path) has schema version \(found), but this somni "
+                + "knows only up to version \(currentVersion); use a newer somni")
+        }
+        guard found < target else { return }
+        try db.writeTransaction {
+            // Read again under the write lock: another process may have migrated meanwhile.
+            let now = try version(of: db)
+            guard now < target else { return }
+            try db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at REAL NOT NULL)")
+            let record = try db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)")
+            for v in (now + 1)...target {
+                try db.execute(migrations[v - 1])
+                try record.run([.int(v), .double(Date().timeIntervalSince1970)])
+            }
+        }
+    }
+}

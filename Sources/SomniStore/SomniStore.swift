@@ -1,3 +1,0 @@
-// Nights in SQLite plus night folders on disk.
-import CSQLite
-import SomniCore

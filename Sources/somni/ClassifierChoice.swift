@@ -1,0 +1,45 @@
+import Foundation
+import SomniCore
+
+/// `--classifier model|heuristic` and `--model FILE`, shared by the commands that analyse a night.
+/// The switch on the concrete type happens here once, so the pipeline stays generic (no
+/// existential call per window).
+enum ClassifierChoice {
+    case heuristic(HeuristicClassifier)
+    case learned(CNNClassifier)
+
+    static let help = """
+      --classifier KIND    model: the learned classifier (default); heuristic: the band-energy baseline
+      --model FILE         a model made by 'somni train' instead of the default one
+    """
+
+    /// Reads both options; `nil` kind means the default (the shipped model).
+    static func parse(_ a: inout Arguments) throws -> (kind: String, modelPath: String?) {
+        let kind = try a.option("--classifier") ?? "model"
+        let model = try a.option("--model")
+        guard ["model", "heuristic"].contains(kind) else {
+            throw UsageError("--classifier takes 'model' or 'heuristic', not '\(kind)'")
+        }
+        if kind == "heuristic", model != nil { throw UsageError("--model goes with --classifier model") }
+        return (kind, model)
+    }
+
+    static func make(kind: String, modelPath: String?) throws -> ClassifierChoice {
+        if kind == "heuristic" { return .heuristic(HeuristicClassifier()) }
+        if let modelPath { return .learned(try CNNClassifier(contentsOf: URL(fileURLWithPath: modelPath))) }
+        return .learned(try CNNClassifier.bundled())
+    }
+
+    /// Runs the morning pipeline with whichever classifier was chosen.
+    func analyze(source: some AudioSource, sourceName: String, sensitivity: Int, destination: URL,
+                 showProgress: Bool) throws -> Session {
+        switch self {
+        case .heuristic(let c):
+            return try NightRun.analyze(source: source, sourceName: sourceName, classifier: c,
+                                        sensitivity: sensitivity, destination: destination, showProgress: showProgress)
+        case .learned(let c):
+            return try NightRun.analyze(source: source, sourceName: sourceName, classifier: c,
+                                        sensitivity: sensitivity, destination: destination, showProgress: showProgress)
+        }
+    }
+}

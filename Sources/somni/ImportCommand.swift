@@ -1,0 +1,42 @@
+import Foundation
+import SomniCore
+import SomniStore
+
+struct ImportCommand: Command {
+    static let name = "import"
+    static let summary = "Add a night folder made elsewhere (session.json, envelope.bin, clips/) to the store"
+    static let help = """
+    Usage: somni import NIGHT_FOLDER [--move] [--store DIR] [--json]
+
+    Copies a night folder (as written by 'somni analyze --out') into the store and prints its id.
+    Every clip session.json names must be inside the folder. The store is unchanged if anything fails.
+
+      --move        remove the folder once it is safely in the store (it is copied first, so a
+                    crash part-way never loses it)
+    \(StoreOptions.help)
+      --json        print the stored night's record as JSON
+    """
+
+    var options: StoreOptions
+    var folder: String
+    var move: Bool
+    init(_ a: inout Arguments) throws {
+        options = try StoreOptions(&a)
+        move = a.flag("--move")
+        folder = try a.requiredPositional("NIGHT_FOLDER")
+    }
+
+    func run() throws {
+        let store = try options.open()
+        let source = URL(fileURLWithPath: folder, isDirectory: true)
+        let record = try store.add(nightFolder: source, moving: false)
+        if move {
+            do { try FileManager.default.removeItem(at: source) } catch {
+                printError("somni import: warning: the night is stored, but \(source.path) could not be removed: \(error)")
+            }
+        }
+        if options.json { return try printJSON(record) }
+        print("Imported night \(record.id)" + (record.nightDate.map { " (night of \($0))" } ?? "")
+              + ": \(record.eventTotal) events, stored in \(store.folder(of: record).path)")
+    }
+}

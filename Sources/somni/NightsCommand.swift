@@ -1,0 +1,58 @@
+import Foundation
+import SomniCore
+import SomniReport
+import SomniStore
+
+struct NightsCommand: Command {
+    static let name = "nights"
+    static let summary = "List the nights in the store: date, bedtime, wake, time in bed, snoring"
+    static let help = """
+    Usage: somni nights [--store DIR] [--json]
+
+    Lists every stored night, oldest first: id, date (the evening it began), bedtime, wake, time in
+    bed, snoring episodes, snoring minutes and share of the night. Use the id or the date as NIGHT in
+    show, delete, export and report.
+
+    \(StoreOptions.help)
+    \(StoreOptions.jsonHelp)
+    """
+
+    /// One line of the listing; the same fields in the table and in --json.
+    struct Row: Encodable {
+        var id: String
+        var date: String?
+        var bedtime: String?
+        var wake: String?
+        var durationSeconds: Double
+        var episodes: Int
+        var snoringMinutes: Double
+        var snoringPercent: Double
+        var events: [String: Int]
+        var source: String
+
+        init(_ r: NightRecord) {
+            id = r.id; date = r.nightDate; bedtime = r.bedtime; wake = r.wake; durationSeconds = r.duration
+            episodes = r.snoringEpisodes; snoringMinutes = r.snoringMinutes; snoringPercent = r.snoringPercent
+            events = r.eventCounts; source = r.source
+        }
+    }
+
+    var options: StoreOptions
+    init(_ a: inout Arguments) throws { options = try StoreOptions(&a) }
+
+    func run() throws {
+        let rows = try options.open().nights().map(Row.init)
+        if options.json { return try printJSON(rows) }
+        guard !rows.isEmpty else {
+            print("No nights stored yet. 'somni analyze FILE' or 'somni import FOLDER' adds one.")
+            return
+        }
+        var table = TextTable(headers: ["Night", "Date", "Bedtime", "Wake", "In bed", "Episodes", "Snoring", "%"],
+                              numeric: [4, 5, 6, 7])
+        for r in rows {
+            table.rows.append([r.id, r.date ?? "–", r.bedtime ?? "–", r.wake ?? "–", Format.duration(r.durationSeconds),
+                               String(r.episodes), Format.minutes(r.snoringMinutes), Format.percent(r.snoringPercent)])
+        }
+        print(table.render())
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import SomniCore
+import SomniReport
+import SomniStore
+
+struct ReportCommand: Command {
+    static let name = "report"
+    static let summary = "Write the morning report: a self-contained HTML page for one night or all"
+    static let help = """
+    Usage: somni report [NIGHT|FOLDER|--all [--details N]] [-o FILE] [--clips copy|embed|link] [--store DIR]
+
+    Writes one HTML page that opens in any browser and loads nothing from any network: summary
+    numbers, events per hour, the night timeline, the 10-second ribbon, and every event with a
+    player and a waveform you can drag. With --all, trends across nights come first. Without NIGHT,
+    the latest night. FOLDER is a night folder outside the store (from 'somni analyze --out').
+
+      --all            trends and the list of every night in the store, and the latest nights in full
+      --details N      with --all: how many of the latest nights to show in full (default 7)
+      -o FILE          the page to write (default: somni-report.html)
+      --clips HOW      copy: clips copied into FILE's name + "_clips/" beside the page, linked
+                       relatively (default; move the page and that folder together)
+                       embed: clips inside the page as data: URIs (one larger file that works anywhere)
+                       link: relative links to the clips where they are now (nothing copied; the
+                       page breaks if it or the store moves); used automatically when the page is
+                       written inside the store or the night folder
+    \(StoreOptions.help)
+    """
+
+    var options: StoreOptions
+    var key: String?
+    var all: Bool
+    var output: String
+    var clips: String
+    var details: Int
+
+    init(_ a: inout Arguments) throws {
+        options = try StoreOptions(&a, acceptsJSON: false)
+        all = a.flag("--all")
+        output = try a.option("-o") ?? "somni-report.html"
+        clips = try a.option("--clips") ?? "copy"
+        details = try a.option("--details", as: Int.self) ?? 7
+        key = a.positional()
+    }
+
+    func validate() throws {
+        if all && key != nil { throw UsageError("give a NIGHT or --all, not both") }
+        guard details >= 0 else { throw UsageError("--details must be 0 or more, not \(details)") }
+        guard ["copy", "embed", "link"].contains(clips) else {
+            throw UsageError("--clips must be copy, embed or link, not '\(clips)'")
+        }
+    }
+
+    func run() throws {
+        let page = URL(fileURLWithPath: output).standardizedFileURL
+        let pageDirectory = page.deletingLastPathComponent()
+        var sources: [(id: String, folder: URL)] = []
+        var storeDirectory: URL?
+        var trends: [TrendNight]?
+        if let key, FileManager.default.fileExists(atPath: URL(fileURLWithPath: key).appendingPathComponent(Session.fileName).path) {
+            let folder = URL(fileURLWithPath: key, isDirectory: true).standardizedFileURL
+            sources = [(folder.lastPathComponent, folder)]
+        } else {
+            let store = try options.open()
+            storeDirectory = store.directory.standardizedFileURL
+            let records: [NightRecord]
+            if all {
+                let every = try store.nights()
+                trends = every.map { TrendNight(record: $0) }
+                records = Array(every.suffix(details))
+            } else if let key {
+                records = [try store.night(matching: key)]
+            } else {
+                guard let latest = try store.nights().max(by: { ($0.clock?.start ?? .distantPast, $0.addedAt)
+                    < ($1.clock?.start ?? .distantPast, $1.addedAt) }) else {
+                    throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
+                }
+                records = [latest]
+            }
+            guard !records.isEmpty || !(trends ?? []).isEmpty else {
+                throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
+            }
+            sources = records.map { ($0.id, store.folder(of: $0)) }
+        }
+
+        let linking: ClipLinking
+        let insideNights = ([storeDirectory].compactMap { $0 } + sources.map(\.folder)).contains {
+            pageDirectory.path == $0.path || pageDirectory.path.hasPrefix($0.path + "/")
+        }
+        switch clips {
+        case "embed": linking = .embedded
+        case "link": linking = .relative(reportDirectory: pageDirectory)
+        default:
+            linking = insideNights ? .relative(reportDirectory: pageDirectory)
+                : .copied(into: pageDirectory.appendingPathComponent(page.deletingPathExtension().lastPathComponent + "_clips"),
+                          reportDirectory: pageDirectory)
+        }
+        let nights = try sources.map { try ReportNight.load(id: $0.id, folder: $0.folder, clips: linking) }
+        for n in nights where !n.missingClips.isEmpty {
+            printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
+        }
+        do { try Data(NightReport.html(nights: nights, trends: trends).utf8).write(to: page, options: .atomic) } catch {
+            throw SomniError(.io, "cannot write \(page.path)", cause: error)
+        }
+        let what = trends.map { "trends over \($0.count) nights, \(nights.count) in full" }
+            ?? "\(nights.count) night\(nights.count == 1 ? "" : "s")"
+        print("Wrote \(page.path) (\(what))")
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import SomniCore
+import SomniReport
+import SomniStore
+
+struct ShowCommand: Command {
+    static let name = "show"
+    static let summary = "Show one stored night: summary numbers and the event log"
+    static let help = """
+    Usage: somni show NIGHT [--store DIR] [--json]
+
+    NIGHT is a night id or a date (YYYY-MM-DD: the evening the night began). Prints time in bed,
+    snoring time and share, events per hour per class, and every event with its clip.
+
+    \(StoreOptions.help)
+    \(StoreOptions.jsonHelp)   (the night's record and its full session.json)
+    """
+
+    struct Output: Encodable {
+        var night: NightRecord
+        var folder: String
+        var session: Session
+    }
+
+    var options: StoreOptions
+    var key: String
+    init(_ a: inout Arguments) throws {
+        options = try StoreOptions(&a)
+        key = try a.requiredPositional("NIGHT (an id or a date)")
+    }
+
+    func run() throws {
+        let store = try options.open()
+        let night = try store.night(matching: key)
+        let session = try store.session(of: night)
+        let folder = store.folder(of: night)
+        if options.json { return try printJSON(Output(night: night, folder: folder.path, session: session)) }
+
+        let clock = night.clock
+        let s = session.summary
+        var lines = ["Night \(night.id)" + (clock.map { " · night of \($0.nightTitle), \($0.time()) → \($0.time(at: session.duration))" } ?? "")]
+        lines.append("  source \(session.source) · sensitivity \(session.settings.sensitivity) · classifier \(session.settings.classifier)")
+        lines.append("  time in bed   \(Format.duration(session.duration))")
+        lines.append("  snoring       \(Format.minutes(s.snoringMinutes)) · \(Format.percent(s.snoringPercent)) of the night · "
+                     + "\(s.snoringEpisodes) episode\(s.snoringEpisodes == 1 ? "" : "s")")
+        let rates = NightReport.rates(session)
+        lines.append("  per hour      " + EventClass.allCases.map { c in
+            "\(Format.className(c).lowercased()) \(session.events.filter { $0.eventClass == c }.count) "
+                + String(format: "(%.1f/h)", rates[c.rawValue] ?? 0)
+        }.joined(separator: " · "))
+        for w in session.warnings { lines.append("  warning: \(w)") }
+        lines.append("  folder        \(folder.path)")
+        print(lines.joined(separator: "\n"))
+        guard !session.events.isEmpty else { return print("\nNo events.") }
+        var table = TextTable(headers: ["Event", "Time", "Class", "Duration", "Peak dBFS", "Severity", "Clip"],
+                              numeric: [3, 4, 5])
+        for e in session.events.sorted(by: { $0.start < $1.start }) {
+            table.rows.append([e.id, clock?.timeWithSeconds(at: e.start) ?? "+" + Format.elapsed(e.start),
+                               Format.className(e.eventClass), String(format: "%.1f s", e.duration),
+                               String(format: "%.1f", e.peakDBFS), String(format: "%.0f", e.severity), e.clip ?? "–"])
+        }
+        print("\n" + table.render())
+    }
+}

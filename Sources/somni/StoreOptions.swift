@@ -1,0 +1,55 @@
+import Foundation
+import SomniCore
+import SomniReport
+import SomniStore
+
+/// `--store DIR` and `--json`, shared by the commands that read or change the night store.
+struct StoreOptions {
+    var store: String?
+    var json: Bool
+
+    static let help = """
+      --store DIR   the night store (default: $SOMNI_STORE when set, else this flag,
+                    else $XDG_DATA_HOME/somni, else ~/.local/share/somni)
+    """
+    static let jsonHelp = "  --json        print JSON instead of a table"
+
+    init(_ a: inout Arguments, acceptsJSON: Bool = true) throws {
+        store = try a.option("--store")
+        json = acceptsJSON ? a.flag("--json") : false
+    }
+
+    func open() throws -> NightStore {
+        try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+    }
+}
+
+/// Prints a value as pretty JSON with sorted keys.
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    do { print(String(decoding: try encoder.encode(value), as: UTF8.self)) } catch {
+        throw SomniError(.internalError, "cannot encode JSON output", cause: error)
+    }
+}
+
+/// A plain text table: columns padded to their widest cell, numbers right-aligned.
+struct TextTable {
+    var headers: [String]
+    /// Indexes of right-aligned (numeric) columns.
+    var numeric: Set<Int>
+    var rows: [[String]] = []
+
+    func render() -> String {
+        var widths = headers.map(\.count)
+        for r in rows { for (i, cell) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            let joined = cells.enumerated().map { i, c in
+                let pad = String(repeating: " ", count: max(0, widths[i] - c.count))
+                return numeric.contains(i) ? pad + c : c + pad
+            }.joined(separator: "  ")
+            return String(joined.reversed().drop { $0 == " " }.reversed())
+        }
+        return ([line(headers)] + rows.map(line)).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+import SomniAudio
+import SomniCore
+@testable import SomniReport
+
+/// The report loaded in a real headless Chromium. CI installs Chromium through
+/// scripts/install-deps.sh; without it these tests are skipped with a loud message.
+@Suite(.enabled(if: Chromium.executable != nil, Comment(rawValue: Chromium.missingMessage)), .serialized)
+struct BrowserTests {
+    /// Writes the fixture night and a report with its clips copied beside it.
+    static func writeReport(in scratch: Scratch, linking: (URL) -> ClipLinking = {
+        .copied(into: $0.appendingPathComponent("report-clips"), reportDirectory: $0)
+    }) throws -> URL {
+        let night = try ReportFixture.folder(at: scratch.path("night"))
+        let reportDirectory = scratch.path("out")
+        try FileManager.default.createDirectory(at: reportDirectory, withIntermediateDirectories: true)
+        let n = try ReportNight.load(id: "20261128-2340", folder: night, clips: linking(reportDirectory))
+        let page = reportDirectory.appendingPathComponent("report.html")
+        try Data(NightReport.html(nights: [n]).utf8).write(to: page)
+        return page
+    }
+
+    @Test(arguments: ["copied", "embedded"])
+    func theReportRunsWithoutErrorsDrawsEveryMarkAndLoadsItsClips(linking: String) throws {
+        let scratch = try Scratch()
+        let page = try BrowserTests.writeReport(in: scratch, linking: {
+            linking == "embedded" ? .embedded : .copied(into: $0.appendingPathComponent("report-clips"), reportDirectory: $0)
+        })
+        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"])
+        let dom = withoutScripts(out.stdout)
+        #expect(rootAttribute("data-rendered", in: dom) == "1", "the page's script ran to its end")
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        #expect(rootAttribute("data-blocked", in: dom) == nil)
+        #expect(out.consoleLines.isEmpty, "console: \(out.consoleLines)")
+
+        // One timeline bar per event; the ribbon holds every 10 s cell of the night, on 3 hour rows.
+        #expect(occurrences(of: "<rect class=\"ev ", in: dom) == ReportFixture.events.count)
+        #expect(occurrences(of: "<rect class=\"cell", in: dom) == ReportFixture.expectedCells)
+        for (letter, n) in ReportFixture.expectedClassCells {
+            #expect(occurrences(of: "<rect class=\"cell \(letter)\"", in: dom) == n, "cells of class \(letter)")
+        }
+        #expect(occurrences(of: "<div class=\"row\">", in: dom) == ReportFixture.expectedRows)
+        #expect(occurrences(of: "<rect class=\"hourbar ", in: dom) == 4, "one bar per class present in each hour")
+        #expect(dom.contains(">23:00<") && dom.contains(">01:00<"))
+
+        // Every clip's audio element loaded its source.
+        #expect(occurrences(of: "data-state=\"loaded\"", in: dom) == ReportFixture.events.count)
+        #expect(rootAttribute("data-audio-loaded", in: dom) == String(ReportFixture.events.count))
+        #expect(rootAttribute("data-audio-failed", in: dom) == nil)
+    }
+
+    @Test func theAACClipsSomniWritesPlayInChromium() throws {
+        let scratch = try Scratch()
+        let session = ReportFixture.session(events: ReportFixture.events(clipExtension: "m4a"))
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: session, encoder: M4AClipEncoder())
+        let n = try ReportNight.load(id: "n", folder: night, clips: .relative(reportDirectory: scratch.url))
+        #expect(n.clipSources["evt-0001"] == "night/clips/evt-0001.m4a")
+        let page = scratch.path("report.html")
+        try Data(NightReport.html(nights: [n]).utf8).write(to: page)
+        let dom = withoutScripts(try Chromium(scratch: scratch.url).run(page, ["--dump-dom"]).stdout)
+        #expect(rootAttribute("data-audio-loaded", in: dom) == String(session.events.count))
+        #expect(rootAttribute("data-audio-failed", in: dom) == nil)
+        #expect(rootAttribute("data-errors", in: dom) == "0")
+    }
+
+    @Test func aMissingClipIsReportedByTheAudioElement() throws {
+        let scratch = try Scratch()
+        let page = try BrowserTests.writeReport(in: scratch)
+        try FileManager.default.removeItem(at: scratch.path("out/report-clips/20261128-2340/clips/evt-0002.wav"))
+        let dom = withoutScripts(try Chromium(scratch: scratch.url).run(page, ["--dump-dom"]).stdout)
+        #expect(rootAttribute("data-audio-loaded", in: dom) == "3")
+        #expect(rootAttribute("data-audio-failed", in: dom) == "1")
+        #expect(rootAttribute("data-errors", in: dom) != "0", "the failed load is counted as an error")
+    }
+
+    @Test(arguments: [false, true])
+    func theScreenshotHasDrawnContentInLightAndDark(dark: Bool) throws {
+        let scratch = try Scratch()
+        let page = try BrowserTests.writeReport(in: scratch)
+        for (width, height) in [(1280, 1400), (390, 1600)] {
+            let shot = scratch.path("shot-\(width).png")
+            _ = try Chromium(scratch: scratch.url).run(page, ["--screenshot=\(shot.path)", "--window-size=\(width),\(height)"],
+                                                       darkMode: dark)
+            let image = try PNGImage(Data(contentsOf: shot))
+            #expect(image.width == width && image.height == height)
+            let bg = image.background
+            let luminance = (bg.0 + bg.1 + bg.2) / 3
+            #expect(dark ? luminance < 60 : luminance > 200, "background \(bg) in \(dark ? "dark" : "light") mode")
+            #expect(image.share(differingFrom: bg) > 0.05, "a page with text, cards and charts is not blank")
+            // The snoring colour appears: the timeline bars and ribbon cells were drawn.
+            let snoring = dark ? (0xff, 0xa0, 0x49) : (0xe8, 0x82, 0x1e)
+            #expect(image.count(near: snoring) > 50, "snoring marks visible at \(width) px")
+        }
+    }
+
+    @Test func theReportMakesNoNetworkRequest() throws {
+        let scratch = try Scratch()
+        let page = try BrowserTests.writeReport(in: scratch)
+        let chromium = Chromium(scratch: scratch.url)
+
+        // The detector works: a page that does reach out is caught.
+        let probe = scratch.path("probe.html")
+        try Data("""
+            <!doctype html><img src="http://somni-probe.invalid/x.png">
+            <script>fetch("https://somni-probe.invalid/y").catch(function () {})</script>
+            """.utf8).write(to: probe)
+        let probeLog = scratch.path("probe-net.json")
+        _ = try chromium.run(probe, ["--dump-dom"], netLog: probeLog)
+        let caught = try Chromium.pageRequests(netLog: probeLog)
+        #expect(caught.contains("http://somni-probe.invalid/x.png"))
+
+        let log = scratch.path("report-net.json")
+        let out = try chromium.run(page, ["--dump-dom"], netLog: log)
+        #expect(rootAttribute("data-rendered", in: out.stdout) == "1")
+        let requests = try Chromium.pageRequests(netLog: log).filter { !$0.hasPrefix("file:") && !$0.hasPrefix("data:") }
+        #expect(requests.isEmpty, "the report asked for \(requests)")
+        #expect(rootAttribute("data-blocked", in: out.stdout) == nil, "the page's CSP blocked nothing")
+    }
+}
+
+/// Interaction, driven by a script appended to a copy of the page: pointer events on the ribbon and
+/// on a clip's waveform, with the results written into attributes for --dump-dom.
+@Suite(.enabled(if: Chromium.executable != nil, Comment(rawValue: Chromium.missingMessage)), .serialized)
+struct BrowserInteractionTests {
+    static let driver = """
+        <script>
+        (function () {
+          var root = document.documentElement;
+          function at(el, fx, type) {
+            var r = el.getBoundingClientRect();
+            var ev = new PointerEvent(type || 'pointerdown', { bubbles: true, pointerId: 7,
+              clientX: r.left + fx * r.width, clientY: r.top + r.height / 2 });
+            el.dispatchEvent(ev);
+          }
+          // The cough at 00:40:00 is cell 240 of the 00:00 row.
+          var row = document.querySelector('.ribbon svg[data-row="1"]');
+          at(row, 240.5 / 360);
+          root.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
+          // Two cells right with the keyboard, then a whole hour row down.
+          var ribbon = document.querySelector('.ribbon');
+          ['ArrowRight', 'ArrowRight', 'ArrowDown'].forEach(function (key) {
+            ribbon.dispatchEvent(new KeyboardEvent('keydown', { key: key, bubbles: true }));
+          });
+          root.setAttribute('data-test-keys', document.querySelector('output.readout').textContent);
+          var audio = document.querySelector('li.event audio');
+          function scrub() {
+            at(document.querySelector('li.event canvas'), 0.5);
+            root.setAttribute('data-test-position', (audio.currentTime / audio.duration).toFixed(2));
+            root.setAttribute('data-test-paused', String(audio.paused));
+          }
+          if (audio.readyState >= 1) { scrub(); } else { audio.addEventListener('loadedmetadata', scrub); }
+        })();
+        </script>
+        """
+
+    @Test func theRibbonReadsOutTheCellUnderThePointerAndTheScrubberPositionsAPausedClip() throws {
+        let scratch = try Scratch()
+        let page = try BrowserTests.writeReport(in: scratch)
+        let html = try String(contentsOf: page, encoding: .utf8)
+        try Data(html.replacingOccurrences(of: "</body>", with: BrowserInteractionTests.driver + "</body>").utf8).write(to: page)
+        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"])
+        let dom = out.stdout
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        let readout = rootAttribute("data-test-readout", in: dom) ?? ""
+        #expect(readout.hasPrefix("00:40:00"), "readout: \(readout)")
+        #expect(readout.contains("cough") && readout.contains("dBFS"), "readout: \(readout)")
+        let keys = rootAttribute("data-test-keys", in: dom) ?? ""
+        // 00:40:20 + 1 h is past the end of the night (01:40:00): the cursor stops at the last cell.
+        #expect(keys.hasPrefix("01:39:50") && keys.contains("-54 dBFS") && keys.contains("no event"), "keyboard readout: \(keys)")
+        #expect(rootAttribute("data-test-position", in: dom) == "0.50", "dragging before play positions the clip")
+        #expect(rootAttribute("data-test-paused", in: dom) == "true", "and does not start it")
+    }
+
+    @Test func aReportOfSeveralNightsDrawsTrendsAndCopesWithAnUndatedNight() throws {
+        let scratch = try Scratch()
+        let first = try ReportFixture.folder(at: scratch.path("a"))
+        var undated = ReportFixture.session(startedAt: nil, duration: 3000, events: Array(ReportFixture.events.prefix(2)))
+        undated.source = "phone.m4a"
+        let second = try ReportFixture.folder(at: scratch.path("b"), session: undated)
+        try FileManager.default.removeItem(at: second.appendingPathComponent(EnvelopeFile.fileName))
+        let dir = scratch.path("out")
+        let linking = ClipLinking.relative(reportDirectory: dir)
+        let nights = try [ReportNight.load(id: "a", folder: first, clips: linking),
+                          ReportNight.load(id: "b", folder: second, clips: linking)]
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let page = dir.appendingPathComponent("all.html")
+        try Data(NightReport.html(nights: nights).utf8).write(to: page)
+
+        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,6000"])
+        let dom = withoutScripts(out.stdout)
+        #expect(rootAttribute("data-rendered", in: dom) == "1")
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        #expect(rootAttribute("data-audio-loaded", in: dom) == "6", "clips linked relatively from another folder load")
+        #expect(occurrences(of: "<rect class=\"trend min\"", in: dom) == 2)
+        #expect(occurrences(of: "<rect class=\"trend pct\"", in: dom) == 2)
+        #expect(occurrences(of: "<rect class=\"trend snoring\"", in: dom) == 2)
+        #expect(occurrences(of: "<rect class=\"ev ", in: dom) == 6)
+        // 3000 s from an unknown start: 300 cells on rows labelled by hours since the start.
+        #expect(occurrences(of: "<rect class=\"cell", in: dom) == 720 + 300)
+        #expect(dom.contains(">+0 h<"))
+        #expect(!dom.contains("NaN") && !dom.contains("undefined"))
+    }
+}

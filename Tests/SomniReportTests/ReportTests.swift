@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+@testable import SomniCore
+import SomniStore
+@testable import SomniReport
+
+@Suite struct ReportTests {
+    static func fixtureNight(events: [SessionEvent] = ReportFixture.events) -> ReportNight {
+        let s = ReportFixture.session(events: events)
+        let env = EnvelopeFile.Contents(rate: 10, start: s.startDate,
+                                        values: ReportFixture.envelope(duration: s.duration, events: events))
+        return ReportNight(id: "n1", session: s, envelope: env,
+                           clipSources: Dictionary(uniqueKeysWithValues: events.map { ($0.id, "c/\($0.id).wav") }))
+    }
+
+    @Test func theRibbonCoversTheNightOnTheClocksTenSecondGrid() {
+        let data = ReportMath.night(ReportTests.fixtureNight())
+        #expect(data.firstHour == 23)
+        #expect(data.offset == 2400)
+        #expect(data.ribbon.first == 240)
+        #expect(data.ribbon.level.count == ReportFixture.expectedCells)
+        for (letter, n) in ReportFixture.expectedClassCells {
+            #expect(data.ribbon.cls.filter { $0 == letter }.count == n)
+        }
+        // Quiet cells read the floor (−54 dBFS); the cough's cell reads near its peak.
+        #expect(data.ribbon.level[0] == -54)
+        let coughCell = (2400 + 3600) / 10 - 240
+        #expect(data.ribbon.cls[data.ribbon.cls.index(data.ribbon.cls.startIndex, offsetBy: coughCell)] == "c")
+        #expect((data.ribbon.level[coughCell] ?? -100) > -16)
+    }
+
+    @Test func eventsAreCountedPerClassInEachHourOfTheNight() {
+        // Rows 23:00, 00:00, 01:00; events start at 23:50, 00:10, 00:40 and 01:03.
+        #expect(ReportMath.night(ReportTests.fixtureNight()).hours == [[1, 0, 0], [0, 1, 1], [1, 0, 0]])
+    }
+
+    @Test func oneBangDoesNotFlattenTheTimeline() {
+        // 20 ordinary snores at −30 dBFS and one bang at −2 dBFS.
+        var events = (0..<20).map { ReportFixture.event($0 + 1, .snoring, Double(200 + 300 * $0), Double(205 + 300 * $0), peak: -30) }
+        events.append(ReportFixture.event(21, .cough, 6500, 6500.4, peak: -2))
+        let data = ReportMath.night(ReportTests.fixtureNight(events: events))
+        let ordinary = data.events.filter { $0.c == "snoring" }.map(\.h)
+        #expect(ordinary.allSatisfy { $0 == 100 }, "ordinary events keep full height: \(ordinary)")
+        let timeline = data.envelope
+        #expect(timeline.count == ReportMath.timelineColumns)
+        #expect(ReportMath.percentile([1, 2, 3, 4, 100] as [Double], 0.5) == 3)
+    }
+
+    @Test func eachClipGets96BinsThatFollowItsLoudness() {
+        let data = ReportMath.night(ReportTests.fixtureNight())
+        for e in data.events {
+            #expect(e.bins.count == 96)
+            #expect(e.bins.max() == 100)
+        }
+        // A 25 s snore padded by 1 s: the padding (quiet) sits at both ends, loud in the middle.
+        let snore = data.events[0]
+        #expect(snore.bins[0] < 20 && snore.bins[95] < 20)
+        #expect(snore.bins[48] > 30)
+        // Bins from the decoded clip win over the envelope.
+        var n = ReportTests.fixtureNight()
+        n.clipWaveforms["evt-0001"] = (0..<96).map { Float($0) }
+        #expect(ReportMath.night(n).events[0].bins[95] == 100 && ReportMath.night(n).events[0].bins[0] == 0)
+    }
+
+    @Test func aNightWithoutStartOrEnvelopeStillRenders() {
+        var n = ReportTests.fixtureNight()
+        n.session.startedAt = nil
+        n.envelope = nil
+        let data = ReportMath.night(n)
+        #expect(data.firstHour == nil && data.offset == 0)
+        #expect(data.ribbon.level.count == 720 && data.ribbon.level.allSatisfy { $0 == nil })
+        #expect(data.events.allSatisfy { $0.bins.isEmpty })
+        let html = NightReport.html(nights: [n])
+        #expect(html.contains("+0:10:00"))
+    }
+
+    @Test func thePageIsSelfContainedAndNamesNoNetworkAddress() throws {
+        var night = ReportTests.fixtureNight()
+        night.session.source = "</script><script>alert(1)</script>"
+        let html = NightReport.html(nights: [night, ReportTests.fixtureNight()])
+        let lower = html.lowercased()
+        for forbidden in ["http:", "https:", "ws:", "wss:", "ftp:", "//cdn", "fetch(", "xmlhttprequest", "websocket",
+                          "eventsource", "sendbeacon", "import(", "@import", "@font-face", "<link", "<iframe",
+                          "<object", "<embed", "<img", "serviceworker", "src=\"//"] {
+            #expect(!lower.contains(forbidden), "the page contains \(forbidden)")
+        }
+        // Every src= and url( points at a relative path or data:.
+        for marker in ["src=\"", "url("] {
+            var rest = Substring(lower)
+            while let r = rest.range(of: marker) {
+                let value = rest[r.upperBound...].prefix { $0 != "\"" && $0 != ")" }
+                #expect(!value.contains(":") || value.hasPrefix("data:"), "\(marker)\(value)")
+                rest = rest[r.upperBound...]
+            }
+        }
+        #expect(html.contains("Content-Security-Policy") && html.contains("default-src 'none'"))
+        // Text from the session cannot break out of its element, nor out of the JSON block.
+        #expect(!html.contains("<script>alert(1)"))
+        #expect(occurrences(of: "</script>", in: html) == 3)
+    }
+
+    @Test func severalNightsGetTrendsAndALinkedList() {
+        var second = ReportTests.fixtureNight()
+        second.id = "n2"
+        second.session.startedAt = "2026-11-29T23:00:00+01:00"
+        let html = NightReport.html(nights: [ReportTests.fixtureNight(), second])
+        #expect(html.contains("id=\"trends\"") && html.contains("href=\"#night-1\""))
+        #expect(html.contains("\"trends\":[{"))
+        #expect(!NightReport.html(nights: [second]).contains("id=\"trends\""))
+    }
+
+    @Test func trendsCanCoverMoreNightsThanAreShownInFull() throws {
+        let records = (1...40).map { d in
+            NightRecord(id: "n\(d)", startedAt: String(format: "2026-10-%02dT23:00:00Z", min(d, 28)), nightDate: "2026-10-\(d)",
+                        source: "x", duration: 3600, analysedSeconds: 600, activeShare: 0.2, sensitivity: 5,
+                        classifier: "heuristic", snoringMinutes: Double(d), snoringPercent: Double(d) / 0.6,
+                        snoringEpisodes: 1, eventCounts: ["snoring": d, "sleep_talk": 0, "cough": 1], addedAt: 0)
+        }
+        var shown = ReportTests.fixtureNight()
+        shown.id = "n40"
+        let html = NightReport.html(nights: [shown], trends: records.map { TrendNight(record: $0) })
+        #expect(html.contains("Across 40 nights"))
+        let list = try #require(html.range(of: "<nav class=\"nightlist\">").flatMap { start in
+            html[start.upperBound...].range(of: "</nav>").map { html[start.upperBound..<$0.lowerBound] } })
+        #expect(occurrences(of: "<tr><td>", in: String(list)) == 40, "every night is listed")
+        #expect(occurrences(of: "href=\"#night-", in: html) == 1, "only the night shown in full is linked")
+        #expect(html.contains("href=\"#night-0\">2026-10-40<"))
+        #expect(occurrences(of: "<section class=\"night\"", in: html) == 1)
+        let rates = try #require(TrendNight(record: records[9]).rates["snoring"])
+        #expect(rates == 10)
+    }
+
+    @Test func numbersAreFormattedLikePrintf() {
+        // (Exact halves aside, where printf rounds to even.)
+        for v in [0.0, 0.04, 0.07, 1.26, -3.46, -0.04, 12.0, 99.96, 1234.5678, -17.2] {
+            #expect(Format.fixed(v, 1) == String(format: "%.1f", v).replacingOccurrences(of: "-0.0", with: "0.0"), "\(v)")
+            #expect(Format.fixed(v, 0) == String(format: "%.0f", v).replacingOccurrences(of: "-0", with: "0"), "\(v)")
+        }
+        #expect(Format.duration(7 * 3600 + 5 * 60) == "7 h 05 min")
+        #expect(Format.elapsed(3725) == "1:02:05")
+        #expect(padded(7) == "07" && padded(2026, 4) == "2026" && padded(-5, 3) == "-005")
+    }
+
+    @Test func summaryNumbersAreShown() {
+        let html = NightReport.html(nights: [ReportTests.fixtureNight()])
+        // 2 h in bed, 37 s snoring → 1 min, 0.5 %.
+        #expect(html.contains(">2 h 00 min<") && html.contains(">1 min<") && html.contains(">0.5 %<"))
+        #expect(html.contains("23:40 → 01:40"))
+        #expect(html.contains(">23:50:00<"), "event clock time in the recording's offset")
+    }
+
+    @Test func clipLinksAreRelativeCopiedOrEmbedded() throws {
+        let scratch = try Scratch()
+        let night = try ReportFixture.folder(at: scratch.path("store/nights/n1"))
+        let nextToNight = try ReportNight.load(id: "n1", folder: night, clips: .relative(reportDirectory: scratch.path("store")))
+        #expect(nextToNight.clipSources["evt-0001"] == "nights/n1/clips/evt-0001.wav")
+        let away = try ReportNight.load(id: "n1", folder: night, clips: .relative(reportDirectory: scratch.path("elsewhere/deep")))
+        #expect(away.clipSources["evt-0001"] == "../../store/nights/n1/clips/evt-0001.wav")
+        let copied = try ReportNight.load(id: "n1", folder: night,
+                                          clips: .copied(into: scratch.path("r/my report_clips"), reportDirectory: scratch.path("r")))
+        #expect(copied.clipSources["evt-0002"] == "my%20report_clips/n1/clips/evt-0002.wav")
+        #expect(FileManager.default.fileExists(atPath: scratch.path("r/my report_clips/n1/clips/evt-0002.wav").path))
+        let embedded = try ReportNight.load(id: "n1", folder: night, clips: .embedded)
+        let src = try #require(embedded.clipSources["evt-0003"])
+        #expect(src.hasPrefix("data:audio/wav;base64,UklGR"))
+    }
+
+    @Test func aMissingClipCostsItsPlayerNotTheReport() throws {
+        let scratch = try Scratch()
+        let night = try ReportFixture.folder(at: scratch.path("n"))
+        try FileManager.default.removeItem(at: night.appendingPathComponent("clips/evt-0003.wav"))
+        for linking in [ClipLinking.embedded, .copied(into: scratch.path("r/c"), reportDirectory: scratch.path("r"))] {
+            let n = try ReportNight.load(id: "n", folder: night, clips: linking)
+            #expect(n.missingClips == ["clips/evt-0003.wav"])
+            #expect(n.clipSources.count == 3 && n.clipSources["evt-0003"] == nil)
+            let html = NightReport.html(nights: [n])
+            #expect(html.contains("1 clip is missing from the night folder"))
+            #expect(occurrences(of: "<audio ", in: html) == 3)
+        }
+    }
+
+    @Test func exportsHoldEveryEventAndRoundTrip() throws {
+        let s = ReportFixture.session(source: "a,b \"c\".m4a")
+        var record = NightRecord(id: "20261128-2340", startedAt: s.startedAt, nightDate: "2026-11-28", source: s.source,
+                                 duration: s.duration, analysedSeconds: 900, activeShare: 0.12, sensitivity: 5,
+                                 classifier: "heuristic", snoringMinutes: 0.6, snoringPercent: 0.5, snoringEpisodes: 1,
+                                 eventCounts: ["snoring": 2, "sleep_talk": 1, "cough": 1], addedAt: 0)
+        let csv = NightExport.csv([(record, s)])
+        let lines = csv.split(separator: "\n")
+        #expect(lines.count == 1 + s.events.count)
+        #expect(lines[0] == Substring(NightExport.csvHeader))
+        #expect(lines[1] == "20261128-2340,2026-11-28,evt-0001,snoring,600.000,625.000,23:50:00,25.000,0.8000,-22.00,-30.00,\(String(format: "%.1f", s.events[0].severity)),clips/evt-0001.wav")
+        #expect(NightExport.csvField("=cmd()") == "'=cmd()")
+        #expect(NightExport.csvField("a,\"b\"") == "\"a,\"\"b\"\"\"")
+        #expect(NightExport.csvField("-12.5") == "-12.5")
+
+        record.source = s.source
+        let json = try NightExport.json([(record, s)])
+        struct Exported: Decodable { var nights: [Night] }
+        struct Night: Decodable { var night: NightRecord; var session: Session }
+        let exported = try JSONDecoder().decode(Exported.self, from: Data(json.utf8))
+        #expect(exported.nights.count == 1)
+        #expect(exported.nights.first?.session == s)
+        #expect(exported.nights.first?.night == record)
+    }
+}

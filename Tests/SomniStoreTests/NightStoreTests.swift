@@ -1,0 +1,302 @@
+import Foundation
+import Testing
+import SomniCore
+@testable import SomniStore
+
+@Suite struct NightStoreTests {
+    @Test func addedNightsAreListedInTimeOrderAndFoundByIdOrDate() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let late = NightFixture.session(startedAt: "2026-11-28T23:40:00+01:00", duration: 7 * 3600)
+        let early = NightFixture.session(startedAt: "2026-11-27T22:10:00+01:00", duration: 8 * 3600, events: 4)
+        let a = try store.add(nightFolder: NightFixture.folder(at: scratch.path("a"), session: late), moving: false)
+        let b = try store.add(nightFolder: NightFixture.folder(at: scratch.path("b"), session: early), moving: true)
+
+        #expect(try store.nights().map(\.id) == ["20261127-2210", "20261128-2340"])
+        #expect(a.bedtime == "23:40" && a.wake == "06:40")
+        #expect(b.count(.snoring) == 2 && b.count(.sleepTalk) == 1 && b.count(.cough) == 1)
+        #expect(try store.nights().last == a)
+        // Copying keeps the source; moving takes it.
+        #expect(FileManager.default.fileExists(atPath: scratch.path("a/session.json").path))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("b").path))
+
+        #expect(try store.night(matching: "20261128-2340") == a)
+        #expect(try store.night(matching: "2026-11-27") == b)
+        #expect(throws: SomniError.self) { try store.night(matching: "2026-11-20") }
+        #expect(throws: SomniError.self) { try store.night(matching: "nonsense") }
+
+        // A start after midnight belongs to the evening before; the calendar day is the fallback.
+        let afterMidnight = NightFixture.session(startedAt: "2026-11-30T00:30:00+01:00")
+        let c = try store.add(nightFolder: NightFixture.folder(at: scratch.path("c"), session: afterMidnight), moving: false)
+        #expect(c.nightDate == "2026-11-29")
+        #expect(try store.night(matching: "2026-11-29") == c)
+        #expect(try store.night(matching: "2026-11-30") == c)
+    }
+
+    @Test func aDateWithTwoNightsIsAnErrorThatListsBoth() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let s = NightFixture.session(startedAt: "2026-11-28T23:40:00Z")
+        let first = try store.add(nightFolder: NightFixture.folder(at: scratch.path("a"), session: s), moving: false)
+        let second = try store.add(nightFolder: scratch.path("a"), moving: false)
+        #expect(first.id == "20261128-2340" && second.id == "20261128-2340-2")
+        do {
+            _ = try store.night(matching: "2026-11-28")
+            Issue.record("an ambiguous date must not pick a night")
+        } catch let e as SomniError {
+            #expect(e.code == .badInput)
+            #expect(e.message.contains(first.id) && e.message.contains(second.id))
+        }
+    }
+
+    @Test func theNightFolderAndEventRowsMatchTheSession() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let s = NightFixture.session(startedAt: "2026-11-28T23:00:00-05:00", events: 5)
+        let r = try store.add(nightFolder: NightFixture.folder(at: scratch.path("n"), session: s), moving: false)
+        #expect(try store.session(of: r) == s)
+        #expect(try store.events(of: r) == s.events)
+        let folder = store.folder(of: r)
+        #expect(folder.path.hasPrefix(scratch.path("store/nights").path))
+        #expect(NightFixture.tree(folder) == NightFixture.tree(scratch.path("n")))
+        #expect(r.nightDate == "2026-11-28" && r.snoringMinutes == s.summary.snoringMinutes)
+    }
+
+    @Test func deletingCascadesToEventsAndStagesAndRemovesTheFolder() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let keep = try store.add(nightFolder: NightFixture.folder(
+            at: scratch.path("k"), session: NightFixture.session(startedAt: "2026-11-01T23:00:00Z")), moving: false)
+        let gone = try store.add(nightFolder: NightFixture.folder(
+            at: scratch.path("g"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z")), moving: false)
+        try store.db.prepare("INSERT INTO stages (night_id, start, \"end\", stage) VALUES (?, 0, 60, 'deep')")
+            .run([.text(gone.id)])
+        try store.delete(gone)
+        #expect(try store.nights() == [keep])
+        #expect(try store.db.integer("SELECT count(*) FROM events WHERE night_id = '\(gone.id)'") == 0)
+        #expect(try store.db.integer("SELECT count(*) FROM stages") == 0)
+        #expect(try store.db.integer("SELECT count(*) FROM events") == 3)
+        #expect(!FileManager.default.fileExists(atPath: store.folder(of: gone).path))
+        #expect(FileManager.default.fileExists(atPath: store.folder(of: keep).path))
+    }
+
+    @Test(arguments: [NightStore.SaveStep.staged, .inserted, .renamed], [false, true])
+    func aFailureBetweenSaveStepsLeavesTheStoreAsBefore(step: NightStore.SaveStep, moving: Bool) throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        try store.add(nightFolder: NightFixture.folder(
+            at: scratch.path("first"), session: NightFixture.session(startedAt: "2026-11-01T23:00:00Z")), moving: false)
+        let nightsBefore = try store.nights()
+        let treeBefore = NightFixture.tree(scratch.path("store/nights"))
+        let source = try NightFixture.folder(
+            at: scratch.path("second"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z"))
+        let sourceTree = NightFixture.tree(source)
+
+        struct Injected: Error {}
+        store.saveStepHook = { if $0 == step { throw Injected() } }
+        #expect(throws: Injected.self) { try store.add(nightFolder: source, moving: moving) }
+
+        #expect(try store.nights() == nightsBefore)
+        #expect(try store.db.integer("SELECT count(*) FROM events") == 3)
+        #expect(NightFixture.tree(scratch.path("store/nights")) == treeBefore)
+        #expect(NightFixture.tree(scratch.path("store/staging")).isEmpty)
+        #expect(NightFixture.tree(source) == sourceTree, "the user's folder is back where it was")
+        // The store still works afterwards.
+        store.saveStepHook = nil
+        try store.add(nightFolder: source, moving: moving)
+        #expect(try store.nights().count == 2)
+    }
+
+    @Test(arguments: [NightStore.SaveStep.staged, .inserted, .renamed])
+    func aCrashPartWayThroughSavingLeavesTheStoreAsBeforeOnReopen(step: NightStore.SaveStep) throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        var nightsBefore: [NightRecord] = []
+        var treeBefore: [String] = []
+        do {
+            let store = try NightStore(directory: dir)
+            try store.add(nightFolder: NightFixture.folder(
+                at: scratch.path("first"), session: NightFixture.session(startedAt: "2026-11-01T23:00:00Z")), moving: false)
+            nightsBefore = try store.nights()
+            treeBefore = NightFixture.tree(dir.appendingPathComponent("nights"))
+            store.saveStepHook = { if $0 == step { throw SimulatedCrash() } }
+            let source = try NightFixture.folder(
+                at: scratch.path("second"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z"))
+            #expect(throws: SimulatedCrash.self) { try store.add(nightFolder: source, moving: false) }
+            // The connection is dropped with its transaction open, as when a process dies.
+        }
+        let reopened = try NightStore(directory: dir)
+        #expect(try reopened.nights() == nightsBefore)
+        #expect(try reopened.db.integer("SELECT count(*) FROM events") == 3)
+        #expect(NightFixture.tree(dir.appendingPathComponent("nights")) == treeBefore)
+        #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
+    }
+
+    @Test func aSecondConnectionReadsWhileANightIsBeingWritten() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let writer = try NightStore(directory: dir)
+        let first = try writer.add(nightFolder: NightFixture.folder(
+            at: scratch.path("first"), session: NightFixture.session(startedAt: "2026-11-01T23:00:00Z")), moving: false)
+        var seenDuringWrite: [String] = []
+        var folderSurvivedReaderOpen = false
+        writer.saveStepHook = { step in
+            guard step == .renamed else { return }
+            // The writer holds the write lock and its rows are not committed yet.
+            let reader = try NightStore(directory: dir)
+            seenDuringWrite = try reader.nights().map(\.id)
+            _ = try reader.session(of: reader.night(matching: first.id))
+            folderSurvivedReaderOpen = FileManager.default.fileExists(
+                atPath: dir.appendingPathComponent("nights/20261102-2300/session.json").path)
+        }
+        let second = try writer.add(nightFolder: NightFixture.folder(
+            at: scratch.path("second"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z")), moving: false)
+        #expect(seenDuringWrite == [first.id])
+        #expect(folderSurvivedReaderOpen, "a reader opening mid-save must not sweep the writer's folder")
+        #expect(try NightStore(directory: dir).nights().map(\.id) == [first.id, second.id])
+    }
+
+    @Test func anAnalysisBuiltInIncomingIsTakenInAndLeftoversOfDeadProcessesAreSwept() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let store = try NightStore(directory: dir)
+        let incoming = store.newIncomingFolder(name: "my night.m4a")
+        #expect(incoming.deletingLastPathComponent().lastPathComponent == "incoming")
+        #expect(incoming.lastPathComponent.hasPrefix("\(ProcessInfo.processInfo.processIdentifier)-"))
+        try NightFixture.folder(at: incoming, session: NightFixture.session(startedAt: "2026-11-03T23:00:00Z"))
+        let r = try store.add(nightFolder: incoming, moving: true)
+        #expect(!FileManager.default.fileExists(atPath: incoming.path))
+        #expect(try store.session(of: r).events.count == 3)
+
+        // A process that has exited: its pid names the leftovers it could not clean.
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let dead = finished.processIdentifier
+        let mine = store.newIncomingFolder(name: "in progress")
+        let leftovers = ["\(dead)-abcd1234-night", ".\(dead)-abcd1234-night.partial-1234"]
+        for name in leftovers + ["someone-elses"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent("incoming/\(name)"), withIntermediateDirectories: true)
+        }
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        _ = try NightStore(directory: dir)
+        #expect(NightFixture.tree(dir.appendingPathComponent("incoming")) == [mine.lastPathComponent, "someone-elses"].sorted())
+    }
+
+    @Test func aBrokenNightFolderIsRefusedAndChangesNothing() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        var s = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let folder = try NightFixture.folder(at: scratch.path("n"), session: s)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("clips/evt-0002.m4a"))
+        #expect(throws: SomniError.self) { try store.add(nightFolder: folder, moving: true) }
+        s.events[0].clip = "../../etc/passwd"
+        try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))
+        #expect(throws: SomniError.self) { try store.add(nightFolder: folder, moving: true) }
+        #expect(throws: SomniError.self) { try store.add(nightFolder: scratch.path("missing"), moving: false) }
+        let other = try NightFixture.folder(at: scratch.path("other"), session: NightFixture.session(startedAt: nil))
+        try Data("not an envelope".utf8).write(to: other.appendingPathComponent(EnvelopeFile.fileName))
+        #expect(throws: SomniError.self) { try store.add(nightFolder: other, moving: false) }
+        #expect(try store.nights().isEmpty)
+        #expect(NightFixture.tree(scratch.path("store/nights")).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("session.json").path))
+    }
+
+    @Test func anOlderSchemaIsMigratedAndANewerOneRefused() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        do {
+            let v1 = try Database(path: dir.appendingPathComponent(NightStore.databaseName).path)
+            try Schema.migrate(v1, to: 1)
+            #expect(try Schema.version(of: v1) == 1)
+            try v1.execute("""
+                INSERT INTO nights VALUES ('old', NULL, NULL, NULL, NULL, 'x.wav', 60, 60, 1, 5, 'heuristic',
+                  0, 0, 0, 0, 0, 0, 0)
+                """)
+            #expect(throws: SomniError.self) { try v1.execute("SELECT * FROM stages") }
+        }
+        let store = try NightStore(directory: dir)
+        #expect(try Schema.version(of: store.db) == Schema.currentVersion)
+        #expect(try store.nights().map(\.id) == ["old"])
+        try store.db.execute("INSERT INTO stages (night_id, start, \"end\", stage) VALUES ('old', 0, 60, 'rem')")
+        #expect(try store.db.integer("SELECT count(*) FROM stages") == 1)
+
+        try store.db.execute("INSERT INTO schema_version VALUES (\(Schema.currentVersion + 1), 0)")
+        do {
+            _ = try NightStore(directory: dir)
+            Issue.record("a newer schema must be refused")
+        } catch let e as SomniError {
+            #expect(e.code == .unsupported)
+            #expect(e.message.contains("schema version \(Schema.currentVersion + 1)"))
+        }
+    }
+
+    @Test func aDatabaseThatIsNotOneIsAClearError() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try Data(repeating: 0x41, count: 4096).write(to: dir.appendingPathComponent(NightStore.databaseName))
+        do {
+            _ = try NightStore(directory: dir)
+            Issue.record("a file that is not a database must be refused")
+        } catch let e as SomniError {
+            #expect(e.code == .badInput)
+            #expect(e.message.contains(NightStore.databaseName))
+        }
+    }
+
+    @Test func theStoreIsInWALModeWithForeignKeysOn() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        #expect(try store.db.string("PRAGMA journal_mode") == "wal")
+        #expect(try store.db.integer("PRAGMA foreign_keys") == 1)
+        #expect(throws: SomniError.self) {
+            try store.db.execute("INSERT INTO stages (night_id, start, \"end\", stage) VALUES ('nobody', 0, 1, 'rem')")
+        }
+    }
+
+    @Test func theStoreDirectoryComesFromTheEnvironmentThenTheFlagThenXDG() {
+        let env = ["SOMNI_STORE": "/env", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"]
+        #expect(NightStore.defaultDirectory(explicit: "/flag", environment: env).path == "/env")
+        #expect(NightStore.defaultDirectory(explicit: "/flag", environment: ["XDG_DATA_HOME": "/xdg"]).path == "/flag")
+        #expect(NightStore.defaultDirectory(explicit: nil, environment: ["XDG_DATA_HOME": "/xdg"]).path == "/xdg/somni")
+        #expect(NightStore.defaultDirectory(explicit: nil, environment: ["HOME": "/home/u"]).path
+            == "/home/u/.local/share/somni")
+    }
+
+    @Test func nightClockReadsTheRecordingsOwnOffset() throws {
+        let c = try #require(NightClock(iso: "2026-11-28T23:40:00.500+08:00"))
+        #expect(c.time() == "23:40" && c.date() == "2026-11-28")
+        #expect(c.time(at: 3600) == "00:40" && c.date(at: 3600) == "2026-11-29")
+        #expect(NightClock(iso: "2026-11-29T01:00:00-0300")?.nightDate == "2026-11-28")
+        #expect(NightClock(iso: "2026-11-28T23:40:00") == nil)
+        #expect(NightClock(iso: "garbage") == nil)
+        #expect(NightClock(iso: "2026-13-28T23:40:00Z") == nil)
+        #expect(NightClock(iso: "2026-11-28T23:40:00+01:00x") == nil)
+        #expect(c.start.timeIntervalSince1970 == 1_795_880_400.5)
+        #expect(c.nightTitle == "Sat 28 Nov 2026")
+        #expect(NightClock(iso: "2026-11-29T01:00:00+01:00")?.nightTitle == "Sat 28 Nov 2026")
+    }
+
+    @Test func nightClockAgreesWithFoundationsCalendar() throws {
+        var rng = SeededRandom(seed: 42)
+        for _ in 0..<300 {
+            let unix = Double(rng.next() % 3_000_000_000) - 600_000_000  // 1950…2065
+            let offset = (Int(rng.next() % 57) - 28) * 1800  // −14 h … +14 h in half hours
+            let zone = try #require(TimeZone(secondsFromGMT: offset))
+            let f = ISO8601DateFormatter()
+            f.timeZone = zone
+            let iso = f.string(from: Date(timeIntervalSince1970: unix))
+            let clock = try #require(NightClock(iso: iso), "\(iso)")
+            #expect(clock.start.timeIntervalSince1970 == unix, "\(iso)")
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            let later = Date(timeIntervalSince1970: unix + 5000)
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: later)
+            #expect(clock.date(at: 5000) == String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!), "\(iso)")
+            #expect(clock.timeWithSeconds(at: 5000) == String(format: "%02d:%02d:%02d", parts.hour!, parts.minute!, parts.second!))
+        }
+    }
+}
