@@ -38,6 +38,9 @@ public struct TrainingOptions: Sendable {
     /// For half the examples at least a window long: how far (share of a window) the window may
     /// slide past the example's ends, so partial events are learnt too.
     public var overhang: Float = 0.35
+    /// Fit a bias per class on validation (with the temperature) so scores reflect how often
+    /// each class really occurs rather than the balanced batches.
+    public var calibrateClassBias = true
     public init() {}
 }
 
@@ -121,6 +124,8 @@ public struct TrainingReport: Codable, Sendable {
     public var bestEpoch: Int
     public var seconds: Double
     public var temperature: Float
+    /// Per-class logit offsets fitted on validation and folded into the last layer's bias.
+    public var classBias: [Float]?
     public var parameterCount: Int
     public var multiplyAccumulates: Int
     public var train: ClassificationMetrics
@@ -227,16 +232,27 @@ public final class Trainer {
         model.parameters = best.parameters
 
         // Calibrate on validation, then measure every split.
+        var classBias: [Float]?
         if !validationIndices.isEmpty {
-            let logits = self.logits(validationInputs, count: validationIndices.count, model: model)
-            model.temperature = fitTemperature(logits, truth: validationIndices.map { data.examples[$0].label })
+            let truth = validationIndices.map { data.examples[$0].label }
+            var logits = self.logits(validationInputs, count: validationIndices.count, model: model)
+            if o.calibrateClassBias, let last = network.layers.last, case .dense = last.spec {
+                // Batches were class-balanced; validation holds the classes as the data does (mostly
+                // "other", like a night). A bias per class, folded into the last layer, restores that.
+                let bias = fitClassBias(logits, truth: truth, temperature: fitTemperature(logits, truth: truth))
+                let offset = last.parameterOffset + last.weightCount
+                for c in bias.indices { model.parameters[offset + c] += bias[c] }
+                for i in logits.indices { logits[i] += bias[i % bias.count] }
+                classBias = bias
+            }
+            model.temperature = fitTemperature(logits, truth: truth)
         }
         let trainMetrics = metrics(trainIndices, inputs: normalised(trainFeatures, model), model: model)
         let validationMetrics = validationIndices.isEmpty ? nil : metrics(validationIndices, inputs: validationInputs, model: model)
         let testMetrics = testIndices.isEmpty ? nil : metrics(testIndices, inputs: normalised(features(testIndices), model), model: model)
         try model.validate()
         let report = TrainingReport(labels: data.labels, seed: o.seed, epochs: epochs, bestEpoch: best.epoch,
-                                    seconds: Date().timeIntervalSince(started), temperature: model.temperature,
+                                    seconds: Date().timeIntervalSince(started), temperature: model.temperature, classBias: classBias,
                                     parameterCount: network.parameterCount, multiplyAccumulates: network.multiplyAccumulates,
                                     train: trainMetrics, validation: validationMetrics, test: testMetrics)
         return (model, report)
@@ -342,6 +358,28 @@ public final class Trainer {
             if row.firstIndex(of: top) == t { right += 1 }
         }
         return (Float(loss / Double(max(truth.count, 1))), Float(right) / Float(max(truth.count, 1)))
+    }
+
+    /// Per-class logit offsets (mean zero) that minimise validation negative log-likelihood at
+    /// `temperature`, by gradient descent.
+    private func fitClassBias(_ logits: [Float], truth: [Int], temperature: Float) -> [Float] {
+        let k = data.labels.count, n = truth.count
+        var bias = [Float](repeating: 0, count: k)
+        var p = [Float](repeating: 0, count: k)
+        for _ in 0..<300 {
+            var gradient = [Float](repeating: 0, count: k)
+            for (i, t) in truth.enumerated() {
+                let row = (0..<k).map { (logits[i * k + $0] + bias[$0]) / temperature }
+                let top = row.max()!
+                var total: Float = 0
+                for c in 0..<k { p[c] = exp(row[c] - top); total += p[c] }
+                for c in 0..<k { gradient[c] += (p[c] / total - (c == t ? 1 : 0)) / (temperature * Float(n)) }
+            }
+            for c in 0..<k { bias[c] -= 2 * gradient[c] }
+            let mean = bias.reduce(0, +) / Float(k)
+            for c in 0..<k { bias[c] -= mean }
+        }
+        return bias
     }
 
     /// The temperature that minimises validation negative log-likelihood (golden-section search on log T).
