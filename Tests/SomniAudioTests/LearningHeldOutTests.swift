@@ -77,11 +77,11 @@ import Testing
         #expect(khan.count >= 100)
         // What the shipped model reaches now: a failure here is a regression.
         #expect(khanAccuracy >= 0.92)
-        #expect(cough.recall >= 0.95 && cough.precision >= 0.7)
-        #expect(speech.recall >= 0.85 && speech.precision >= 0.85)
-        #expect(metrics.accuracy >= 0.88)
+        #expect(cough.recall >= 0.9 && cough.precision >= 0.8)
+        #expect(speech.recall >= 0.85 && speech.precision >= 0.9)
+        #expect(metrics.accuracy >= 0.9)
         // Issue 3's targets, not reached yet: Khan's TV-news and door clips pass for snoring and
-        // coughs, and CoughSeg's no-cough recordings for coughs. Recorded as a known issue so
+        // coughs, some CoughSeg coughs for other, and quiet Speech Commands words for other. Recorded as a known issue so
         // the gap stays visible; this block fails once the targets are met, to be removed then.
         withKnownIssue("the default model is below issue 3's held-out targets") {
             #expect(khanAccuracy >= 0.99)
