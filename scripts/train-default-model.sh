@@ -7,8 +7,13 @@
 # Classes: snoring (Khan's snoring clips), speech (Speech Commands words, a stand-in for
 # sleep-talk), cough (CoughSeg coughs cut at their marked onsets/offsets), other (Khan's ten
 # non-snoring categories, CoughSeg's no-cough recordings, the gaps between marked coughs and the
-# Speech Commands noise recordings). The noise recordings are also mixed under every class at
-# 0–25 dB SNR. Split: 70/15/15 by source recording (seed 1), printed at the end with test figures.
+# Speech Commands noise recordings, 10 minutes of generated white/pink/brown/fan/rumble noise). The
+# noise recordings and the generated noise are also mixed under every class at −3…25 dB SNR.
+# Split: the shared held-out rule of ../shared/data (DataSplit: Khan indices 30–39 of each 50,
+# one Speech Commands speaker / CoughSeg recording in five, the last 20 % of each noise
+# recording) is the test split, so test nights from 'somni synth' hold nothing trained on; the rest
+# is split 85/15 into training and validation by group (blocks of 10 Khan indices, speaker,
+# recording). Test figures are printed at the end and written to default.report.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="$(cd "${1:-../shared/data}" && pwd)"
@@ -24,4 +29,5 @@ ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/other/coughseg-no-cough"
 ln -s "$DATA/noise" "$STAGE/other/noise"
 swift build -c release --product somni >&2
 "$(swift build -c release --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
-  --background "$DATA/noise" --gaps-as other --group-block 25 --seed 1 "${@:3}"
+  --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed 1 \
+  --epochs 60 --examples-per-class 1000 "${@:3}"

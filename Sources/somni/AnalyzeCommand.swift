@@ -85,7 +85,8 @@ enum NightRun {
     static func analyze<C: SoundClassifier>(source: some AudioSource, sourceName: String, classifier: C,
                                             sensitivity: Int, destination: URL, showProgress: Bool) throws -> Session {
         var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: M4AClipEncoder())
-        let bar = showProgress && standardErrorIsTerminal ? ProgressBar() : nil
+        // Only for a person watching: not when either stream is piped or redirected.
+        let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
         return try NightFolder.writeAtomically(to: destination) { folder in
             try analyzer.analyze(source: source, sourceName: sourceName, into: folder) { stage, fraction in

@@ -25,9 +25,18 @@ struct TrainCommand: Command {
       --test DIR               held-out test examples instead of a split
       --background DIR         recordings mixed under training examples at random SNR (repeatable)
       --gaps-as LABEL          class for the stretches between marked events (default: none)
+      --synthetic-noise LABEL  add 10 minutes of generated white, pink, brown, fan-like and rumbling
+                               noise as examples of LABEL and as extra background beds
       --group-block N          consecutive numbered files per group (default 25)
+      --split grouped|shared-data
+                               grouped (default): the 70/15/15 split above. shared-data: files of
+                               ../shared/data follow its held-out rule (the one 'somni synth' builds
+                               test nights from: Khan indices 30–39 of each 50, one speaker or
+                               recording in five, the last 20 % of each noise recording) for test,
+                               the rest is split into training and validation by group; the
+                               --background beds keep only their first 80 %
       --seed N                 seeds the split, initial weights and augmentation (default 1)
-      --epochs N               most epochs (default 40); training stops early on validation loss
+      --epochs N               most epochs (default 50); training stops early on validation loss
       --patience N             epochs without a better validation loss before stopping (default 10)
       --examples-per-class N   examples of each class per epoch, class-balanced (default 600)
       --learning-rate X        Adam's initial step (default 0.003, cosine decay)
@@ -42,7 +51,9 @@ struct TrainCommand: Command {
     var testDirectory: String?
     var backgrounds: [String] = []
     var gapsAs: String?
+    var syntheticNoise: String?
     var groupBlock = 25
+    var sharedDataSplit = false
     var options = TrainingOptions()
 
     init(_ a: inout Arguments) throws {
@@ -52,7 +63,13 @@ struct TrainCommand: Command {
         testDirectory = try a.option("--test")
         while let b = try a.option("--background") { backgrounds.append(b) }
         gapsAs = try a.option("--gaps-as")
+        syntheticNoise = try a.option("--synthetic-noise")
         groupBlock = try a.option("--group-block", as: Int.self) ?? 25
+        switch try a.option("--split") ?? "grouped" {
+        case "grouped": sharedDataSplit = false
+        case "shared-data": sharedDataSplit = true
+        case let other: throw UsageError("--split takes 'grouped' or 'shared-data', not '\(other)'")
+        }
         options.seed = try a.option("--seed", as: UInt64.self) ?? 1
         options.maxEpochs = try a.option("--epochs", as: Int.self) ?? options.maxEpochs
         options.patience = try a.option("--patience", as: Int.self) ?? options.patience
@@ -83,8 +100,19 @@ struct TrainCommand: Command {
         let window = options.features.windowLength
         printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
         var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole)
-        let (train, splitValidation, splitTest) = data.split(validationShare: validationDirectory == nil ? 0.15 : 0,
-                                                             testShare: testDirectory == nil ? 0.15 : 0, seed: options.seed)
+        var beds: [[Float]] = []
+        if let name = syntheticNoise {
+            guard let label = list.labels.firstIndex(of: name) else {
+                throw UsageError("--synthetic-noise \(name) is not a class folder (\(list.labels))")
+            }
+            let generated = SyntheticNoise.beds(count: 10, seconds: 60, seed: options.seed)
+            _ = data.append(SyntheticNoise.trainingSet(labels: list.labels, label: label, beds: generated, windowLength: window))
+            beds += generated
+        }
+        let validationShare = validationDirectory == nil ? 0.15 : 0, testShare = testDirectory == nil ? 0.15 : 0
+        let (train, splitValidation, splitTest) = sharedDataSplit
+            ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed)
+            : data.split(validationShare: validationShare, testShare: testShare, seed: options.seed)
         var validation = splitValidation, test = splitTest
         if let dir = validationDirectory {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
@@ -94,10 +122,11 @@ struct TrainCommand: Command {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
             test = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole))
         }
-        var beds: [[Float]] = []
         for dir in backgrounds {
             for path in try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath()) {
-                beds.append(try decodeWhole(URL(fileURLWithPath: path)))
+                let bed = try decodeWhole(URL(fileURLWithPath: path))
+                // Under the shared rule only the training part of a recording may be heard in training.
+                beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
         }
         let loadSeconds = Date().timeIntervalSince(started)

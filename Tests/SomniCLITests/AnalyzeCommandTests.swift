@@ -151,3 +151,36 @@ import Testing
         #expect(left.isEmpty, "left in incoming/: \(left)")
     }
 }
+
+/// The progress bar is for a person at a terminal; piped output stays clean.
+@Suite struct ProgressBarTests {
+    @Test func barOnATerminalNoneWhenPiped() throws {
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        guard FileManager.default.isExecutableFile(atPath: script.path) else {
+            print("skipping: /usr/bin/script (util-linux) is needed to run somni under a pseudo-terminal")
+            return
+        }
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        #expect(try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "3"]).status == 0)
+
+        let piped = try CLI.run(["analyze", audio.path, "--out", dir.appendingPathComponent("a").path])
+        #expect(piped.status == 0)
+        #expect(!piped.stderr.contains("%") && !piped.stdout.contains("["), "no bar when piped: \(piped.stderr)")
+
+        // Under a pseudo-terminal (script -qec runs the command with a tty on both streams).
+        let p = Process()
+        p.executableURL = script
+        let command = "\(CLI.executable.path) analyze \(audio.path) --out \(dir.appendingPathComponent("b").path)"
+        p.arguments = ["-qec", command, "/dev/null"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(text.contains("reading") && text.contains("%") && text.contains("\r"), "expected a progress bar: \(text)")
+    }
+}

@@ -22,8 +22,9 @@ import Testing
         let byClass = Dictionary(uniqueKeysWithValues: report.classes.map { ($0.eventClass, $0) })
         let snoring = try #require(byClass[.snoring])
         #expect(snoring.scoredReferenceCount > 0)
-        #expect((snoring.segments.f1 ?? 0) >= 0.8, "snoring time: \(snoring.segments)")
-        #expect(report.totalSegments.recall ?? 0 >= 0.8, "planted sound found: \(report.totalSegments)")
+        #expect((snoring.events.f1 ?? 0) >= 0.9, "snoring episodes: \(snoring.events)")
+        #expect((snoring.segments.f1 ?? 0) >= 0.9, "snoring time: \(snoring.segments)")
+        #expect(report.falseEventsPerHour <= 10, "false events per hour: \(report.falseEventsPerHour)")
 
         // The night folder holds what session.json promises.
         let session = try Session.load(from: night.appendingPathComponent("session.json"))

@@ -20,7 +20,7 @@ func tonesAndNoise(seed: UInt64) -> TrainingSet {
                 }
                 clips.append(clip)
                 examples.append(.init(clip: clips.count - 1, start: 0, length: clip.count, label: label,
-                                      group: "\(label)-\(group)", stratum: label == 0 ? "tone" : "noise"))
+                                      group: "\(label)-\(group)", stratum: label == 0 ? "tone" : "noise", path: ""))
             }
         }
     }
@@ -84,6 +84,28 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(groupsOf[0].isDisjoint(with: groupsOf[1]) && groupsOf[0].isDisjoint(with: groupsOf[2]) && groupsOf[1].isDisjoint(with: groupsOf[2]))
         for part in parts { #expect(Set(part.map { data.examples[$0].label }) == [0, 1]) }
         #expect(data.split(validationShare: 0.2, testShare: 0.2, seed: 9).test == split.test)
+    }
+
+    @Test func sharedDataRuleDecidesTheTestSplitOfItsFiles() {
+        var data = tonesAndNoise(seed: 8)
+        let paths = ["/d/snoring-khan/snoring/1_31.flac", "/d/snoring-khan/snoring/1_29.flac", "/d/snoring-khan/no_snoring/0_85.flac",
+                     "/d/noise/pink_noise.flac", "/d/noise/pink_noise.flac", "/d/noise/pink_noise.flac"]
+        data.clips.append([Float](repeating: 0, count: 100_000))
+        for (i, p) in paths.enumerated() {
+            data.examples[i].path = p
+            if p.contains("noise/") {
+                data.examples[i].clip = data.clips.count - 1
+                data.examples[i].start = [10_000, 78_000, 85_000][i - 3]
+                data.examples[i].length = 10_000
+            }
+        }
+        let split = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 1)
+        #expect(split.test.contains(0) && split.test.contains(2) && split.test.contains(5))
+        #expect(!split.test.contains(1) && !split.test.contains(3))
+        #expect(!(split.train + split.validation + split.test).contains(4))  // straddles the 80 % boundary
+        #expect(split.train.contains(1) || split.validation.contains(1))
+        // Generated examples outside the data set are still split by group.
+        #expect(split.test.contains { $0 >= paths.count } && split.validation.contains { $0 >= paths.count })
     }
 
     @Test func groupKeysFollowTheDataSetsNamingRules() {

@@ -137,17 +137,21 @@ public final class LogMelExtractor {
                         var group = 0
                         while group < s.frameCount {
                             let lanes = min(8, s.frameCount - group)
+                            // Lanes past the last frame repeat it; their results are dropped.
+                            let base = window.baseAddress! + group * s.hopLength
+                            func offset(_ lane: Int) -> Int { min(lane, lanes - 1) * s.hopLength }
+                            let (o1, o2, o3, o4) = (offset(1), offset(2), offset(3), offset(4))
+                            let (o5, o6, o7) = (offset(5), offset(6), offset(7))
                             for i in 0..<s.frameLength {
-                                var v = SIMD8<Float>()
-                                for l in 0..<lanes { v[l] = window[(group + l) * s.hopLength + i] }
-                                frames[i] = v * hann[i]
+                                let p = base + i
+                                frames[i] = SIMD8(p[0], p[o1], p[o2], p[o3], p[o4], p[o5], p[o6], p[o7]) * hann[i]
                             }
                             fft.powerSpectra(frames, into: power)
                             for b in 0..<bands {
                                 var sum = SIMD8<Float>()
                                 let first = firstBin[b], offset = offsets[b]
                                 for j in 0..<(offsets[b + 1] - offset) { sum += weights[offset + j] * power[first + j] }
-                                let logged = Self.log(pointwiseMax(sum, floor))
+                                let logged = Self.log(sum.replacing(with: floor, where: sum .< floor))
                                 for l in 0..<lanes { output[(group + l) * bands + b] = logged[l] }
                             }
                             group += 8

@@ -170,19 +170,23 @@ public struct Network: Sendable, Equatable {
                 while k + 8 <= n { Kernels.store8(pointwiseMax(Kernels.load8(x + k), SIMD8()), y + k); k += 8 }
                 while k < n { y[k] = max(x[k], 0); k += 1 }
             case .maxPool2:
-                let index = ws.indices(i)
+                // Rows pairwise, then neighbours: even and odd lanes of the vertical maxima.
                 let oh = l.output.height, ow = l.output.width
                 for c in 0..<inC {
                     for oy in 0..<oh {
-                        for ox in 0..<ow {
-                            let corner = c * positions + 2 * oy * wd + 2 * ox
-                            var best = corner
-                            if x[corner + 1] > x[best] { best = corner + 1 }
-                            if x[corner + wd] > x[best] { best = corner + wd }
-                            if x[corner + wd + 1] > x[best] { best = corner + wd + 1 }
-                            let o = (c * oh + oy) * ow + ox
-                            y[o] = x[best]
-                            index[o] = Int32(best)
+                        let r0 = x + c * positions + 2 * oy * wd, r1 = r0 + wd
+                        let out = y + (c * oh + oy) * ow
+                        var ox = 0
+                        while ox + 4 <= ow {
+                            let a = Kernels.load8(r0 + 2 * ox), b = Kernels.load8(r1 + 2 * ox)
+                            let v = a.replacing(with: b, where: b .> a)
+                            let even = v.evenHalf, odd = v.oddHalf
+                            UnsafeMutableRawPointer(out + ox).storeBytes(of: even.replacing(with: odd, where: odd .> even), as: SIMD4<Float>.self)
+                            ox += 4
+                        }
+                        while ox < ow {
+                            out[ox] = max(max(r0[2 * ox], r0[2 * ox + 1]), max(r1[2 * ox], r1[2 * ox + 1]))
+                            ox += 1
                         }
                     }
                 }
@@ -201,12 +205,13 @@ public struct Network: Sendable, Equatable {
             case .dropout(let rate):
                 let n = l.input.count
                 let mask = ws.scratch(i, .mask)
-                if training && rate > 0 {
-                    let keep = 1 / (1 - rate)
-                    for k in 0..<n { mask[k] = ws.random.nextUnit() < rate ? 0 : keep }
-                } else {
+                guard training && rate > 0 else {
                     mask.update(repeating: 1, count: n)
+                    y.update(from: x, count: n)
+                    continue
                 }
+                let keep = 1 / (1 - rate)
+                for k in 0..<n { mask[k] = ws.random.nextUnit() < rate ? 0 : keep }
                 for k in 0..<n { y[k] = x[k] * mask[k] }
             }
         }
@@ -289,9 +294,21 @@ public struct Network: Sendable, Equatable {
             case .relu:
                 for k in 0..<l.input.count { gx[k] = y[k] > 0 ? gy[k] : 0 }
             case .maxPool2:
-                let index = ws.indices(i)
+                // The gradient goes to the first of the four inputs that equals the maximum.
                 gx.update(repeating: 0, count: l.input.count)
-                for o in 0..<l.output.count { gx[Int(index[o])] += gy[o] }
+                let oh = l.output.height, ow = l.output.width
+                for c in 0..<inC {
+                    for oy in 0..<oh {
+                        for ox in 0..<ow {
+                            let corner = c * positions + 2 * oy * wd + 2 * ox
+                            let o = (c * oh + oy) * ow + ox
+                            let top = y[o]
+                            let source = x[corner] == top ? corner : x[corner + 1] == top ? corner + 1
+                                : x[corner + wd] == top ? corner + wd : corner + wd + 1
+                            gx[source] += gy[o]
+                        }
+                    }
+                }
             case .globalAveragePool:
                 let scale = 1 / Float(positions)
                 for c in 0..<inC { (gx + c * positions).update(repeating: gy[c] * scale, count: positions) }
@@ -321,11 +338,8 @@ public final class NetworkWorkspace {
 
     private let slab: UnsafeMutablePointer<Float>
     private let slabCount: Int
-    private let indexSlab: UnsafeMutablePointer<Int32>
-    private let indexCount: Int
     private let activationOffsets: [Int], gradientOffsets: [Int]
     private let scratchOffsets: [[Int]]
-    private let indexOffsets: [Int]
     /// Dropout's generator; reseed it per example for reproducible training.
     public var random: SeededGenerator
 
@@ -350,11 +364,6 @@ public final class NetworkWorkspace {
         slabCount = offset
         slab = .allocate(capacity: max(offset, 1))
         slab.initialize(repeating: 0, count: max(offset, 1))
-        var io = 0
-        indexOffsets = network.layers.map { l in defer { if l.spec == .maxPool2 { io += l.output.count } }; return io }
-        indexCount = io
-        indexSlab = .allocate(capacity: max(io, 1))
-        indexSlab.initialize(repeating: 0, count: max(io, 1))
         random = SeededGenerator(seed: 0)
         outputCount = network.outputShape.count
         inputCount = network.inputShape.count
@@ -362,7 +371,6 @@ public final class NetworkWorkspace {
 
     deinit {
         slab.deallocate()
-        indexSlab.deallocate()
     }
 
     public let inputCount: Int, outputCount: Int
@@ -376,7 +384,6 @@ public final class NetworkWorkspace {
     func activation(_ i: Int) -> UnsafeMutablePointer<Float> { slab + activationOffsets[i] }
     func gradient(_ i: Int) -> UnsafeMutablePointer<Float> { slab + gradientOffsets[i] }
     func scratch(_ layer: Int, _ kind: ScratchKind) -> UnsafeMutablePointer<Float> { slab + scratchOffsets[layer][kind.rawValue] }
-    func indices(_ layer: Int) -> UnsafeMutablePointer<Int32> { indexSlab + indexOffsets[layer] }
 }
 
 /// SplitMix64: small, fast, and the same sequence on every platform for a given seed.

@@ -121,6 +121,8 @@ public struct TrainingSet: Sendable {
         public var label: Int
         public var group: String
         public var stratum: String
+        /// The file it came from, links resolved.
+        public var path: String
     }
 
     public var labels: [String]
@@ -158,9 +160,11 @@ public struct TrainingSet: Sendable {
             guard !samples.isEmpty else { continue }
             clips.append(samples)
             let clip = clips.count - 1
+            let resolvedPath = file.url.resolvingSymlinksInPath().path
             func add(_ start: Int, _ length: Int, _ label: Int) {
                 let stratum = label == file.label ? file.stratum : "\(list.labels[label])/between events in \(file.stratum)"
-                examples.append(Example(clip: clip, start: start, length: length, label: label, group: file.group, stratum: stratum))
+                examples.append(Example(clip: clip, start: start, length: length, label: label, group: file.group, stratum: stratum,
+                                        path: resolvedPath))
             }
             func addWindows(from: Int, to: Int, label: Int) {
                 let length = to - from
@@ -172,7 +176,7 @@ public struct TrainingSet: Sendable {
                 }
             }
             if let events = file.events {
-                let margin = Int(0.25 * rate)
+                let margin = Int(0.4 * rate)
                 var free = 0
                 for e in events.sorted(by: { $0.lowerBound < $1.lowerBound }) {
                     let a = max(0, Int(e.lowerBound * rate)), b = min(samples.count, Int(e.upperBound * rate))
@@ -194,11 +198,17 @@ public struct TrainingSet: Sendable {
     /// each holds its share of the stratum's examples. Strata with fewer than 3 groups stay in
     /// training. The same data and seed always give the same split.
     public func split(validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
+        split(Array(examples.indices), validationShare: validationShare, testShare: testShare, seed: seed)
+    }
+
+    /// The same, over the examples `indices` only.
+    public func split(_ indices: [Int], validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
         // A group's stratum is its first example's, so a recording's events and the gaps between
         // them always land in the same split.
         var members: [String: [Int]] = [:]
         var groupsOf: [String: [String]] = [:]
-        for (i, e) in examples.enumerated() {
+        for i in indices {
+            let e = examples[i]
             if members[e.group] == nil { groupsOf[e.stratum, default: []].append(e.group) }
             members[e.group, default: []].append(i)
         }
@@ -224,17 +234,67 @@ public struct TrainingSet: Sendable {
         return (train.sorted(), validation.sorted(), test.sorted())
     }
 
+    /// Splits by the held-out rule of ../shared/data that synthesised test nights use
+    /// (`DataSplit`): its test part becomes the test split, so a night built from held-out clips
+    /// holds nothing the model trained on; the rest is split into training and validation by
+    /// group. Examples from files outside that data set are split by group as in `split`, and
+    /// windows straddling a noise recording's train/test boundary are left out.
+    public func sharedDataSplit(validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
+        var test: [Int] = [], rest: [Int] = [], foreign: [Int] = []
+        for (i, e) in examples.enumerated() {
+            switch Self.sharedDataSplit(of: e, clipLength: clips[e.clip].count) {
+            case .test?: test.append(i)
+            case .train?: rest.append(i)
+            case nil where Self.recordingFile(e.path) == nil: foreign.append(i)
+            case nil: break
+            }
+        }
+        let inner = split(rest, validationShare: validationShare / max(1 - testShare, 0.01), testShare: 0, seed: seed)
+        let outer = split(foreign, validationShare: validationShare, testShare: testShare, seed: seed)
+        return ((inner.train + outer.train).sorted(), (inner.validation + outer.validation).sorted(), (test + outer.test).sorted())
+    }
+
+    /// The shared rule's verdict on one example: nil outside the data set or across a noise boundary.
+    static func sharedDataSplit(of e: Example, clipLength: Int) -> DataSplit? {
+        guard let file = recordingFile(e.path) else { return nil }
+        guard file.source == .noise else { return DataSplit.of(file) }
+        let boundary = Int(DataSplit.train.noiseShare.upperBound * Double(clipLength))
+        return e.start + e.length <= boundary ? .train : e.start >= boundary ? .test : nil
+    }
+
+    /// What the shared rule needs to know about a file of ../shared/data, from its path.
+    static func recordingFile(_ path: String) -> RecordingFile? {
+        let url = URL(fileURLWithPath: path)
+        let stem = url.deletingPathExtension().lastPathComponent
+        let index = stem.split(separator: "_").last.flatMap { Int($0) }
+        if path.contains("/snoring-khan/snoring/") { return RecordingFile(url: url, source: .khanSnoring, group: "", index: index) }
+        if path.contains("/snoring-khan/no_snoring/") { return RecordingFile(url: url, source: .khanNoSnoring, group: "", index: index) }
+        if path.contains("/speech-commands/") {
+            return RecordingFile(url: url, source: .speechCommands, group: stem.components(separatedBy: "_nohash_")[0])
+        }
+        if path.contains("/cough-coughseg/") { return RecordingFile(url: url, source: .coughSeg, group: stem) }
+        if path.contains("/noise/") { return RecordingFile(url: url, source: .noise, group: url.lastPathComponent) }
+        return nil
+    }
+
     /// Copies a window of `window.count` samples placed on example `index` into `window`:
     /// `position` 0…1 runs over its placements (0.5 centred; the example inside the window when
     /// shorter, the window inside the example when longer), with the clip's own audio around it
     /// and zeros past the clip's ends.
-    public func window(of index: Int, position: Float, into window: UnsafeMutableBufferPointer<Float>) {
+    ///
+    /// `overhang` > 0 (training) lets a window at least as long as the window slide up to that
+    /// share of a window past the example's ends, silent there: windows of a night see the start
+    /// or the end of a snore as often as its middle.
+    public func window(of index: Int, position: Float, overhang: Float = 0, into window: UnsafeMutableBufferPointer<Float>) {
         let e = examples[index], n = window.count
-        let start = e.length >= n ? e.start + Int(position * Float(e.length - n)) : e.start - Int(position * Float(n - e.length))
+        let reach = e.length >= n ? Int(overhang * Float(n)) : 0
+        let start = e.length >= n ? e.start - reach + Int(position * Float(e.length - n + 2 * reach))
+            : e.start - Int(position * Float(n - e.length))
+        let (low, high) = reach > 0 ? (e.start, e.start + e.length) : (Int.min, Int.max)
         clips[e.clip].withUnsafeBufferPointer { clip in
             for i in 0..<n {
                 let j = start + i
-                window[i] = j >= 0 && j < clip.count ? clip[j] : 0
+                window[i] = j >= 0 && j < clip.count && j >= low && j < high ? clip[j] : 0
             }
         }
     }
