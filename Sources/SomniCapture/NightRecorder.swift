@@ -93,6 +93,9 @@ public final class NightRecorder<C: SoundClassifier> {
     private var runPeak: Float = 0
     private var runLength = 0
     private var clip: OpenClip?
+    /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
+    /// whole night's; live mode can only give it the night so far).
+    private var recentEnvelope: [Float] = []
     private var clipsStopped = false
 
     private let block: UnsafeMutableBufferPointer<Float>
@@ -266,7 +269,9 @@ public final class NightRecorder<C: SoundClassifier> {
 
     /// Envelope values appended to envelope.bin, the master forced to disk, the journal rewritten.
     private func flush() {
-        pendingEnvelope += features.takeNewEnvelopeValues()
+        let fresh = features.takeNewEnvelopeValues()
+        pendingEnvelope += fresh
+        if settings.mode == .live { updateNoiseFloor(fresh) }
         // The extractor keeps every frame; starting a fresh one on a frame-pair boundary keeps
         // memory flat over the night (only its band filters restart, which the envelope never uses).
         if processed % (2 * features.frameLength) == 0 { features = FeatureExtractor() }
@@ -392,6 +397,13 @@ public final class NightRecorder<C: SoundClassifier> {
             }
             nextWindowEnd += hop
         }
+    }
+
+    private func updateNoiseFloor(_ values: [Float]) {
+        recentEnvelope += values
+        let keep = Int(30 * 60 * FeatureExtractor.envelopeRate)
+        if recentEnvelope.count > keep { recentEnvelope.removeFirst(recentEnvelope.count - keep) }
+        classifier.prepare(noiseFloor: SilenceGate.percentile(recentEnvelope, 0.2))
     }
 
     private func openClip(_ episode: LiveEpisode, triggerEnd: Int) {

@@ -95,6 +95,26 @@ import Testing
         #expect(abs(session.duration - 60) < 1)
     }
 
+    /// Live mode on a synthesised night played through the capture path (file backend): the
+    /// episodes it cuts live match the reference, and only their clips reach the disk.
+    @Test(.enabled(if: CLIHarness.somni != nil))
+    func liveModeFindsTheSnoringEpisodesOfASynthesisedNight() throws {
+        let (wav, reference) = try CLIHarness.synthesise(hours: 0.33, seed: 21, in: folder)
+        let result = try CLIHarness.somni(recordArguments(["--backend", "file", "--device", wav.path, "--for", "20m", "--mode", "live"]))
+        #expect(result.status == 0, "\(result.error)")
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        #expect(!session.events.isEmpty)
+        for event in session.events {
+            let clip = try #require(event.clip)
+            #expect(FileManager.default.fileExists(atPath: night.appendingPathComponent(clip).path))
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: night.path).sorted()
+        #expect(files == ["clips", "envelope.bin", "recording.json", "session.json"])
+        let f1 = try CLIHarness.segmentF1(reference: reference, night: night, eventClass: "snoring")
+        #expect(f1 >= 0.8, "live snoring segment F1 \(f1)")
+    }
+
     @Test(.enabled(if: CLIHarness.somni != nil))
     func aRecorderKilledWithSigkillIsRecoveredLosingAtMostThirtySecondsIntoTheStore() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.1, seed: 13, in: folder)
