@@ -130,7 +130,7 @@ public final class NightRecorder<C: SoundClassifier> {
         let windowLength = classifier.windowLength
         let live = settings.live
         // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
-        ring = PreRollBuffer(capacity: Int((max(live.preRoll, live.endAfter) + 2 * live.windowDuration + 2) * Double(rate)) + windowLength)
+        ring = PreRollBuffer(capacity: Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * windowLength)
         segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter)
         window = .allocate(capacity: windowLength)
         window.initialize(repeating: 0)
@@ -164,7 +164,7 @@ public final class NightRecorder<C: SoundClassifier> {
                 n = try current.read(into: UnsafeMutableBufferPointer(rebasing: block[0..<want]))
             } catch {
                 source = nil
-                source = reopenAfterFailure(error)
+                source = try reopenAfterFailure(error)
                 continue
             }
             if n == 0 { break }
@@ -223,7 +223,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     /// The device failed: retry with backoff until it is back (or the night is over), then fill
     /// the time it was away with silence so later times still match the clock.
-    private func reopenAfterFailure(_ error: any Error) -> (any AudioSource)? {
+    private func reopenAfterFailure(_ error: any Error) throws -> (any AudioSource)? {
         let lostAt = Date()
         let start = Double(processed) / Double(rate)
         observe(.note("capture device lost at \(clock(start)): \(error); retrying"))
@@ -232,6 +232,8 @@ public final class NightRecorder<C: SoundClassifier> {
         while reopened == nil && !shouldStop() {
             let waitUntil = Date().addingTimeInterval(delay)
             while Date() < waitUntil && !shouldStop() { Thread.sleep(forTimeInterval: min(0.05, delay)) }
+            // The lock's lease must outlive a long absence of the device.
+            try heartbeat()
             if processed + Int(Date().timeIntervalSince(lostAt) * Double(rate)) >= targetSamples { break }
             do { reopened = try openCapture() } catch { delay = min(delay * 2, settings.retryDelay.upperBound) }
         }
@@ -241,7 +243,7 @@ public final class NightRecorder<C: SoundClassifier> {
             let n = min(silence.count, missing - filled)
             process(UnsafeBufferPointer(rebasing: silence[0..<n]))
             filled += n
-            if Double(processed - lastFlush) >= settings.flushInterval * Double(rate) { flush() }
+            try tick()
         }
         journal.gaps.append(RecordingGap(start: start, duration: Double(filled) / Double(rate), reason: "\(error)"))
         observe(.note(reopened != nil
@@ -373,7 +375,7 @@ public final class NightRecorder<C: SoundClassifier> {
             topLabel = classifier.labels.isEmpty ? nil : classifier.labels[best]
             topConfidence = scores[best]
             let windowStart = Double(nextWindowEnd - length) / Double(rate)
-            let windowEnd = windowStart + settings.live.windowDuration
+            let windowEnd = Double(nextWindowEnd) / Double(rate)
             let positive = target >= settings.live.threshold
             runPeak = positive ? max(runPeak, target) : 0
             runLength = positive ? runLength + 1 : 0

@@ -282,8 +282,9 @@ final class LiveLine: @unchecked Sendable {
             if terminal {
                 guard Date().timeIntervalSince(lastDraw) >= 0.25 else { return }
                 lastDraw = Date()
-                let label = s.topLabel.map { String(format: "%@ %.2f", $0, s.topConfidence) } ?? "listening"
-                var text = String(format: "\r%@  %6.1f dBFS  %-16@  episodes %d", NightSummaryText.clock(s.elapsed),
+                let label = (s.topLabel.map { String(format: "%@ %.2f", $0, s.topConfidence) } ?? "listening")
+                    .padding(toLength: 16, withPad: " ", startingAt: 0)
+                var text = String(format: "\r%@  %6.1f dBFS  %@  episodes %d", NightSummaryText.clock(s.elapsed),
                                   s.levelDBFS, label, s.episodes)
                 if s.gaps > 0 { text += "  gaps \(s.gaps)" }
                 if s.audioStopped { text += "  AUDIO NOT SAVED" }

@@ -11,13 +11,11 @@ public struct LiveEpisodeSettings: Sendable, Equatable, Codable {
     public var endAfter: Double
     /// Seconds of audio kept in memory before a trigger and written into the clip.
     public var preRoll: Double
-    /// Length of one classifier window in seconds.
-    public var windowDuration: Double
 
     public init(threshold: Float = 0.6, windowsToStart: Int = 2, endAfter: Double = 10,
-                preRoll: Double = 10, windowDuration: Double = Double(classifierWindowLength) / Double(analysisSampleRate)) {
+                preRoll: Double = 10) {
         self.threshold = threshold; self.windowsToStart = windowsToStart; self.endAfter = endAfter
-        self.preRoll = preRoll; self.windowDuration = windowDuration
+        self.preRoll = preRoll
     }
 }
 
