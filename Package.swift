@@ -20,22 +20,31 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CPulse", path: "Sources/CPulse", pkgConfig: "libpulse-simple",
+            providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(
+            name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
 
         // Portable pure Swift: DSP, gate, windows, classifiers, events, evaluation, synthesis.
         .target(name: "SomniCore", resources: [.copy("Resources")]),
         // Decoding and encoding through FFmpeg's libraries.
         .target(name: "SomniAudio", dependencies: ["SomniCore", "CFFmpeg"]),
+        // Live capture (PulseAudio, ALSA) and the overnight recorder.
+        .target(name: "SomniCapture", dependencies: ["SomniCore", "SomniAudio", "CPulse", "CALSA"]),
         // Nights in SQLite plus night folders on disk.
         .target(name: "SomniStore", dependencies: ["SomniCore", "CSQLite"]),
         // Self-contained HTML report and exports.
         .target(name: "SomniReport", dependencies: ["SomniCore", "SomniStore"]),
         // The command line: parse, call, print.
-        .executableTarget(name: "somni", dependencies: ["SomniCore", "SomniAudio", "SomniStore", "SomniReport"]),
+        .executableTarget(name: "somni", dependencies: ["SomniCore", "SomniAudio", "SomniCapture", "SomniStore", "SomniReport"]),
         // Figures for speed and memory, run in release mode.
-        .executableTarget(name: "SomniBench", dependencies: ["SomniCore", "SomniAudio", "SomniStore", "SomniReport"], path: "Benchmarks"),
+        .executableTarget(name: "SomniBench", dependencies: ["SomniCore", "SomniAudio", "SomniCapture", "SomniStore", "SomniReport"], path: "Benchmarks"),
 
         .testTarget(name: "SomniCoreTests", dependencies: ["SomniCore"]),
         .testTarget(name: "SomniAudioTests", dependencies: ["SomniAudio", "SomniCore"]),
+        .testTarget(name: "SomniCaptureTests", dependencies: ["SomniCapture", "SomniAudio", "SomniCore"]),
         .testTarget(name: "SomniStoreTests", dependencies: ["SomniStore", "SomniCore"]),
         .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniStore", "SomniCore", "SomniAudio", "CZlib"]),
         // zlib, only to decode the browser's PNG screenshots in the report tests.

@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|all]
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|record|all]
 import Foundation
 import SomniAudio
 
@@ -20,6 +20,7 @@ do {
     case "classifier": try runClassifierBenchmark()
     case "report": try runReportBenchmark()
     case "store": try runStoreBenchmark()
+    case "record": try runRecordBenchmark()
     case "all":
         runFeatureBenchmark()
         runHeuristicBenchmark()
@@ -28,8 +29,9 @@ do {
         try runNightBenchmark(hours: 8, classifiers: ["model", "heuristic"])
         try runReportBenchmark()
         try runStoreBenchmark()
+        try runRecordBenchmark()
     default:
-        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|all]")
+        print("usage: SomniBench [night [HOURS]|decode|clips|features|heuristic|classifier|report|store|record|all]")
         exit(64)
     }
 } catch {

@@ -6,6 +6,8 @@ PACKAGES=(
   pkg-config
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev   # decoding/encoding (FFmpeg libraries)
   libsqlite3-dev                                                    # the night store
+  libpulse-dev libasound2-dev                                       # live capture (PulseAudio/PipeWire, ALSA)
+  pulseaudio pulseaudio-utils libasound2-plugins                    # capture tests: a private sound server (+ ALSA's pulse plugin)
   chromium                                                          # the report's browser tests (headless)
   zlib1g-dev                                                        # decoding the browser's screenshots in tests
 )

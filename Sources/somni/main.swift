@@ -7,6 +7,8 @@ let commands: [any Command.Type] = [
     AnalyzeCommand.self,
     DemoCommand.self,
     EvaluateCommand.self,
+    RecordCommand.self,
+    RecoverCommand.self,
     SynthCommand.self,
     TrainCommand.self,
     ClassifyCommand.self,

@@ -121,6 +121,8 @@ public struct Session: Codable, Sendable, Equatable {
     public var episodes: [SnoringEpisode]
     public var events: [SessionEvent]
     public var warnings: [String]
+    /// Stretches with no audio (capture device lost), filled with silence; nil when none.
+    public var gaps: [RecordingGap]? = nil
 
     public init(source: String, startedAt: String?, duration: Double, analysedSeconds: Double,
                 activeShare: Double, settings: AnalysisSettings, summary: SessionSummary,

@@ -1,0 +1,4 @@
+#ifndef SOMNI_CALSA_SHIM_H
+#define SOMNI_CALSA_SHIM_H
+#include <alsa/asoundlib.h>
+#endif

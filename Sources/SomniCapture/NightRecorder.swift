@@ -1,0 +1,493 @@
+import Foundation
+import SomniAudio
+import SomniCore
+
+/// How a night is recorded.
+public struct RecorderSettings: Sendable {
+    public var mode: NightJournal.Mode
+    /// Seconds of night to record (the recorder also stops when asked to, or when a finite source ends).
+    public var duration: Double
+    /// The night-mode master: a format that stays readable if the process dies. FLAC loses only
+    /// its encoder's buffer (about 3 s) on kill -9; Ogg/Opus is 5× smaller but FFmpeg's Ogg muxer
+    /// held about a minute in memory when tested.
+    public var masterFormat: EncodedAudioWriter.Format
+    /// Live-mode episode clips, written as they happen (FLAC by default, for the same reason).
+    public var clipFormat: EncodedAudioWriter.Format
+    public var keepAudio: Bool
+    /// Seconds between envelope, journal and master flushes (a crash loses at most this much).
+    public var flushInterval: Double
+    public var live: LiveEpisodeSettings
+    /// Waits between attempts to reopen a failed device: doubling from the first to the last.
+    public var retryDelay: ClosedRange<Double>
+
+    public init(mode: NightJournal.Mode = .night, duration: Double, masterFormat: EncodedAudioWriter.Format = .flac,
+                clipFormat: EncodedAudioWriter.Format = .flac, keepAudio: Bool = false, flushInterval: Double = 30,
+                live: LiveEpisodeSettings = LiveEpisodeSettings(), retryDelay: ClosedRange<Double> = 1...30) {
+        self.mode = mode; self.duration = duration; self.masterFormat = masterFormat; self.clipFormat = clipFormat
+        self.keepAudio = keepAudio; self.flushInterval = flushInterval; self.live = live; self.retryDelay = retryDelay
+    }
+}
+
+/// What the live line shows, once a second of audio.
+public struct RecorderStatus: Sendable {
+    public var elapsed: Double
+    /// RMS level of the last second, dBFS.
+    public var levelDBFS: Double
+    /// Live mode: the last window's top label and its confidence.
+    public var topLabel: String?
+    public var topConfidence: Double
+    public var episodes: Int
+    public var gaps: Int
+    public var audioStopped: Bool
+}
+
+/// What the recorder tells whoever watches it.
+public enum RecorderEvent: Sendable {
+    case status(RecorderStatus)
+    /// Something a person should know: a device lost or back, the disk full, an episode.
+    case note(String)
+}
+
+/// The overnight loop. Night mode: frame features + 10 Hz envelope, the audio to a streamable
+/// master. Live mode: the classifier on 50 %-overlapping windows, the hysteresis segmenter, and
+/// only episode audio (with its pre-roll) on disk. Both flush the envelope and the journal every
+/// `flushInterval` seconds, survive the capture device failing (retry with backoff, gap filled
+/// with silence and recorded) and a full disk (audio stops, the rest goes on).
+public final class NightRecorder<C: SoundClassifier> {
+    public let folder: URL
+    public let settings: RecorderSettings
+    public private(set) var journal: NightJournal
+
+    private var classifier: C
+    private let openCapture: () throws -> any AudioSource
+    private let observe: (RecorderEvent) -> Void
+    private let shouldStop: () -> Bool
+    private let heartbeat: () throws -> Void
+
+    private let rate = analysisSampleRate
+    private let targetSamples: Int
+    private var processed = 0
+    private var features = FeatureExtractor()
+    private var pendingEnvelope: [Float] = []
+    private let envelopeURL: URL
+    private var envelopeGoodLength: UInt64 = 0
+    private var lastFlush = 0
+    private var master: EncodedAudioWriter?
+    private var masterSync: FileHandle?
+
+    // The live line: level over the last second.
+    private var levelSum: Float = 0
+    private var levelCount = 0
+    private var lastStatus = 0
+    private var topLabel: String?
+    private var topConfidence: Float = 0
+
+    // Live mode.
+    private let ring: PreRollBuffer
+    private var segmenter: LiveEpisodeSegmenter
+    private let window: UnsafeMutableBufferPointer<Float>
+    private let scores: UnsafeMutableBufferPointer<Float>
+    private let targetLabels: [Int]
+    private var nextWindowEnd: Int
+    /// The run of consecutive positive windows that may start an episode.
+    private var runPeak: Float = 0
+    private var runLength = 0
+    private var clip: OpenClip?
+    /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
+    /// whole night's; live mode can only give it the night so far).
+    private var recentEnvelope: [Float] = []
+    private var clipsStopped = false
+
+    private let block: UnsafeMutableBufferPointer<Float>
+    private let silence: UnsafeMutableBufferPointer<Float>
+
+    /// - Parameters:
+    ///   - openCapture: opens the microphone; called again after it fails.
+    ///   - heartbeat: called with every status tick (the recording lock's heartbeat).
+    public init(folder: URL, settings: RecorderSettings, classifier: C, device: String, captureRate: Int,
+                startedAt: Date = Date(), openCapture: @escaping () throws -> any AudioSource,
+                heartbeat: @escaping () throws -> Void = {}, shouldStop: @escaping () -> Bool = { false },
+                observe: @escaping (RecorderEvent) -> Void = { _ in }) throws {
+        guard settings.duration > 0 else { throw SomniError(.badInput, "the night must last longer than 0 s") }
+        guard [.flac, .opus].contains(settings.masterFormat), [.flac, .opus].contains(settings.clipFormat) else {
+            throw SomniError(.badInput, "masters and live clips must be flac or opus: formats still readable if the recorder dies")
+        }
+        guard classifier.windowLength > 0 else { throw SomniError(.badModel, "the classifier's window is empty") }
+        self.folder = folder
+        self.settings = settings
+        self.classifier = classifier
+        self.openCapture = openCapture
+        self.heartbeat = heartbeat
+        self.shouldStop = shouldStop
+        self.observe = observe
+        targetSamples = Int(settings.duration * Double(analysisSampleRate))
+        envelopeURL = folder.appendingPathComponent(EnvelopeFile.fileName)
+        let masterName = settings.mode == .night ? "master.\(settings.masterFormat.fileExtension)" : nil
+        journal = NightJournal(mode: settings.mode, startedAt: startedAt, device: device, captureRate: captureRate,
+                               master: masterName, keepAudio: settings.keepAudio)
+        if settings.mode == .live { journal.classifier = classifier.name }
+
+        let windowLength = classifier.windowLength
+        let live = settings.live
+        // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
+        ring = PreRollBuffer(capacity: Int((max(live.preRoll, live.endAfter) + 2 * live.windowDuration + 2) * Double(rate)) + windowLength)
+        segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter)
+        window = .allocate(capacity: windowLength)
+        window.initialize(repeating: 0)
+        scores = .allocate(capacity: max(1, classifier.labels.count))
+        scores.initialize(repeating: 0)
+        targetLabels = classifier.labels.indices.filter { ClassSets.eventClass(forLabel: classifier.labels[$0]) == .snoring }
+        nextWindowEnd = windowLength
+        block = .allocate(capacity: rate / 10)
+        block.initialize(repeating: 0)
+        silence = .allocate(capacity: rate / 10)
+        silence.initialize(repeating: 0)
+        if settings.mode == .live && targetLabels.isEmpty {
+            throw SomniError(.badModel, "the classifier \(classifier.name) has no snoring label (labels: \(classifier.labels.joined(separator: ", ")))")
+        }
+    }
+
+    deinit {
+        window.deallocate(); scores.deallocate(); block.deallocate(); silence.deallocate()
+    }
+
+    /// Records until the duration is reached, `shouldStop` says so, or a finite source ends.
+    /// Returns the journal with status `.captured`; the morning step is `NightCloser`'s job.
+    public func run() throws -> NightJournal {
+        var source: (any AudioSource)? = try openCapture()
+        try prepareFolder()
+        while processed < targetSamples && !shouldStop() {
+            guard let current = source else { break }
+            let want = min(block.count, targetSamples - processed)
+            let n: Int
+            do {
+                n = try current.read(into: UnsafeMutableBufferPointer(rebasing: block[0..<want]))
+            } catch {
+                source = nil
+                source = reopenAfterFailure(error)
+                continue
+            }
+            if n == 0 { break }
+            process(UnsafeBufferPointer(rebasing: block[0..<n]))
+            try tick()
+        }
+        try finishNight()
+        return journal
+    }
+
+    // MARK: - The loop
+
+    private func prepareFolder() throws {
+        do {
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("clips"), withIntermediateDirectories: true)
+            try EnvelopeFile.header(rate: FeatureExtractor.envelopeRate, start: Date(timeIntervalSince1970: journal.updatedAt))
+                .write(to: envelopeURL)
+            envelopeGoodLength = UInt64(EnvelopeFile.headerSize)
+        } catch {
+            throw SomniError(.io, "cannot create the night folder \(folder.path)", cause: error)
+        }
+        if let name = journal.master {
+            let url = folder.appendingPathComponent(name)
+            let writer = try EncodedAudioWriter(url: url, format: settings.masterFormat, sampleRate: rate)
+            masterSync = linkInProgress(writer)
+            master = writer
+        }
+        try journal.save(in: folder)
+    }
+
+    private func process(_ samples: UnsafeBufferPointer<Float>) {
+        features.process(samples)
+        for x in samples { levelSum += x * x }
+        levelCount += samples.count
+        if let writer = master {
+            do { try writer.write(samples) } catch { stopAudio(error) }
+        }
+        if settings.mode == .live { detect(samples) }
+        processed += samples.count
+    }
+
+    /// Status once a second of audio, flush every `flushInterval`.
+    private func tick() throws {
+        if processed - lastStatus >= rate {
+            lastStatus = processed
+            let level = levelCount > 0 ? 10 * log10(max(Double(levelSum) / Double(levelCount), 1e-12)) : -120
+            levelSum = 0; levelCount = 0
+            observe(.status(RecorderStatus(
+                elapsed: Double(processed) / Double(rate), levelDBFS: level, topLabel: topLabel,
+                topConfidence: Double(topConfidence), episodes: journal.episodes.count + (clip == nil ? 0 : 1),
+                gaps: journal.gaps.count, audioStopped: journal.audioStoppedAt != nil)))
+            try heartbeat()
+        }
+        if Double(processed - lastFlush) >= settings.flushInterval * Double(rate) { flush() }
+    }
+
+    /// The device failed: retry with backoff until it is back (or the night is over), then fill
+    /// the time it was away with silence so later times still match the clock.
+    private func reopenAfterFailure(_ error: any Error) -> (any AudioSource)? {
+        let lostAt = Date()
+        let start = Double(processed) / Double(rate)
+        observe(.note("capture device lost at \(clock(start)): \(error); retrying"))
+        var delay = settings.retryDelay.lowerBound
+        var reopened: (any AudioSource)?
+        while reopened == nil && !shouldStop() {
+            let waitUntil = Date().addingTimeInterval(delay)
+            while Date() < waitUntil && !shouldStop() { Thread.sleep(forTimeInterval: min(0.05, delay)) }
+            if processed + Int(Date().timeIntervalSince(lostAt) * Double(rate)) >= targetSamples { break }
+            do { reopened = try openCapture() } catch { delay = min(delay * 2, settings.retryDelay.upperBound) }
+        }
+        let missing = min(Int(Date().timeIntervalSince(lostAt) * Double(rate)), targetSamples - processed)
+        var filled = 0
+        while filled < missing {
+            let n = min(silence.count, missing - filled)
+            process(UnsafeBufferPointer(rebasing: silence[0..<n]))
+            filled += n
+            if Double(processed - lastFlush) >= settings.flushInterval * Double(rate) { flush() }
+        }
+        journal.gaps.append(RecordingGap(start: start, duration: Double(filled) / Double(rate), reason: "\(error)"))
+        observe(.note(reopened != nil
+            ? "capture device back after \(Int(Double(filled) / Double(rate))) s; the gap is recorded in the night"
+            : "capture device still gone at the end of the night"))
+        flush()
+        return reopened
+    }
+
+    private func finishNight() throws {
+        features.finish()
+        if settings.mode == .live, let episode = segmenter.finish() { closeClip(lastPositiveEnd: episode.end) }
+        flush()
+        if let writer = master {
+            do { try writer.finish() } catch { stopAudio(error) }
+            master = nil
+        }
+        masterSync = nil
+        journal.status = .captured
+        journal.recordedSeconds = Double(processed) / Double(rate)
+        try journal.save(in: folder)
+    }
+
+    // MARK: - Crash safety
+
+    /// Envelope values appended to envelope.bin, the master forced to disk, the journal rewritten.
+    private func flush() {
+        let fresh = features.takeNewEnvelopeValues()
+        pendingEnvelope += fresh
+        if settings.mode == .live { updateNoiseFloor(fresh) }
+        // The extractor keeps every frame; starting a fresh one on a frame-pair boundary keeps
+        // memory flat over the night (only its band filters restart, which the envelope never uses).
+        if processed % (2 * features.frameLength) == 0 { features = FeatureExtractor() }
+        if appendEnvelope(pendingEnvelope) { pendingEnvelope.removeAll(keepingCapacity: true) }
+        try? masterSync?.synchronize()
+        lastFlush = processed
+        journal.recordedSeconds = Double(processed) / Double(rate)
+        journal.updatedAt = Date().timeIntervalSince1970
+        journal.openEpisode = clip?.record()
+        do { try journal.save(in: folder) } catch {
+            if !journal.warnings.contains(where: { $0.hasPrefix("cannot update recording.json") }) {
+                journal.warnings.append("cannot update recording.json: \(error)")
+                observe(.note("cannot update \(NightJournal.fileName): \(error)"))
+            }
+        }
+    }
+
+    /// Appends to envelope.bin; on failure cuts the file back to its last whole value and
+    /// returns false so the values are tried again at the next flush.
+    private func appendEnvelope(_ values: [Float]) -> Bool {
+        guard !values.isEmpty else { return true }
+        do {
+            let handle = try FileHandle(forWritingTo: envelopeURL)
+            defer { try? handle.close() }
+            do {
+                try handle.seek(toOffset: envelopeGoodLength)
+                try handle.write(contentsOf: EnvelopeFile.encode(values: values))
+                try handle.synchronize()
+                envelopeGoodLength += UInt64(values.count * 4)
+                return true
+            } catch {
+                try? handle.truncate(atOffset: envelopeGoodLength)
+                throw error
+            }
+        } catch {
+            noteDiskTrouble("cannot append to \(EnvelopeFile.fileName) (\(error)); keeping the values in memory")
+            return false
+        }
+    }
+
+    /// The disk is full (or the file too large): stop writing audio, keep what is saved.
+    private func stopAudio(_ error: any Error) {
+        master = nil   // the writer's partial name goes; the linked name keeps what reached the disk
+        masterSync = nil
+        if journal.audioStoppedAt == nil {
+            journal.audioStoppedAt = Double(processed) / Double(rate)
+            let message = "audio stopped being saved at about \(clock(Double(processed) / Double(rate))) (\(error)); "
+                + "everything that reached the disk is kept and the envelope goes on"
+            journal.warnings.append(message)
+            observe(.note(message))
+        }
+    }
+
+    private func noteDiskTrouble(_ message: String) {
+        guard !journal.warnings.contains(message) else { return }
+        journal.warnings.append(message)
+        observe(.note(message))
+    }
+
+    /// Gives the file an encoder is writing under a hidden temporary name its final name as
+    /// well (a hard link), so that whatever reached the disk survives kill -9 or a write error.
+    /// Returns a handle for forcing it to disk.
+    private func linkInProgress(_ writer: EncodedAudioWriter) -> FileHandle? {
+        let partial = writer.url.deletingLastPathComponent().appendingPathComponent(".\(writer.url.lastPathComponent).partial")
+        do {
+            try? FileManager.default.removeItem(at: writer.url)
+            try FileManager.default.linkItem(at: partial, to: writer.url)
+            return try FileHandle(forReadingFrom: writer.url)
+        } catch {
+            noteDiskTrouble("\(writer.url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
+            return nil
+        }
+    }
+
+    private func clock(_ seconds: Double) -> String {
+        let t = Date(timeIntervalSince1970: (journal.startDate?.timeIntervalSince1970 ?? 0) + seconds)
+        let f = DateFormatter()
+        f.dateFormat = "HH:mm:ss"
+        return f.string(from: t)
+    }
+
+    // MARK: - Live mode
+
+    private func detect(_ samples: UnsafeBufferPointer<Float>) {
+        ring.append(samples)
+        let length = classifier.windowLength
+        let hop = max(1, length / 2)
+        while ring.endIndex >= nextWindowEnd {
+            var filled = 0
+            ring.read(from: nextWindowEnd - length, to: nextWindowEnd) { piece in
+                for i in 0..<piece.count { window[filled + i] = piece[i] }
+                filled += piece.count
+            }
+            classifier.classify(UnsafeBufferPointer(window), scores: scores)
+            var target: Float = 0
+            for i in targetLabels { target = max(target, scores[i]) }
+            var best = 0
+            for i in 0..<classifier.labels.count where scores[i] > scores[best] { best = i }
+            topLabel = classifier.labels.isEmpty ? nil : classifier.labels[best]
+            topConfidence = scores[best]
+            let windowStart = Double(nextWindowEnd - length) / Double(rate)
+            let windowEnd = windowStart + settings.live.windowDuration
+            let positive = target >= settings.live.threshold
+            runPeak = positive ? max(runPeak, target) : 0
+            runLength = positive ? runLength + 1 : 0
+            var started = false
+            let labels = WindowLabels(start: windowStart, end: windowEnd, ranked: [LabelConfidence(label: "snoring", confidence: target)])
+            for change in segmenter.feed(labels) {
+                switch change {
+                case .ended(let episode): closeClip(lastPositiveEnd: episode.end)
+                case .started(let at):
+                    started = true
+                    openClip(LiveEpisode(start: at, end: windowEnd, peakConfidence: Double(runPeak), positiveWindows: runLength),
+                             triggerEnd: nextWindowEnd)
+                }
+            }
+            if positive, !started, var c = clip {
+                c.episode.end = windowEnd
+                c.episode.peakConfidence = max(c.episode.peakConfidence, Double(target))
+                c.episode.positiveWindows += 1
+                clip = c
+                writeClip(upTo: nextWindowEnd)
+            }
+            nextWindowEnd += hop
+        }
+    }
+
+    private func updateNoiseFloor(_ values: [Float]) {
+        recentEnvelope += values
+        let keep = Int(30 * 60 * FeatureExtractor.envelopeRate)
+        if recentEnvelope.count > keep { recentEnvelope.removeFirst(recentEnvelope.count - keep) }
+        classifier.prepare(noiseFloor: SilenceGate.percentile(recentEnvelope, 0.2))
+    }
+
+    private func openClip(_ episode: LiveEpisode, triggerEnd: Int) {
+        let number = journal.episodes.count + 1
+        let name = String(format: "clips/evt-%04d.%@", number, settings.clipFormat.fileExtension)
+        let start = max(ring.startIndex, triggerEnd - Int(settings.live.preRoll * Double(rate)))
+        var writer: EncodedAudioWriter?
+        if !clipsStopped {
+            do {
+                let w = try EncodedAudioWriter(url: folder.appendingPathComponent(name), format: settings.clipFormat, sampleRate: rate)
+                _ = linkInProgress(w)
+                writer = w
+            } catch { stopClips(error) }
+        }
+        clip = OpenClip(name: writer == nil ? nil : name, writer: writer, episode: episode, start: start, written: start,
+                        episodeStart: Int(episode.start * Double(rate)))
+        observe(.note("snoring episode \(number) started at \(clock(episode.start))"))
+        writeClip(upTo: triggerEnd)
+    }
+
+    private func writeClip(upTo end: Int) {
+        guard var c = clip else { return }
+        ring.read(from: c.written, to: end) { piece in
+            let from = c.written
+            c.measure(piece, from: from)
+            if let w = c.writer {
+                do { try w.write(piece) } catch { c.writer = nil; stopClips(error) }
+            }
+            c.written += piece.count
+        }
+        c.written = max(c.written, end)
+        clip = c
+    }
+
+    private func closeClip(lastPositiveEnd end: Double) {
+        // The clip runs 1 s past the last positive window, as the morning clips do.
+        writeClip(upTo: min(ring.endIndex, Int((end + 1) * Double(rate))))
+        guard var c = clip else { return }
+        c.episode.end = end
+        var record = c.record()
+        if let w = c.writer {
+            do { try w.finish() } catch { record.clip = nil; stopClips(error) }
+        }
+        journal.episodes.append(record)
+        clip = nil
+        observe(.note(String(format: "snoring episode %d: %@, %.0f s, peak %.0f dBFS", journal.episodes.count,
+                             clock(c.episode.start), c.episode.end - c.episode.start, record.peakDBFS)))
+    }
+
+    private func stopClips(_ error: any Error) {
+        guard !clipsStopped else { return }
+        clipsStopped = true
+        if journal.audioStoppedAt == nil { journal.audioStoppedAt = Double(processed) / Double(rate) }
+        noteDiskTrouble("episode clips stopped being saved at \(clock(Double(processed) / Double(rate))): \(error). "
+            + "Episodes are still detected and listed")
+    }
+}
+
+/// The clip of the episode being recorded, and its loudness so far.
+private struct OpenClip {
+    var name: String?
+    var writer: EncodedAudioWriter?
+    var episode: LiveEpisode
+    /// Absolute sample indices: where the clip starts, and how far it is written.
+    var start: Int
+    var written: Int
+    var episodeStart: Int
+    var peak: Float = 0
+    var sumSquares: Double = 0
+    var count = 0
+
+    /// Loudness over the part of the piece (starting at absolute index `from`) inside the episode.
+    mutating func measure(_ piece: UnsafeBufferPointer<Float>, from: Int) {
+        for i in min(piece.count, max(0, episodeStart - from))..<piece.count {
+            let x = piece[i]
+            peak = max(peak, abs(x))
+            sumSquares += Double(x * x)
+            count += 1
+        }
+    }
+
+    func record() -> LiveEpisodeRecord {
+        LiveEpisodeRecord(episode: episode, clip: name, clipStart: Double(start) / Double(analysisSampleRate),
+                          peakDBFS: 20 * log10(max(Double(peak), 1e-6)),
+                          meanDBFS: 10 * log10(max(sumSquares / Double(max(count, 1)), 1e-12)))
+    }
+}

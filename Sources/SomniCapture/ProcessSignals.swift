@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+
+/// The recorder's view of this machine's processes and signals.
+public enum LocalProcess {
+    public static var id: Int32 { getpid() }
+
+    /// Whether a process exists on this host; nil when the answer is unclear.
+    public static func isAlive(_ pid: Int32) -> Bool? {
+        if kill(pid, 0) == 0 { return true }
+        switch errno {
+        case EPERM: return true     // exists, belongs to someone else
+        case ESRCH: return false
+        default: return nil
+        }
+    }
+
+    /// A file-size limit (ulimit -f) must make writes fail with EFBIG, which the recorder treats
+    /// as a full disk, rather than kill the process with SIGXFSZ.
+    public static func ignoreFileSizeSignal() {
+        signal(SIGXFSZ, SIG_IGN)
+    }
+}
+
+/// Set by SIGINT (Ctrl-C) or SIGTERM (systemd stopping the unit): the night ends cleanly and
+/// the morning analysis runs. A second signal exits at once; `somni recover` closes the night.
+/// A capture device that stops delivering without failing would keep the recorder blocked in a
+/// read: if capture has made no progress for `graceSeconds` after the signal, it exits too.
+public final class StopRequest: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    private var capturing = true
+    private var lastProgress = Date()
+    private let graceSeconds: Double
+    private var sources: [any DispatchSourceSignal] = []
+
+    public init(signals: [Int32] = [SIGINT, SIGTERM], graceSeconds: Double = 10) {
+        self.graceSeconds = graceSeconds
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in self?.received(number) }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    public var isRequested: Bool { lock.withLock { count > 0 } }
+
+    /// The capture loop is alive (called with every status tick).
+    public func noteProgress() { lock.withLock { lastProgress = Date() } }
+
+    /// Capture is over; what follows (the morning analysis) may take its time.
+    public func captureEnded() { lock.withLock { capturing = false } }
+
+    private func received(_ number: Int32) {
+        let n = lock.withLock { count += 1; return count }
+        if n > 1 { leave(number, "stopped without the morning analysis") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + graceSeconds) { [weak self] in
+            guard let self else { return }
+            let stalled = self.lock.withLock { self.capturing && Date().timeIntervalSince(self.lastProgress) > self.graceSeconds }
+            if stalled { self.leave(number, "the capture device delivers nothing, so the night cannot end cleanly") }
+        }
+    }
+
+    private func leave(_ number: Int32, _ why: String) -> Never {
+        FileHandle.standardError.write(Data("\nsomni: \(why); run 'somni recover' to close the night\n".utf8))
+        exit(128 + number)
+    }
+}

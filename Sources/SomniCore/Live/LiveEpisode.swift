@@ -1,0 +1,37 @@
+import Foundation
+
+/// Snore Detector's tuning knobs for live episodes (the hysteresis itself is
+/// `LiveEpisodeSegmenter`; the recorder adds the pre-roll).
+public struct LiveEpisodeSettings: Sendable, Equatable, Codable {
+    /// A window counts as positive when its target confidence is at least this.
+    public var threshold: Float
+    /// Consecutive positive windows that start an episode (debounces one-off false positives).
+    public var windowsToStart: Int
+    /// Seconds without a positive window that end an episode (merges snores 3–6 s apart).
+    public var endAfter: Double
+    /// Seconds of audio kept in memory before a trigger and written into the clip.
+    public var preRoll: Double
+    /// Length of one classifier window in seconds.
+    public var windowDuration: Double
+
+    public init(threshold: Float = 0.6, windowsToStart: Int = 2, endAfter: Double = 10,
+                preRoll: Double = 10, windowDuration: Double = Double(classifierWindowLength) / Double(analysisSampleRate)) {
+        self.threshold = threshold; self.windowsToStart = windowsToStart; self.endAfter = endAfter
+        self.preRoll = preRoll; self.windowDuration = windowDuration
+    }
+}
+
+/// One live episode. Times are seconds from the start of the recording.
+public struct LiveEpisode: Sendable, Equatable, Codable {
+    /// Start of the first window of the triggering run (backdated to cover the trigger windows).
+    public var start: Double
+    /// End of the last positive window.
+    public var end: Double
+    public var peakConfidence: Double
+    public var positiveWindows: Int
+
+    public init(start: Double, end: Double, peakConfidence: Double, positiveWindows: Int) {
+        self.start = start; self.end = end; self.peakConfidence = peakConfidence
+        self.positiveWindows = positiveWindows
+    }
+}

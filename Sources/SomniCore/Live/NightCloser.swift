@@ -1,0 +1,90 @@
+import Foundation
+
+/// Ends a recorded night, cleanly or after a crash: runs the morning step, writes session.json,
+/// removes the master unless it is to be kept, and marks the journal analysed.
+public enum NightCloser {
+    /// The morning pipeline on a night-mode master: (master file, night folder, journal) → Session.
+    public typealias MorningAnalysis = (URL, URL, NightJournal) throws -> Session
+
+    /// - Parameter recovered: true when the recorder died and the night is closed from what is on disk.
+    @discardableResult
+    public static func close(folder: URL, classifierName: String, sensitivity: Int, recovered: Bool,
+                             morning: MorningAnalysis) throws -> Session {
+        var journal = try NightJournal.load(in: folder)
+        adoptPartialFiles(in: folder)
+        adoptPartialFiles(in: folder.appendingPathComponent("clips"))
+        let duration = max(journal.recordedSeconds, envelopeSeconds(at: folder.appendingPathComponent(EnvelopeFile.fileName)))
+        var session: Session
+        switch journal.mode {
+        case .live:
+            session = journal.liveSession(duration: duration, classifierName: journal.classifier ?? classifierName,
+                                          sensitivity: sensitivity)
+        case .night:
+            guard let master = masterFile(in: folder, journal: journal) else {
+                throw SomniError(.io, "the night in \(folder.path) has no master recording to analyse")
+            }
+            // The morning pass writes its own envelope from the master; when the master stopped
+            // early (a full disk) the overnight one covers more of the night and is kept.
+            let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
+            let overnight = folder.appendingPathComponent(".overnight-" + EnvelopeFile.fileName)
+            try? FileManager.default.removeItem(at: overnight)
+            try? FileManager.default.copyItem(at: envelope, to: overnight)
+            session = try morning(master, folder, journal)
+            if envelopeSeconds(at: overnight) > envelopeSeconds(at: envelope) {
+                _ = try? FileManager.default.replaceItemAt(envelope, withItemAt: overnight)
+            }
+            try? FileManager.default.removeItem(at: overnight)
+            session.source = "microphone (\(journal.device))"
+            session.startedAt = journal.startedAt
+            session.warnings += journal.warnings
+            if !journal.gaps.isEmpty { session.gaps = journal.gaps }
+        }
+        if recovered {
+            session.warnings.append("the recorder stopped unexpectedly; this night was closed from what was on disk "
+                + "(up to the last \(Int(NightRecorderDefaults.flushInterval)) s may be missing)")
+        }
+        let url = folder.appendingPathComponent(Session.fileName)
+        do { try session.jsonData().write(to: url, options: .atomic) } catch {
+            throw SomniError(.io, "cannot write \(url.path)", cause: error)
+        }
+        if journal.mode == .night, !journal.keepAudio, let master = masterFile(in: folder, journal: journal) {
+            try? FileManager.default.removeItem(at: master)
+        }
+        journal.status = .analysed
+        try journal.save(in: folder)
+        return session
+    }
+
+    static func masterFile(in folder: URL, journal: NightJournal) -> URL? {
+        guard let name = journal.master else { return nil }
+        let url = folder.appendingPathComponent(name)
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }
+
+    /// Encoders write under a hidden ".NAME.partial" and the recorder links NAME to it; after a
+    /// crash one or both names are left. Keep NAME, holding whatever reached the disk.
+    static func adoptPartialFiles(in folder: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for hidden in names where hidden.hasPrefix(".") && hidden.hasSuffix(".partial") {
+            let partial = folder.appendingPathComponent(hidden)
+            let final = folder.appendingPathComponent(String(hidden.dropFirst().dropLast(".partial".count)))
+            if FileManager.default.fileExists(atPath: final.path) {
+                try? FileManager.default.removeItem(at: partial)
+            } else {
+                try? FileManager.default.moveItem(at: partial, to: final)
+            }
+        }
+    }
+
+    static func envelopeSeconds(at url: URL) -> Double {
+        guard let envelope = try? EnvelopeFile.read(from: url),
+              envelope.rate > 0 else { return 0 }
+        return Double(envelope.values.count) / envelope.rate
+    }
+}
+
+/// Defaults shared by the recorder and the closer.
+public enum NightRecorderDefaults {
+    /// Seconds between flushes of the envelope, the journal and the master.
+    public static let flushInterval = 30.0
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// A stretch of the night with no audio (the capture device vanished or failed), filled with
+/// silence so that times after it still match the clock.
+public struct RecordingGap: Codable, Sendable, Equatable {
+    /// Seconds from the start of the recording.
+    public var start: Double
+    public var duration: Double
+    public var reason: String
+    public init(start: Double, duration: Double, reason: String) {
+        self.start = start; self.duration = duration; self.reason = reason
+    }
+}
+
+/// A closed (or, after a crash, still open) live episode and the clip written for it.
+public struct LiveEpisodeRecord: Codable, Sendable, Equatable {
+    public var episode: LiveEpisode
+    /// Clip file relative to the night folder.
+    public var clip: String?
+    /// Where the clip begins, in seconds from the start of the recording (the pre-roll).
+    public var clipStart: Double
+    public var peakDBFS: Double
+    public var meanDBFS: Double
+    public init(episode: LiveEpisode, clip: String?, clipStart: Double, peakDBFS: Double, meanDBFS: Double) {
+        self.episode = episode; self.clip = clip; self.clipStart = clipStart
+        self.peakDBFS = peakDBFS; self.meanDBFS = meanDBFS
+    }
+}
+
+/// recording.json: the recorder's small state file in the night folder, rewritten atomically
+/// with every 30 s envelope flush. After kill -9 or a power cut it says what is on disk and how
+/// far it goes, so `somni recover` can close the night.
+public struct NightJournal: Codable, Sendable, Equatable {
+    public static let fileName = "recording.json"
+    public static let currentVersion = 1
+
+    public enum Mode: String, Codable, Sendable, CaseIterable {
+        /// Cheap at night (envelope + master), thorough in the morning.
+        case night
+        /// Classifier on the stream, only episode audio written.
+        case live
+    }
+
+    public enum Status: String, Codable, Sendable {
+        /// The recorder is (or was, when it died) capturing.
+        case recording
+        /// Capture is over; the morning analysis has not finished.
+        case captured
+        /// session.json is written; nothing left to do.
+        case analysed
+    }
+
+    public var version: Int
+    public var status: Status
+    public var mode: Mode
+    /// ISO 8601 with offset.
+    public var startedAt: String
+    public var device: String
+    public var captureRate: Int
+    /// The master recording's file name in night mode.
+    public var master: String?
+    public var keepAudio: Bool
+    /// The classifier live mode ran (its `name`); nil in night mode, where the morning chooses.
+    public var classifier: String?
+    /// Seconds of the night flushed to disk as of `updatedAt` (envelope, journal).
+    public var recordedSeconds: Double
+    /// Unix seconds of the last flush.
+    public var updatedAt: Double
+    public var gaps: [RecordingGap]
+    /// Seconds into the night at which audio stopped being written (the disk filled), if it did.
+    public var audioStoppedAt: Double?
+    public var episodes: [LiveEpisodeRecord]
+    /// The episode being recorded at the last flush (live mode).
+    public var openEpisode: LiveEpisodeRecord?
+    public var warnings: [String]
+
+    public init(mode: Mode, startedAt: Date, device: String, captureRate: Int, master: String?, keepAudio: Bool) {
+        version = NightJournal.currentVersion
+        status = .recording
+        self.mode = mode
+        self.startedAt = NightJournal.isoString(startedAt)
+        self.device = device
+        self.captureRate = captureRate
+        self.master = master
+        self.keepAudio = keepAudio
+        recordedSeconds = 0
+        updatedAt = startedAt.timeIntervalSince1970
+        gaps = []
+        episodes = []
+        warnings = []
+    }
+
+    public static func isoString(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        f.timeZone = TimeZone.current
+        return f.string(from: date)
+    }
+
+    /// `startedAt` as a Date.
+    public var startDate: Date? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.date(from: startedAt)
+    }
+
+    public func save(in folder: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let url = folder.appendingPathComponent(NightJournal.fileName)
+        do { try encoder.encode(self).write(to: url, options: .atomic) } catch {
+            throw SomniError(.io, "cannot write \(url.path)", cause: error)
+        }
+    }
+
+    public static func load(in folder: URL) throws -> NightJournal {
+        let url = folder.appendingPathComponent(fileName)
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw SomniError(.io, "cannot read \(url.path)", cause: error)
+        }
+        do { return try JSONDecoder().decode(NightJournal.self, from: data) } catch {
+            throw SomniError(.badInput, "\(url.path) is not a valid recording journal", cause: error)
+        }
+    }
+
+    /// Night folders directly under `root` whose journal says the night was never finished.
+    public static func unfinishedNights(under root: URL) -> [URL] {
+        let entries = (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? []
+        return entries.filter { folder in
+            guard let j = try? load(in: folder) else { return false }
+            return j.status != .analysed
+        }.sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    /// The live episodes as a Session: one snoring event per episode, grouped as episodes.
+    /// An episode still open at a crash is closed at its last positive window.
+    public func liveSession(duration: Double, classifierName: String, sensitivity: Int) -> Session {
+        var records = episodes
+        if let open = openEpisode { records.append(open) }
+        var events: [SessionEvent] = []
+        var grouped: [SnoringEpisode] = []
+        for (i, r) in records.enumerated() {
+            let e = r.episode
+            events.append(SessionEvent(
+                id: String(format: "evt-%04d", i + 1), eventClass: .snoring, start: e.start, end: e.end,
+                confidence: e.peakConfidence, peakDBFS: r.peakDBFS, meanDBFS: r.meanDBFS,
+                severity: Severity.score(peakDBFS: r.peakDBFS, duration: e.end - e.start),
+                clip: r.clip, episode: i))
+            grouped.append(SnoringEpisode(start: e.start, end: e.end, eventCount: 1))
+        }
+        let summary = SessionSummary(duration: duration, analysedSeconds: duration, activeShare: 1,
+                                     gateBypassed: false, events: events, episodes: grouped)
+        var warnings = self.warnings
+        if openEpisode != nil { warnings.append("the recorder stopped during an episode; it was closed at its last positive window") }
+        var session = Session(source: "microphone (\(device), live)", startedAt: startedAt, duration: duration,
+                              analysedSeconds: duration, activeShare: 1,
+                              settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifierName),
+                              summary: summary, episodes: grouped, events: events, warnings: warnings)
+        session.gaps = gaps.isEmpty ? nil : gaps
+        return session
+    }
+}

@@ -1,0 +1,326 @@
+import Foundation
+import SomniAudio
+import SomniCapture
+import SomniCore
+import SomniStore
+
+struct RecordCommand: Command {
+    static let name = "record"
+    static let summary = "Record tonight from the microphone; analyse it in the morning"
+    static let help = """
+    Usage: somni record [--for DURATION | --until HH:MM] [--mode night|live] [options]
+
+    Listens to the microphone all night. Ctrl-C or SIGTERM ends the night cleanly and runs the
+    morning analysis; a second Ctrl-C stops at once (run 'somni recover' later). If the device
+    vanishes (USB microphone unplugged, sound server restarted) it retries with backoff and
+    records the gap; if the disk fills it stops saving audio and keeps everything saved.
+    Nights left open by a crash (kill -9, power loss) are closed first.
+
+      --for DURATION     how long to record: 8h, 90m, 7h30m, 45s (default 8h)
+      --until HH:MM      record until this local time (the next time the clock shows it, at
+                         most 16 h away: a restart after waking time records nothing)
+      --mode MODE        night: only the loudness envelope overnight and a FLAC master, analysed
+                         in the morning, then the master is deleted (default);
+                         live: the classifier runs on the stream and only snoring episodes (with
+                         10 s of pre-roll) are written
+      --backend B        pulse: PulseAudio or PipeWire (default); alsa: ALSA directly (no sound
+                         server); file: play an audio file as the microphone, as fast as it reads
+      --device NAME      a PulseAudio source (pactl list short sources), an ALSA PCM such as
+                         plughw:1,0 (arecord -L), or the file for --backend file; default: the
+                         system's default microphone
+      --rate HZ          capture rate (default 48000); converted to 16 kHz inside Somni
+      --out DIR          keep the night as a bare folder here instead of saving it in the store
+      --store DIR        the night store the night is saved in (default: $SOMNI_STORE when set,
+                         else $XDG_DATA_HOME/somni, else ~/.local/share/somni); the night is
+                         recorded in its recording/ folder and moved in when analysed
+      --keep-audio       keep the night-mode master recording after the analysis
+      --master F         flac (default: survives kill -9 losing ~3 s) | opus (5× smaller, may
+                         lose about a minute on kill -9)
+      --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
+    \(ClassifierChoice.help)
+      --threshold X      live mode: confidence that counts as a snoring window (default 0.6)
+      --lock FILE        the recording lock (default: /tmp/somni-record.lock, one per machine)
+      --lease DURATION   how long the lock outlives a recorder that died (default 15m); the
+                         heartbeat runs every third of it
+      --json             print session.json at the end instead of the summary
+    """
+
+    var duration: Double
+    var mode: NightJournal.Mode
+    var backend: CaptureBackend
+    var device: String?
+    var rate: Int
+    var options: RecordingOptions
+    var keepAudio: Bool
+    var masterFormat: EncodedAudioWriter.Format
+    var sensitivity: Int
+    var classifierKind: String
+    var modelPath: String?
+    var threshold: Float
+    var json: Bool
+
+    init(_ a: inout Arguments) throws {
+        let forValue = try a.option("--for")
+        let untilValue = try a.option("--until")
+        if forValue != nil && untilValue != nil { throw UsageError("give --for or --until, not both") }
+        if let untilValue {
+            duration = try RecordingOptions.secondsUntil(untilValue)
+        } else {
+            duration = try RecordingOptions.seconds(forValue ?? "8h", option: "--for")
+        }
+        let modeValue = try a.option("--mode") ?? "night"
+        guard let m = NightJournal.Mode(rawValue: modeValue) else { throw UsageError("--mode must be night or live, not '\(modeValue)'") }
+        mode = m
+        let backendValue = try a.option("--backend") ?? "pulse"
+        guard let b = CaptureBackend(rawValue: backendValue) else {
+            throw UsageError("--backend must be pulse, alsa or file, not '\(backendValue)'")
+        }
+        backend = b
+        device = try a.option("--device")
+        rate = try a.option("--rate", as: Int.self) ?? 48_000
+        keepAudio = a.flag("--keep-audio")
+        let masterValue = try a.option("--master") ?? "flac"
+        guard let f = EncodedAudioWriter.Format(rawValue: masterValue), [.flac, .opus].contains(f) else {
+            throw UsageError("--master must be flac or opus, not '\(masterValue)'")
+        }
+        masterFormat = f
+        sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
+        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
+        threshold = try a.option("--threshold", as: Float.self) ?? 0.6
+        json = a.flag("--json")
+        options = try RecordingOptions(&a)
+    }
+
+    func validate() throws {
+        guard duration > 0 else { throw UsageError("the night must last longer than 0 s") }
+        guard duration <= 24 * 3600 else { throw UsageError("a night lasts at most 24 h") }
+        guard (8_000...384_000).contains(rate) else { throw UsageError("--rate must be 8000…384000, not \(rate)") }
+        guard Sensitivity.range.contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
+        guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold must be in (0, 1], not \(threshold)") }
+        if backend == .file && device == nil { throw UsageError("--backend file needs --device FILE") }
+    }
+
+    func run() throws {
+        switch try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath) {
+        case .heuristic(let c): try record(with: c, choice: .heuristic(c))
+        case .learned(let c): try record(with: c, choice: .learned(c))
+        }
+    }
+
+    /// The night with one concrete classifier (generic, so the per-window call is static).
+    private func record<C: SoundClassifier>(with classifier: C, choice: ClassifierChoice) throws {
+        LocalProcess.ignoreFileSizeSignal()
+        let stop = StopRequest()
+        let root = options.root
+        let startedAt = Date()
+        let folder = root.appendingPathComponent("night-" + RecordingOptions.folderStamp(startedAt))
+        let lock = try options.takeLock(nightFolder: folder)
+        defer { lock.release() }
+        for unfinished in NightJournal.unfinishedNights(under: root) {
+            printError("somni record: closing the interrupted night \(unfinished.lastPathComponent) first")
+            do {
+                try RecordingOptions.close(unfinished, classifier: choice, sensitivity: sensitivity, recovered: true)
+                try options.save(unfinished)
+            } catch {
+                printError("somni record: could not close \(unfinished.path): \(error)")
+            }
+        }
+
+        var settings = RecorderSettings(mode: mode, duration: duration, masterFormat: masterFormat, keepAudio: keepAudio)
+        settings.live.threshold = threshold
+        let line = LiveLine(terminal: standardErrorIsTerminal)
+        let (backend, device, rate) = (self.backend, self.device, self.rate)
+        let recorder = try NightRecorder(
+            folder: folder, settings: settings, classifier: classifier,
+            device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: startedAt,
+            openCapture: { try backend.open(device: device, rate: rate) },
+            heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
+            observe: line.show)
+        line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
+        try recorder.run()
+        stop.captureEnded()
+        line.end()
+        line.log("night over; running the morning analysis")
+        let session: Session
+        do { session = try RecordingOptions.close(folder, classifier: choice, sensitivity: sensitivity, recovered: false) } catch {
+            let code = (error as? SomniError)?.code ?? .io
+            throw SomniError(code, "the morning analysis failed (\(error)). The night is saved in \(folder.path); "
+                + "run 'somni recover' once the problem is fixed", cause: error)
+        }
+        let (saved, savedAs) = try options.save(folder)
+        if json {
+            print(String(decoding: try session.jsonData(), as: UTF8.self))
+        } else {
+            print(NightSummaryText.render(session, folder: saved))
+            if let savedAs { print("Saved in the night store as \(savedAs): 'somni show \(savedAs)', 'somni report \(savedAs) -o report.html'") }
+        }
+        for w in session.warnings { printError("somni record: warning: \(w)") }
+    }
+}
+
+/// Options and steps `record` and `recover` share: where nights go, the lock, the morning step.
+struct RecordingOptions {
+    var out: String?
+    var store: String?
+    var lockPath: String?
+    var lease: Double
+
+    init(_ a: inout Arguments) throws {
+        out = try a.option("--out")
+        store = try a.option("--store")
+        if out != nil && store != nil { throw UsageError("give --out or --store, not both") }
+        lockPath = try a.option("--lock")
+        lease = try RecordingOptions.seconds(try a.option("--lease") ?? "15m", option: "--lease")
+        guard lease >= 3 else { throw UsageError("--lease must be at least 3 s") }
+    }
+
+    /// Where nights are recorded: --out, or the store's recording/ folder.
+    var root: URL {
+        if let out { return URL(fileURLWithPath: out, isDirectory: true) }
+        return NightStore.defaultDirectory(explicit: store).appendingPathComponent("recording", isDirectory: true)
+    }
+
+    /// Moves an analysed night into the store (unless --out asked for a bare folder); returns
+    /// where the night now is and its id in the store.
+    @discardableResult
+    func save(_ folder: URL) throws -> (folder: URL, id: String?) {
+        guard out == nil else { return (folder, nil) }
+        let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+        do {
+            let record = try store.add(nightFolder: folder, moving: true)
+            return (store.folder(of: record), record.id)
+        } catch {
+            throw SomniError(.io, "the night was analysed but could not be saved in the store; it is in \(folder.path)",
+                             cause: error)
+        }
+    }
+
+    var lockURL: URL { URL(fileURLWithPath: lockPath ?? "/tmp/somni-record.lock") }
+
+    func takeLock(nightFolder: URL) throws -> RecordingLock {
+        try RecordingLock(url: lockURL, nightFolder: nightFolder, pid: LocalProcess.id, lease: lease,
+                          heartbeatInterval: lease / 3, processAlive: LocalProcess.isAlive)
+    }
+
+    /// The morning step: the night-mode master through the morning pipeline, into the night folder.
+    @discardableResult
+    static func close(_ folder: URL, classifier: ClassifierChoice, sensitivity: Int, recovered: Bool) throws -> Session {
+        switch classifier {
+        case .heuristic(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered)
+        case .learned(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered)
+        }
+    }
+
+    private static func close<C: SoundClassifier>(_ folder: URL, classifier: C, sensitivity: Int, recovered: Bool) throws -> Session {
+        try NightCloser.close(folder: folder, classifierName: classifier.name, sensitivity: sensitivity,
+                              recovered: recovered) { master, folder, journal in
+            var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: M4AClipEncoder())
+            return try analyzer.analyze(source: AudioDecoder(url: master), sourceName: "microphone",
+                                        startedAt: journal.startDate, into: folder)
+        }
+    }
+
+    /// "8h", "90m", "7h30m", "45s", "1.5h" or plain seconds.
+    static func seconds(_ text: String, option: String) throws -> Double {
+        if let plain = Double(text), plain.isFinite { return plain }
+        var total = 0.0
+        var number = ""
+        for ch in text {
+            if ch.isNumber || ch == "." { number.append(ch); continue }
+            guard let value = Double(number), let unit = ["h": 3600.0, "m": 60, "s": 1][String(ch)] else {
+                throw UsageError("\(option) takes a duration like 8h, 90m, 7h30m or 45s, not '\(text)'")
+            }
+            total += value * unit
+            number = ""
+        }
+        guard number.isEmpty, !text.isEmpty else {
+            throw UsageError("\(option) takes a duration like 8h, 90m, 7h30m or 45s, not '\(text)'")
+        }
+        return total
+    }
+
+    /// Seconds from now until the next time the local clock shows HH:MM.
+    static func secondsUntil(_ text: String, now: Date = Date()) throws -> Double {
+        let parts = text.split(separator: ":").map { Int($0) }
+        guard parts.count == 2, let h = parts[0], let m = parts[1], (0..<24).contains(h), (0..<60).contains(m) else {
+            throw UsageError("--until takes a local time HH:MM, not '\(text)'")
+        }
+        let calendar = Calendar.current
+        guard let next = calendar.nextDate(after: now, matching: DateComponents(hour: h, minute: m, second: 0),
+                                           matchingPolicy: .nextTime) else {
+            throw UsageError("--until \(text) does not occur in the next day")
+        }
+        let seconds = next.timeIntervalSince(now)
+        // A restart just after waking time must not record for another day.
+        guard seconds <= 16 * 3600 else {
+            throw UsageError("--until \(text) is \(Int(seconds / 3600)) h away; with --until a night lasts at most 16 h")
+        }
+        return seconds
+    }
+
+    static func folderStamp(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "yyyy-MM-dd'T'HHmmss"
+        return f.string(from: date)
+    }
+}
+
+/// On a terminal: one line redrawn in place (elapsed, level, top label, episodes). Otherwise a
+/// structured log on standard error: a status line every 5 minutes of night and every note.
+final class LiveLine: @unchecked Sendable {
+    let terminal: Bool
+    private var lastDraw = Date.distantPast
+    private var lastLogged = -Double.infinity
+    private var drawn = false
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    func show(_ event: RecorderEvent) {
+        switch event {
+        case .status(let s):
+            if terminal {
+                guard Date().timeIntervalSince(lastDraw) >= 0.25 else { return }
+                lastDraw = Date()
+                let label = s.topLabel.map { String(format: "%@ %.2f", $0, s.topConfidence) } ?? "listening"
+                var text = String(format: "\r%@  %6.1f dBFS  %-16@  episodes %d", NightSummaryText.clock(s.elapsed),
+                                  s.levelDBFS, label, s.episodes)
+                if s.gaps > 0 { text += "  gaps \(s.gaps)" }
+                if s.audioStopped { text += "  AUDIO NOT SAVED" }
+                FileHandle.standardError.write(Data((text + "\u{1B}[K").utf8))
+                drawn = true
+            } else if s.elapsed - lastLogged >= 300 {
+                lastLogged = s.elapsed
+                var fields = [("event", "status"), ("elapsed_s", String(format: "%.0f", s.elapsed)),
+                              ("level_dbfs", String(format: "%.1f", s.levelDBFS)), ("episodes", "\(s.episodes)"),
+                              ("gaps", "\(s.gaps)"), ("audio_saved", s.audioStopped ? "no" : "yes")]
+                if let label = s.topLabel { fields += [("top", label), ("confidence", String(format: "%.2f", s.topConfidence))] }
+                logFields(fields)
+            }
+        case .note(let message):
+            log(message)
+        }
+    }
+
+    func log(_ message: String) {
+        if terminal {
+            end()
+            printError("somni record: \(message)")
+        } else {
+            logFields([("event", "note"), ("message", message)])
+        }
+    }
+
+    /// Leaves the redrawn line so the next output starts on a fresh one.
+    func end() {
+        if drawn { FileHandle.standardError.write(Data("\n".utf8)); drawn = false }
+    }
+
+    private func logFields(_ fields: [(String, String)]) {
+        let time = ISO8601DateFormatter().string(from: Date())
+        let text = fields.map { key, value in
+            value.contains(" ") || value.contains("\"") ? "\(key)=\"\(value.replacingOccurrences(of: "\"", with: "'"))\"" : "\(key)=\(value)"
+        }.joined(separator: " ")
+        printError("time=\(time) \(text)")
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import SomniCapture
+import SomniCore
+
+struct RecoverCommand: Command {
+    static let name = "recover"
+    static let summary = "Close nights whose recorder died (kill -9, power loss) from what is on disk"
+    static let help = """
+    Usage: somni recover [NIGHT_DIR ...] [--out DIR | --store DIR] [--lock FILE] [--sensitivity N]
+                         [--classifier model|heuristic] [--model FILE]
+
+    Finds nights whose recording never finished and closes them: the morning analysis runs on
+    the part of the master recording that reached the disk (night mode), or the episodes saved
+    so far become the night (live mode). At most the last 30 s are lost. A night that a live
+    recorder is still recording is left alone. 'somni record' does this by itself before it starts.
+
+      NIGHT_DIR          night folders to close (default: every unfinished night under --out)
+      --out DIR          the folder given to 'somni record --out' (bare night folders, kept there)
+      --store DIR        the night store (default as for record): its unfinished recordings are
+                         closed and saved in it
+      --lock FILE        the recording lock to respect (default: /tmp/somni-record.lock)
+      --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
+    \(ClassifierChoice.help)
+    """
+
+    var folders: [String] = []
+    var options: RecordingOptions
+    var sensitivity: Int
+    var classifierKind: String
+    var modelPath: String?
+
+    init(_ a: inout Arguments) throws {
+        sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
+        options = try RecordingOptions(&a)
+        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
+        while let f = a.positional() { folders.append(f) }
+    }
+
+    func validate() throws {
+        guard Sensitivity.range.contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
+    }
+
+    func run() throws {
+        let targets = folders.isEmpty
+            ? NightJournal.unfinishedNights(under: options.root)
+            : folders.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        if targets.isEmpty {
+            print("No unfinished nights under \(options.root.path).")
+            return
+        }
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
+        let live = RecordingLock.liveHolder(at: options.lockURL, processAlive: LocalProcess.isAlive)
+        var failures = 0
+        for folder in targets {
+            if let holder = live, URL(fileURLWithPath: holder.nightFolder).standardizedFileURL.path == folder.standardizedFileURL.path {
+                printError("somni recover: \(folder.lastPathComponent) is being recorded right now (pid \(holder.pid)); left alone")
+                continue
+            }
+            do {
+                let journal = try NightJournal.load(in: folder)
+                guard journal.status != .analysed else {
+                    print("\(folder.lastPathComponent): already closed")
+                    continue
+                }
+                let session = try RecordingOptions.close(folder, classifier: classifier, sensitivity: sensitivity, recovered: true)
+                let (_, savedAs) = try options.save(folder)
+                print("\(folder.lastPathComponent): recovered \(NightSummaryText.clock(session.duration)) of night, "
+                    + "\(session.events.count) events" + (savedAs.map { "; saved in the night store as \($0)" } ?? ""))
+            } catch {
+                failures += 1
+                printError("somni recover: \(folder.path): \(error)")
+            }
+        }
+        if failures > 0 { throw SomniError(.io, "\(failures) night(s) could not be recovered") }
+    }
+}

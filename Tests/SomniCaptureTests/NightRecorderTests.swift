@@ -1,0 +1,185 @@
+import Foundation
+import SomniAudio
+import Testing
+@testable import SomniCapture
+@testable import SomniCore
+
+/// Scores a window as snoring when it is loud: enough to drive the recorder's live path with
+/// signals whose truth the test knows.
+struct LoudWindowClassifier: SoundClassifier {
+    let labels = ["snoring", "speech", "other"]
+    let windowLength = classifierWindowLength
+    let name = "loud-window test classifier"
+    mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
+        var sum: Float = 0
+        for x in window { sum += x * x }
+        let loud = (sum / Float(window.count)).squareRoot() > 0.02
+        scores[0] = loud ? 0.9 : 0.05
+        scores[1] = 0.05
+        scores[2] = loud ? 0.05 : 0.9
+    }
+}
+
+/// A generated night: faint noise, with 1 s bursts of a 120 Hz buzz at the given times.
+func syntheticNight(seconds: Int, bursts: [Double], seed: UInt64 = 7) -> [Float] {
+    var state = seed
+    var out = [Float](repeating: 0, count: seconds * analysisSampleRate)
+    for i in out.indices {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        out[i] = (Float(state >> 40) / Float(1 << 24) - 0.5) * 0.002
+    }
+    for b in bursts {
+        let start = Int(b * Double(analysisSampleRate))
+        for i in start..<min(out.count, start + analysisSampleRate) {
+            out[i] += 0.3 * Float(sin(2 * Double.pi * 120 * Double(i) / Double(analysisSampleRate)))
+        }
+    }
+    return out
+}
+
+/// A device that fails after `failAfter` blocks, as an unplugged microphone does.
+final class FailingDevice: CaptureDevice {
+    let inner: SourceAsDevice<BufferAudioSource>
+    var blocksLeft: Int
+    var rate: Int { inner.rate }
+    let name = "failing"
+    init(_ source: BufferAudioSource, failAfter: Int) { inner = SourceAsDevice(source); blocksLeft = failAfter }
+    func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
+        blocksLeft -= 1
+        if blocksLeft < 0 { throw SomniError(.io, "capture device vanished (test)") }
+        return try inner.readBlock(into: buffer)
+    }
+}
+
+func temporaryFolder(_ tag: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("somni-\(tag)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func decodedLength(_ url: URL) throws -> Int {
+    let decoder = try AudioDecoder(url: url)
+    var buffer = [Float](repeating: 0, count: 16_000)
+    var total = 0
+    while true {
+        let n = try buffer.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
+        if n == 0 { return total }
+        total += n
+    }
+}
+
+@Suite struct NightRecorderTests {
+    @Test func nightModeWritesTheEnvelopeAndAStreamableMasterOfTheWholeNight() throws {
+        let folder = try temporaryFolder("night")
+        let night = syntheticNight(seconds: 100, bursts: [40, 41, 70])
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .night, duration: 3600, keepAudio: true),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
+        let journal = try recorder.run()
+        #expect(journal.status == .captured)
+        #expect(abs(journal.recordedSeconds - 100) < 0.01)
+        let envelope = try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName))
+        #expect(envelope.values.count == 1_000)
+        // Loud where the bursts were (0.3 amplitude sine: RMS 0.21), faint elsewhere.
+        #expect(envelope.values[405] > 0.15)
+        #expect(envelope.values[705] > 0.15)
+        #expect(envelope.values[200] < 0.01)
+        let master = folder.appendingPathComponent("master.flac")
+        #expect(abs(try decodedLength(master) - night.count) < 100)
+        // No temporary names left behind.
+        let hidden = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }
+        #expect(hidden.isEmpty)
+    }
+
+    @Test func liveModeKeepsOnlyEpisodeAudioWithPreRollAndBackdatedStarts() throws {
+        let folder = try temporaryFolder("live")
+        // A snoring episode: bursts every 4 s from 30 s to 50 s; then a single burst at 80 s.
+        let bursts = stride(from: 30.0, through: 50, by: 4).map { $0 } + [80]
+        let night = syntheticNight(seconds: 120, bursts: bursts)
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .live, duration: 3600),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
+        let journal = try recorder.run()
+        #expect(journal.master == nil)
+        // The 80 s burst spans two overlapping windows, so it starts a (short) episode too.
+        #expect(journal.episodes.count == 2)
+        let first = try #require(journal.episodes.first)
+        // Backdated: the first positive window starts before the first burst at 30 s.
+        #expect(first.episode.start <= 30)
+        #expect(first.episode.start > 28.5)
+        #expect(abs(first.episode.end - 51) < 1)
+        // The clip begins with 10 s of pre-roll before the trigger and ends 1 s after the last positive window.
+        #expect(first.clipStart < first.episode.start - 8)
+        let clip = folder.appendingPathComponent(try #require(first.clip))
+        let seconds = Double(try decodedLength(clip)) / 16_000
+        #expect(abs(seconds - (first.episode.end + 1 - first.clipStart)) < 0.2)
+        #expect(first.peakDBFS > -12)
+        // Nothing but clips, the envelope and the journal on disk.
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(files == ["clips", "envelope.bin", "recording.json"])
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: false,
+                                            morning: { _, _, _ in throw SomniError(.internalError, "no morning in live mode") })
+        #expect(session.events.count == 2)
+        #expect(try NightJournal.load(in: folder).status == .analysed)
+    }
+
+    @Test func aVanishedDeviceIsRetriedAndTheGapKeepsTheClock() throws {
+        let folder = try temporaryFolder("gap")
+        let night = syntheticNight(seconds: 60, bursts: [])
+        var opens = 0
+        let recorder = try NightRecorder(
+            folder: folder,
+            settings: RecorderSettings(mode: .night, duration: 3600, retryDelay: 0.05...0.2),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: {
+                opens += 1
+                switch opens {
+                case 1: return try CaptureStream(device: FailingDevice(BufferAudioSource(night), failAfter: 200))
+                case 2, 3: throw SomniError(.io, "no such device")   // still unplugged
+                default: return try CaptureStream(device: SourceAsDevice(BufferAudioSource(night)))
+                }
+            })
+        let journal = try recorder.run()
+        #expect(opens == 4)
+        let gap = try #require(journal.gaps.first)
+        #expect(journal.gaps.count == 1)
+        #expect(abs(gap.start - 20) < 0.01)   // 200 blocks of 100 ms
+        // Waited 0.05 + 0.1 + 0.2 s (backoff) before the device came back.
+        #expect(gap.duration >= 0.3 && gap.duration < 2)
+        #expect(gap.reason.contains("vanished"))
+        #expect(abs(journal.recordedSeconds - (80 + gap.duration)) < 0.15)
+    }
+
+    /// FLAC, the default master: a kill loses only what sits in the encoder's buffers (about 3 s
+    /// measured). Ogg/Opus through FFmpeg's muxer lost about 60 s here, so it is not the default.
+    @Test func aRecorderThatDiesIsRecoveredFromDiskLosingAtMostTheLastFlush() throws {
+        let format = EncodedAudioWriter.Format.flac
+        let folder = try temporaryFolder("crash")
+        let night = syntheticNight(seconds: 200, bursts: [50])
+        var beats = 0
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .night, duration: 3600, masterFormat: format),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) },
+            // Dies without closing anything at 130 s of audio.
+            heartbeat: { beats += 1; if beats == 130 { throw SomniError(.internalError, "simulated crash") } })
+        #expect(throws: SomniError.self) { try recorder.run() }
+        let journal = try NightJournal.load(in: folder)
+        #expect(journal.status == .recording)
+        #expect(journal.recordedSeconds == 120)   // the last 30 s flush before the crash
+        #expect(NightJournal.unfinishedNights(under: folder.deletingLastPathComponent()).map(\.lastPathComponent)
+            .contains(folder.lastPathComponent))
+        var masterSeconds = 0.0
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { master, _, journal in
+            masterSeconds = Double(try decodedLength(master)) / 16_000
+            return journal.liveSession(duration: masterSeconds, classifierName: "test", sensitivity: 5)
+        }
+        // Everything up to the crash minus the encoder's buffers is readable from the master.
+        #expect(masterSeconds > 130 - 30)
+        #expect(masterSeconds <= 130.5)
+        #expect(session.warnings.contains { $0.contains("stopped unexpectedly") })
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("master.\(format.fileExtension)").path))
+    }
+}

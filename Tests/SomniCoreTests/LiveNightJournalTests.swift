@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import SomniCore
+
+@Suite struct LiveNightJournalTests {
+    func tempFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("somni-journal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func roundTripsAndFindsUnfinishedNights() throws {
+        let root = try tempFolder()
+        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                                   device: "default", captureRate: 48_000, master: "master.flac", keepAudio: false)
+        journal.gaps = [RecordingGap(start: 3600, duration: 42, reason: "capture device vanished")]
+        journal.recordedSeconds = 7200
+        for (name, status) in [("a", NightJournal.Status.recording), ("b", .analysed), ("c", .captured)] {
+            let folder = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            var j = journal
+            j.status = status
+            try j.save(in: folder)
+        }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("d-no-journal"), withIntermediateDirectories: true)
+        #expect(NightJournal.unfinishedNights(under: root).map(\.lastPathComponent) == ["a", "c"])
+        let loaded = try NightJournal.load(in: root.appendingPathComponent("a"))
+        #expect(loaded.gaps == journal.gaps)
+        #expect(loaded.recordedSeconds == 7200)
+        #expect(loaded.status == .recording)
+    }
+
+    @Test func aCorruptJournalIsBadInput() throws {
+        let folder = try tempFolder()
+        try Data("{".utf8).write(to: folder.appendingPathComponent(NightJournal.fileName))
+        #expect { try NightJournal.load(in: folder) } throws: { ($0 as? SomniError)?.code == .badInput }
+    }
+
+    @Test func liveEpisodesBecomeSnoringEventsIncludingOneLeftOpenByACrash() throws {
+        var journal = NightJournal(mode: .live, startedAt: Date(), device: "default", captureRate: 48_000,
+                                   master: nil, keepAudio: false)
+        journal.episodes = [LiveEpisodeRecord(episode: LiveEpisode(start: 100, end: 130, peakConfidence: 0.9, positiveWindows: 20),
+                                              clip: "clips/evt-0001.ogg", clipStart: 91.5, peakDBFS: -10, meanDBFS: -30)]
+        journal.openEpisode = LiveEpisodeRecord(episode: LiveEpisode(start: 500, end: 505, peakConfidence: 0.7, positiveWindows: 4),
+                                                clip: "clips/evt-0002.ogg", clipStart: 491.5, peakDBFS: -50, meanDBFS: -60)
+        journal.gaps = [RecordingGap(start: 200, duration: 10, reason: "x")]
+        let session = journal.liveSession(duration: 600, classifierName: "heuristic", sensitivity: 5)
+        #expect(session.events.count == 2)
+        #expect(session.events.allSatisfy { $0.eventClass == .snoring })
+        #expect(session.events[0].clip == "clips/evt-0001.ogg")
+        // Loud (−10 dBFS) and 30 s long: the maximum; quiet and short: 0.4 × 5/20.
+        #expect(abs(session.events[0].severity - 100) < 1e-9)
+        #expect(abs(session.events[1].severity - 10) < 1e-9)
+        #expect(session.summary.snoringEpisodes == 2)
+        #expect(abs(session.summary.snoringMinutes - 35.0 / 60) < 1e-9)
+        #expect(session.gaps?.count == 1)
+        #expect(session.warnings.contains { $0.contains("closed at its last positive window") })
+    }
+}
