@@ -11,7 +11,7 @@ func runClassifierBenchmark() throws {
         model = try CNNClassifier.bundled()
     }
     var classifier = model
-    var rng = SeededGenerator(seed: 7)
+    var rng = SeededRandom(seed: 7)
     let windows = (0..<8).map { _ in (0..<classifier.windowLength).map { _ in 0.1 * rng.nextGaussian() } }
     var scores = [Float](repeating: 0, count: classifier.labels.count)
     let extractor = try LogMelExtractor(settings: classifier.model.features)

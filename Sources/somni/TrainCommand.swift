@@ -99,7 +99,7 @@ struct TrainCommand: Command {
         }
         let window = options.features.windowLength
         printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
-        var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole)
+        var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole)
         var beds: [[Float]] = []
         if let name = syntheticNoise {
             guard let label = list.labels.firstIndex(of: name) else {
@@ -116,15 +116,15 @@ struct TrainCommand: Command {
         var validation = splitValidation, test = splitTest
         if let dir = validationDirectory {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
-            validation = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole))
+            validation = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
         }
         if let dir = testDirectory {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
-            test = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: decodeWhole))
+            test = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
         }
         for dir in backgrounds {
             for path in try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath()) {
-                let bed = try decodeWhole(URL(fileURLWithPath: path))
+                let bed = try AudioDecoder.decodeWhole(URL(fileURLWithPath: path))
                 // Under the shared rule only the training part of a recording may be heard in training.
                 beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
@@ -156,17 +156,4 @@ struct TrainCommand: Command {
         }
         print("\nWrote \(outURL.path) and \(reportURL.path)")
     }
-}
-
-/// Decodes a whole file to 16 kHz mono (training clips are short; nights are streamed instead).
-@Sendable func decodeWhole(_ url: URL) throws -> [Float] {
-    let decoder = try AudioDecoder(url: url)
-    var samples: [Float] = []
-    var block = [Float](repeating: 0, count: 16_384)
-    while true {
-        let n = try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
-        if n == 0 { break }
-        samples += block[0..<n]
-    }
-    return samples
 }

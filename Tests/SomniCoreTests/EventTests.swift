@@ -210,3 +210,34 @@ import Testing
         #expect(Self.run(80, snoring: [2, 3, 60, 61], confidence: 0.55).changes.isEmpty)   // below 0.6
     }
 }
+
+/// Snoring hysteresis: quieter snores continue an episode but never start one.
+@Suite struct SnoringContinuationTests {
+    func window(_ t: Double, _ snoring: Float, other: Float = 0) -> WindowLabels {
+        WindowLabels(start: t, end: t + 0.975, ranked: [.init(label: "other", confidence: max(other, 1 - snoring)),
+                                                        .init(label: "snoring", confidence: snoring)])
+    }
+
+    @Test func quieterSnoresNearAnAcceptedOneJoinBothWays() {
+        let windows = [window(0, 0.3), window(6, 0.8), window(12, 0.3), window(20, 0.3), window(40, 0.3)]
+        let undecided = [0, 2, 3, 4]
+        let accepted = [EventDetector.Hit(range: TimeRange(start: 6, end: 6.975), confidence: 0.8)]
+        let joined = EventDetector.continuedSnoring(windows, undecided: undecided, accepted: accepted, minimum: 0.2)
+        // 0 s (before, within 10 s), 12 s (after), 20 s (chained from 12 s); 40 s is too far.
+        #expect(joined.map(\.range.start) == [0, 12, 20])
+    }
+
+    @Test func belowTheContinuationThresholdOrWithoutAStartNothingJoins() {
+        let windows = [window(0, 0.15), window(5, 0.3)]
+        #expect(EventDetector.continuedSnoring(windows, undecided: [0, 1], accepted: [], minimum: 0.2).isEmpty)
+        let accepted = [EventDetector.Hit(range: TimeRange(start: 10, end: 10.975), confidence: 0.9)]
+        let joined = EventDetector.continuedSnoring(windows, undecided: [0, 1], accepted: accepted, minimum: 0.2)
+        #expect(joined.map(\.range.start) == [5])
+    }
+
+    @Test func noiseOnlyWindowsNeverBecomeSnoring() {
+        let windows = (0..<20).map { window(Double($0) * 0.4875, 0.45) }
+        let events = EventDetector.detect(windows: windows, frames: FrameTrack(), sensitivity: 5, duration: 12)
+        #expect(events.isEmpty)
+    }
+}

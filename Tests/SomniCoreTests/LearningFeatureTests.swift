@@ -5,8 +5,8 @@ import Testing
 @Suite struct LearningFeatureTests {
     @Test(arguments: [8, 64, 512])
     func realFFTMatchesNaiveDFTInEveryLane(size: Int) throws {
-        var rng = SeededGenerator(seed: UInt64(size))
-        let signals = (0..<8).map { _ in (0..<size).map { _ in rng.uniform(-1...1) } }
+        var rng = SeededRandom(seed: UInt64(size))
+        let signals = (0..<8).map { _ in (0..<size).map { _ in rng.nextUniform(-1...1) } }
         let packed = (0..<size).map { i in SIMD8<Float>((0..<8).map { signals[$0][i] }) }
         let fft = try RealFFT(size: size)
         var power = [SIMD8<Float>](repeating: SIMD8(), count: size / 2 + 1)

@@ -62,9 +62,9 @@ private func run(_ layers: [LayerSpec], input: TensorShape, x: [Float], paramete
 
     @Test func wideGEMMUsesTheVectorPathAndTheTail() throws {
         // 4 + 1 output rows over 11 positions exercise the blocked SIMD loop and the scalar tails.
-        var rng = SeededGenerator(seed: 3)
-        let x = (0..<(3 * 11)).map { _ in rng.uniform(-1...1) }
-        let w = (0..<15).map { _ in rng.uniform(-1...1) }, b = (0..<5).map { _ in rng.uniform(-1...1) }
+        var rng = SeededRandom(seed: 3)
+        let x = (0..<(3 * 11)).map { _ in rng.nextUniform(-1...1) }
+        let w = (0..<15).map { _ in rng.nextUniform(-1...1) }, b = (0..<5).map { _ in rng.nextUniform(-1...1) }
         let y = try run([.pointwise(channels: 5)], input: .init(channels: 3, height: 1, width: 11), x: x, parameters: w + b)
         for o in 0..<5 {
             for p in 0..<11 {
@@ -83,11 +83,11 @@ private func run(_ layers: [LayerSpec], input: TensorShape, x: [Float], paramete
     func backwardMatchesFiniteDifferences(layers: [LayerSpec]) throws {
         let shape = TensorShape(channels: 2, height: 4, width: 5)
         let net = try Network(input: shape, layers: [.dropout(rate: 0)] + layers)
-        var rng = SeededGenerator(seed: 11)
-        var params = (0..<net.parameterCount).map { _ in rng.uniform(-1...1) }
+        var rng = SeededRandom(seed: 11)
+        var params = (0..<net.parameterCount).map { _ in rng.nextUniform(-1...1) }
         // Inputs kept at least 0.1 from ReLU's kink so the differences never straddle it.
-        var x = (0..<shape.count).map { _ -> Float in let u = rng.uniform(-1...1); return u < 0 ? u - 0.1 : u + 0.1 }
-        let r = (0..<net.outputShape.count).map { _ in rng.uniform(-1...1) }
+        var x = (0..<shape.count).map { _ -> Float in let u = rng.nextUniform(-1...1); return u < 0 ? u - 0.1 : u + 0.1 }
+        let r = (0..<net.outputShape.count).map { _ in rng.nextUniform(-1...1) }
         let ws = NetworkWorkspace(net)
         func loss() -> Double {
             ws.input.baseAddress!.update(from: x, count: x.count)

@@ -46,8 +46,8 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         #expect(loaded.parameters == model.parameters && loaded.network == model.network)
         #expect(loaded.bandMean == model.bandMean && loaded.bandDeviation == model.bandDeviation && loaded.temperature == 1.5)
         var a = try CNNClassifier(model: model), b = try CNNClassifier(contentsOf: url)
-        var rng = SeededGenerator(seed: 1)
-        let window = (0..<4_000).map { _ in rng.uniform(-0.5...0.5) }
+        var rng = SeededRandom(seed: 1)
+        let window = (0..<4_000).map { _ in rng.nextUniform(-0.5...0.5) }
         var sa = [Float](repeating: 0, count: 2), sb = sa
         window.withUnsafeBufferPointer { w in
             sa.withUnsafeMutableBufferPointer { a.classify(w, scores: $0) }
@@ -99,8 +99,8 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
     @Test func classifierCopiesKeepTheirOwnBuffersAndShortWindowsArePadded() throws {
         var a = try CNNClassifier(model: tinyModel())
         var b = a
-        var rng = SeededGenerator(seed: 2)
-        let w1 = (0..<4_000).map { _ in rng.uniform(-0.5...0.5) }, w2 = (0..<4_000).map { _ in rng.uniform(-0.01...0.01) }
+        var rng = SeededRandom(seed: 2)
+        let w1 = (0..<4_000).map { _ in rng.nextUniform(-0.5...0.5) }, w2 = (0..<4_000).map { _ in rng.nextUniform(-0.01...0.01) }
         var s1 = [Float](repeating: 0, count: 2), s2 = s1, again = s1
         w1.withUnsafeBufferPointer { w in s1.withUnsafeMutableBufferPointer { a.classify(w, scores: $0) } }
         w2.withUnsafeBufferPointer { w in s2.withUnsafeMutableBufferPointer { b.classify(w, scores: $0) } }

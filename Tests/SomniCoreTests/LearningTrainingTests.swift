@@ -9,12 +9,12 @@ let tinyLayers: [LayerSpec] = [.conv3x3(channels: 4), .relu, .maxPool2, .timeAve
 
 /// Tones (200–4000 Hz) against white noise, at random levels, 12 groups of 5 clips per class.
 func tonesAndNoise(seed: UInt64) -> TrainingSet {
-    var rng = SeededGenerator(seed: seed)
+    var rng = SeededRandom(seed: seed)
     var clips: [[Float]] = [], examples: [TrainingSet.Example] = []
     for label in 0..<2 {
         for group in 0..<12 {
             for _ in 0..<5 {
-                let level = rng.uniform(0.02...0.5), frequency = Double(rng.uniform(200...4000))
+                let level = rng.nextUniform(0.02...0.5), frequency = Double(rng.nextUniform(200...4000))
                 let clip: [Float] = (0..<4_400).map { i in
                     label == 0 ? level * Float(sin(2 * Double.pi * frequency * Double(i) / 16_000)) : level * rng.nextGaussian() / 3
                 }
@@ -56,7 +56,7 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         var classifier = try CNNClassifier(model: model)
         var scores = [Float](repeating: 0, count: 2)
         let tone = (0..<4_000).map { Float(0.3 * sin(2 * Double.pi * 1234 * Double($0) / 16_000)) }
-        var rng = SeededGenerator(seed: 99)
+        var rng = SeededRandom(seed: 99)
         let noise = (0..<4_000).map { _ in 0.1 * rng.nextGaussian() }
         tone.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
         #expect(scores[0] > 0.8 && abs(scores[0] + scores[1] - 1) < 1e-5)

@@ -59,10 +59,13 @@ public enum EventDetector {
                               duration: Double) -> [DetectedEvent] {
         let minimum = Sensitivity.minimumConfidence(sensitivity)
         var hits: [EventClass: [Hit]] = [:]
-        for w in windows {
-            guard let (c, confidence) = decide(w.ranked, minimum: minimum) else { continue }
+        var undecided: [Int] = []
+        for (i, w) in windows.enumerated() {
+            guard let (c, confidence) = decide(w.ranked, minimum: minimum) else { undecided.append(i); continue }
             hits[c, default: []].append(Hit(range: TimeRange(start: w.start, end: w.end), confidence: Double(confidence)))
         }
+        hits[.snoring, default: []] += continuedSnoring(windows, undecided: undecided, accepted: hits[.snoring] ?? [],
+                                                       minimum: minimum * snoringContinuationShare)
         var events: [DetectedEvent] = []
         for c in EventClass.allCases {
             guard let classHits = hits[c]?.sorted(by: { $0.range.start < $1.range.start }) else { continue }
@@ -82,6 +85,49 @@ public enum EventDetector {
             events += found.map { event(c, $0, frames: frames) }
         }
         return events.sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
+    }
+
+    /// Once snoring is found, windows within an episode's gap of it whose snoring confidence
+    /// reaches this share of the threshold count too: hysteresis, as Snore Detector's live
+    /// episodes have, so one quieter snore missed does not split an episode in two. A night's
+    /// first snore still needs the full threshold.
+    public static let snoringContinuationShare: Float = 0.4
+
+    /// Undecided windows that continue snoring, found by a forward and a backward sweep from the
+    /// accepted snoring windows (so chains of quieter snores extend an episode both ways).
+    static func continuedSnoring(_ windows: [WindowLabels], undecided: [Int], accepted: [Hit], minimum: Float,
+                                 gap: Double = 10) -> [Hit] {
+        guard !accepted.isEmpty, !undecided.isEmpty else { return [] }
+        let acceptedRanges = accepted.map(\.range).sorted { $0.start < $1.start }
+        var joined = [Bool](repeating: false, count: undecided.count)
+        var confidence = [Float](repeating: 0, count: undecided.count)
+        for (k, i) in undecided.enumerated() {
+            confidence[k] = windows[i].ranked.prefix(scanDepth)
+                .filter { ClassSets.eventClass(forLabel: $0.label) == .snoring }.map(\.confidence).max() ?? 0
+        }
+        // Forward: track the end of the latest snoring window seen so far.
+        var a = 0
+        var lastEnd = -Double.infinity
+        for (k, i) in undecided.enumerated() {
+            let w = windows[i]
+            while a < acceptedRanges.count, acceptedRanges[a].start <= w.start {
+                lastEnd = max(lastEnd, acceptedRanges[a].end); a += 1
+            }
+            if confidence[k] >= minimum, w.start - lastEnd <= gap { joined[k] = true; lastEnd = max(lastEnd, w.end) }
+        }
+        // Backward: track the start of the earliest snoring window after this one.
+        a = acceptedRanges.count - 1
+        var nextStart = Double.infinity
+        for (k, i) in undecided.enumerated().reversed() {
+            let w = windows[i]
+            while a >= 0, acceptedRanges[a].start >= w.start { nextStart = min(nextStart, acceptedRanges[a].start); a -= 1 }
+            if joined[k] { nextStart = min(nextStart, w.start); continue }
+            if confidence[k] >= minimum, nextStart - w.end <= gap { joined[k] = true; nextStart = w.start }
+        }
+        return undecided.indices.filter { joined[$0] }.map {
+            let w = windows[undecided[$0]]
+            return Hit(range: TimeRange(start: w.start, end: w.end), confidence: Double(confidence[$0]))
+        }
     }
 
     /// Snoring events less than `maxGap` seconds apart, grouped.

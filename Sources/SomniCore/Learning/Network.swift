@@ -107,7 +107,7 @@ public struct Network: Sendable, Equatable {
 
     /// He-initialised weights and zero biases from a seeded generator.
     public func initialParameters(seed: UInt64) -> [Float] {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var p = [Float](repeating: 0, count: parameterCount)
         for l in layers where l.weightCount > 0 {
             let fanIn: Int
@@ -341,7 +341,7 @@ public final class NetworkWorkspace {
     private let activationOffsets: [Int], gradientOffsets: [Int]
     private let scratchOffsets: [[Int]]
     /// Dropout's generator; reseed it per example for reproducible training.
-    public var random: SeededGenerator
+    public var random: SeededRandom
 
     public init(_ network: Network) {
         var offset = 0
@@ -364,7 +364,7 @@ public final class NetworkWorkspace {
         slabCount = offset
         slab = .allocate(capacity: max(offset, 1))
         slab.initialize(repeating: 0, count: max(offset, 1))
-        random = SeededGenerator(seed: 0)
+        random = SeededRandom(seed: 0)
         outputCount = network.outputShape.count
         inputCount = network.inputShape.count
     }
@@ -386,24 +386,3 @@ public final class NetworkWorkspace {
     func scratch(_ layer: Int, _ kind: ScratchKind) -> UnsafeMutablePointer<Float> { slab + scratchOffsets[layer][kind.rawValue] }
 }
 
-/// SplitMix64: small, fast, and the same sequence on every platform for a given seed.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    public mutating func nextUnit() -> Float { Float(next() >> 40) * (1.0 / Float(1 << 24)) }
-    /// Standard normal (Box–Muller).
-    public mutating func nextGaussian() -> Float {
-        let u = max(Double(next() >> 11) * (1.0 / Double(1 << 53)), 1e-300), v = Double(next() >> 11) * (1.0 / Double(1 << 53))
-        return Float((-2 * log(u)).squareRoot() * cos(2 * Double.pi * v))
-    }
-    /// Uniform in `range`.
-    public mutating func uniform(_ range: ClosedRange<Float>) -> Float { range.lowerBound + (range.upperBound - range.lowerBound) * nextUnit() }
-}

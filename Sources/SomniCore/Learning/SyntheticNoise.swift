@@ -8,7 +8,7 @@ public enum SyntheticNoise {
     /// `count` beds of `seconds` each at an RMS of 0.05, kind by index (white, pink, brown, fan, rumble).
     public static func beds(count: Int, seconds: Double, seed: UInt64) -> [[Float]] {
         (0..<count).map { i in
-            var rng = SeededGenerator(seed: seed &+ UInt64(i) &* 0x9E37_79B9_7F4A_7C15)
+            var rng = SeededRandom(seed: seed &+ UInt64(i) &* 0x9E37_79B9_7F4A_7C15)
             let n = Int(seconds * Double(analysisSampleRate))
             var x = [Float](repeating: 0, count: n)
             switch i % 5 {
@@ -27,19 +27,19 @@ public enum SyntheticNoise {
                 var y: Float = 0
                 for k in 0..<n { y = 0.995 * y + rng.nextGaussian(); x[k] = y }
             case 3:  // rumble: two one-pole low-passes at 60–300 Hz, swells of 2–20 s up to 12 dB
-                let cutoff = rng.uniform(60...300)
+                let cutoff = rng.nextUniform(60...300)
                 let a = exp(-2 * Float.pi * cutoff / Float(analysisSampleRate))
                 var y1: Float = 0, y2: Float = 0, phase: Float = 0
-                var period = rng.uniform(2...20)
+                var period = rng.nextUniform(2...20)
                 for k in 0..<n {
                     y1 = a * y1 + (1 - a) * rng.nextGaussian()
                     y2 = a * y2 + (1 - a) * y1
                     phase += 1 / (period * Float(analysisSampleRate))
-                    if phase >= 1 { phase -= 1; period = rng.uniform(2...20) }
+                    if phase >= 1 { phase -= 1; period = rng.nextUniform(2...20) }
                     x[k] = y2 * pow(4, 0.5 - 0.5 * cos(2 * Float.pi * phase))
                 }
             default:  // fan: one-pole low-pass at 150–1500 Hz, mains-like hum, slow amplitude wobble
-                let cutoff = rng.uniform(150...1500), hum = rng.uniform(50...200), wobble = rng.uniform(0.2...1.5)
+                let cutoff = rng.nextUniform(150...1500), hum = rng.nextUniform(50...200), wobble = rng.nextUniform(0.2...1.5)
                 let a = exp(-2 * Float.pi * cutoff / Float(analysisSampleRate))
                 var y: Float = 0
                 for k in 0..<n {

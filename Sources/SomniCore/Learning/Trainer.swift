@@ -184,7 +184,7 @@ public final class Trainer {
 
         for epoch in 1...max(o.maxEpochs, 1) {
             let epochStart = Date()
-            var rng = SeededGenerator(seed: o.seed &* 0x9E37_79B9 &+ UInt64(epoch))
+            var rng = SeededRandom(seed: o.seed &* 0x9E37_79B9 &+ UInt64(epoch))
             var order: [Int] = []
             for sources in byClass {
                 // A class drawn from many sources ("other") gets more examples: √sources shares.
@@ -455,7 +455,7 @@ final class Worker: @unchecked Sendable {
 
     func trainOn(_ index: Int, data: TrainingSet, model: CNNModel, backgrounds: [[Float]], options o: TrainingOptions,
                  seed: UInt64, gradientScale: Float) {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let e = data.examples[index]
         let position = o.augment ? rng.nextUnit() : 0.5
         let overhang = o.augment && rng.nextUnit() < 0.5 ? o.overhang : 0
@@ -465,7 +465,7 @@ final class Worker: @unchecked Sendable {
         window.withUnsafeBufferPointer { extractor.extract($0, into: input) }
         normalise(input, model: model)
         if o.augment { maskSpectrogram(input, bands: o.features.melBands, rng: &rng) }
-        workspace.random = SeededGenerator(seed: rng.next())
+        workspace.random = SeededRandom(seed: rng.next())
         model.parameters.withUnsafeBufferPointer { network.forward($0.baseAddress!, workspace, training: true) }
 
         // Softmax cross-entropy against label-smoothed targets; its gradient is p − q.
@@ -487,9 +487,9 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Random gain, then (usually) a background bed mixed in at a random signal-to-noise ratio.
-    private func augment(backgrounds: [[Float]], options o: TrainingOptions, rng: inout SeededGenerator) {
+    private func augment(backgrounds: [[Float]], options o: TrainingOptions, rng: inout SeededRandom) {
         let n = window.count
-        let gain = pow(10, rng.uniform(o.gainDecibels) / 20)
+        let gain = pow(10, rng.nextUniform(o.gainDecibels) / 20)
         var energy: Float = 0
         for i in 0..<n { window[i] *= gain; energy += window[i] * window[i] }
         guard !backgrounds.isEmpty, rng.nextUnit() < o.backgroundProbability else { return }
@@ -500,13 +500,13 @@ final class Worker: @unchecked Sendable {
         guard bedEnergy > 0 else { return }
         let signalRMS = (energy / Float(n)).squareRoot(), bedRMS = (bedEnergy / Float(n)).squareRoot()
         // Near-silent examples get the bed at a quiet absolute level instead.
-        let targetRMS = signalRMS > 1e-4 ? signalRMS / pow(10, rng.uniform(o.signalToNoise) / 20) : pow(10, rng.uniform(-60 ... -30) / 20)
+        let targetRMS = signalRMS > 1e-4 ? signalRMS / pow(10, rng.nextUniform(o.signalToNoise) / 20) : pow(10, rng.nextUniform(-60 ... -30) / 20)
         let scale = targetRMS / bedRMS
         for i in 0..<n { window[i] += scale * bed[offset + i] }
     }
 
     /// SpecAugment-style: one band of frames and one band of mel bands set to the mean (0).
-    private func maskSpectrogram(_ x: UnsafeMutableBufferPointer<Float>, bands: Int, rng: inout SeededGenerator) {
+    private func maskSpectrogram(_ x: UnsafeMutableBufferPointer<Float>, bands: Int, rng: inout SeededRandom) {
         let frames = x.count / bands
         if rng.nextUnit() < 0.5 {
             let width = Int(rng.next() % 6), start = Int(rng.next() % UInt64(max(frames - width, 1)))

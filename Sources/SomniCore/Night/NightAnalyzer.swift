@@ -129,7 +129,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         let analysed = gate.stretches.reduce(0) { $0 + ($1.end - $1.start) }
         let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
                                      gateBypassed: gate.bypassed, events: events, episodes: episodes)
-        let session = Session(source: sourceName, startedAt: startedAt.map(Self.isoString), duration: duration,
+        let session = Session(source: sourceName, startedAt: startedAt.map(isoDateString), duration: duration,
                               analysedSeconds: analysed, activeShare: gate.activeShare,
                               settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifier.name),
                               summary: summary, episodes: episodes, events: events, warnings: warnings)
@@ -140,13 +140,14 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         }
         return session
     }
+}
 
-    static func isoString(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.timeZone = .current
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: date)
-    }
+/// ISO 8601 with the local offset, as session.json's startedAt.
+func isoDateString(_ date: Date) -> String {
+    let f = ISO8601DateFormatter()
+    f.timeZone = .current
+    f.formatOptions = [.withInternetDateTime]
+    return f.string(from: date)
 }
 
 /// Below this peak envelope level (about −60 dBFS) a night is called near-silent.

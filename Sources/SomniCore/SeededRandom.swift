@@ -1,7 +1,8 @@
 import Foundation
 
 /// A small, fast, seedable generator (SplitMix64): the same seed gives the same night on every
-/// platform and Swift version, which `SystemRandomNumberGenerator` cannot promise.
+/// platform and Swift version, which `SystemRandomNumberGenerator` cannot promise. Synthesis,
+/// training and tests all draw from it.
 public struct SeededRandom: RandomNumberGenerator, Sendable, Equatable {
     private var state: UInt64
 
@@ -34,4 +35,18 @@ public struct SeededRandom: RandomNumberGenerator, Sendable, Equatable {
 
     /// White noise sample, uniform in [-1, 1).
     public mutating func noise() -> Float { Float(unit() * 2 - 1) }
+
+    /// Uniform Float in [0, 1) (24 bits: every value exactly representable).
+    public mutating func nextUnit() -> Float { Float(next() >> 40) * (1.0 / Float(1 << 24)) }
+
+    /// Standard normal (Box–Muller).
+    public mutating func nextGaussian() -> Float {
+        let u = max(Double(next() >> 11) * 0x1.0p-53, 1e-300), v = Double(next() >> 11) * 0x1.0p-53
+        return Float((-2 * log(u)).squareRoot() * cos(2 * Double.pi * v))
+    }
+
+    /// Uniform Float in `range`.
+    public mutating func nextUniform(_ range: ClosedRange<Float>) -> Float {
+        range.lowerBound + (range.upperBound - range.lowerBound) * nextUnit()
+    }
 }
