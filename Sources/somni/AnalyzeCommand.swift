@@ -69,13 +69,7 @@ struct AnalyzeCommand: Command {
             folder = store.folder(of: record)
             savedAs = record.id
         }
-        if json {
-            print(String(decoding: try session.jsonData(), as: UTF8.self))
-        } else {
-            print(NightSummaryText.render(session, folder: folder))
-            if let savedAs { print("Saved in the night store as \(savedAs): 'somni show \(savedAs)', 'somni report \(savedAs) -o report.html'") }
-        }
-        for w in session.warnings { printError("somni analyze: warning: \(w)") }
+        try NightSummaryText.printResult(session, folder: folder, savedAs: savedAs, json: json, command: Self.name)
     }
 }
 
@@ -116,6 +110,18 @@ final class ProgressBar {
 
 /// The readable summary printed after an analysis.
 enum NightSummaryText {
+    /// What `analyze` and `record` print when a night is done: session.json or the summary, then
+    /// the warnings on standard error.
+    static func printResult(_ session: Session, folder: URL, savedAs: String?, json: Bool, command: String) throws {
+        if json {
+            print(String(decoding: try session.jsonData(), as: UTF8.self))
+        } else {
+            print(render(session, folder: folder))
+            if let savedAs { print("Saved in the night store as \(savedAs): 'somni show \(savedAs)', 'somni report \(savedAs) -o report.html'") }
+        }
+        for w in session.warnings { printError("somni \(command): warning: \(w)") }
+    }
+
     static func clock(_ seconds: Double) -> String {
         let s = Int(seconds.rounded())
         return String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)

@@ -148,13 +148,7 @@ struct RecordCommand: Command {
                 + "run 'somni recover' once the problem is fixed", cause: error)
         }
         let (saved, savedAs) = try options.save(folder)
-        if json {
-            print(String(decoding: try session.jsonData(), as: UTF8.self))
-        } else {
-            print(NightSummaryText.render(session, folder: saved))
-            if let savedAs { print("Saved in the night store as \(savedAs): 'somni show \(savedAs)', 'somni report \(savedAs) -o report.html'") }
-        }
-        for w in session.warnings { printError("somni record: warning: \(w)") }
+        try NightSummaryText.printResult(session, folder: saved, savedAs: savedAs, json: json, command: Self.name)
     }
 }
 
