@@ -71,5 +71,12 @@ struct DemoCommand: Command {
         let report = Evaluator.evaluate(reference: synthesizer.plan.events, found: found, duration: session.duration)
         print("\nAgainst the reference (somni evaluate --reference \(referenceURL.path) \(nightFolder.path)):")
         print(report.text())
+        if case .learned = classifier {
+            print("""
+            Note: the learned model was trained on real recordings; these generated sounds are not what it
+            learned (it reads many generated snores as speech). The figures above check the pipeline, not the
+            model: its quality on real held-out recordings is in the README ('Quality').
+            """)
+        }
     }
 }
