@@ -210,7 +210,7 @@ public final class NightRecorder<C: SoundClassifier> {
     private func tick() throws {
         if processed - lastStatus >= rate {
             lastStatus = processed
-            let level = levelCount > 0 ? 10 * log10(max(Double(levelSum) / Double(levelCount), 1e-12)) : -120
+            let level = EventDetector.dbfs(levelCount > 0 ? (Double(levelSum) / Double(levelCount)).squareRoot() : 0)
             levelSum = 0; levelCount = 0
             observe(.status(RecorderStatus(
                 elapsed: Double(processed) / Double(rate), levelDBFS: level, topLabel: topLabel,
@@ -489,7 +489,7 @@ private struct OpenClip {
 
     func record() -> LiveEpisodeRecord {
         LiveEpisodeRecord(episode: episode, clip: name, clipStart: Double(start) / Double(analysisSampleRate),
-                          peakDBFS: 20 * log10(max(Double(peak), 1e-6)),
-                          meanDBFS: 10 * log10(max(sumSquares / Double(max(count, 1)), 1e-12)))
+                          peakDBFS: EventDetector.dbfs(Double(peak)),
+                          meanDBFS: EventDetector.dbfs((sumSquares / Double(max(count, 1))).squareRoot()))
     }
 }
