@@ -272,7 +272,8 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
             let cough = Double(try bank.clip(.cough, rng: &rng).count) / rate
             #expect(abs(cough - 0.3) < 1e-3 || abs(cough - 0.35) < 1e-3)
             let words = Double(try bank.clip(.speech, rng: &rng).count) / rate
-            #expect((0.39...(3 * 0.41 + 2 * 0.4)).contains(words))
+            let twoToFourWords: ClosedRange<Double> = 0.93...2.84   // 0.4 s words, 0.15–0.4 s pauses
+            #expect(twoToFourWords.contains(words))
             // Doors come from the door block only, never from "people talking" (0.5 s tones here).
             #expect(abs(Double(try bank.clip(.door, rng: &rng).count) / rate - 0.3) < 0.011)
         }

@@ -49,11 +49,18 @@ public struct DetectedEvent: Sendable, Equatable {
 ///    within ±15 s) × 3; the event runs from where the band rises above that to where it falls
 ///    back, within 1 s of the span. Coughs are then split at each sharp onset after a dip, so a
 ///    bout of three is three events.
-/// 4. Snoring and sleep-talk events of one class within 2 s merge again; those under 0.5 s drop.
+/// 4. Snoring and sleep-talk events of one class within 2 s merge again; sleep-talk under 0.5 s
+///    drops, and snoring whose core is under 0.2 s.
+/// 5. Context: an unsure word or cough between snores is another snore, and snoring needs a
+///    train: three snores less than 10 s apart, or 5 s of snoring.
 public enum EventDetector {
     public static let scanDepth = 5
     public static let mergeGap = 2.0
     public static let minimumDuration = 0.5
+    /// A snore the classifier heard whose low-band core is shorter than `minimumDuration` is
+    /// still a snore (quieter ones rise above the local floor only at their peak); dropping it
+    /// split episodes. Lone snore-like blips are removed by `minimumEpisodeSnores` instead.
+    public static let minimumSnoreCore = 0.2
 
     public static func detect(windows: [WindowLabels], frames: FrameTrack, sensitivity: Int,
                               duration: Double) -> [DetectedEvent] {
@@ -66,6 +73,7 @@ public enum EventDetector {
         }
         hits[.snoring, default: []] += continuedSnoring(windows, undecided: undecided, accepted: hits[.snoring] ?? [],
                                                        minimum: minimum * snoringContinuationShare)
+        reassignUnsureSoundsWithinSnoring(&hits)
         var events: [DetectedEvent] = []
         for c in EventClass.allCases {
             guard let classHits = hits[c]?.sorted(by: { $0.range.start < $1.range.start }) else { continue }
@@ -80,11 +88,57 @@ public enum EventDetector {
             }
             if c != .cough {
                 found = merge(found.sorted { $0.range.start < $1.range.start }, gap: mergeGap)
-                    .filter { $0.range.duration >= minimumDuration }
+                    .filter { $0.range.duration >= (c == .snoring ? minimumSnoreCore : minimumDuration) }
             }
             events += found.map { event(c, $0, frames: frames) }
         }
-        return events.sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
+        return withoutLoneSnores(events).sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
+    }
+
+    /// Below this confidence, a word or a cough heard with snoring less than an episode's gap
+    /// before and after it is taken for one more snore. Snores come every few seconds, and the
+    /// classifier's unsure speech and cough calls inside snore trains were nearly all snores
+    /// (synthesised nights from held-out recordings); real talk and coughs there still count
+    /// when the classifier is sure of them.
+    public static let sureWithinSnoring = 0.9
+
+    /// Moves unsure sleep-talk and cough spans that sit inside snoring to the snoring hits.
+    static func reassignUnsureSoundsWithinSnoring(_ hits: inout [EventClass: [Hit]], gap: Double = 10) {
+        let snoring = hits[.snoring] ?? []
+        guard !snoring.isEmpty else { return }
+        for c in [EventClass.sleepTalk, .cough] {
+            guard let classHits = hits[c]?.sorted(by: { $0.range.start < $1.range.start }) else { continue }
+            var kept: [Hit] = []
+            for span in merge(classHits, gap: mergeGap) {
+                let members = classHits.filter { $0.range.start >= span.range.start && $0.range.end <= span.range.end }
+                let before = snoring.contains { $0.range.start < span.range.start && $0.range.end >= span.range.start - gap }
+                let after = snoring.contains { $0.range.end > span.range.end && $0.range.start <= span.range.end + gap }
+                if span.confidence < sureWithinSnoring, before, after {
+                    hits[.snoring, default: []] += members
+                } else {
+                    kept += members
+                }
+            }
+            hits[c] = kept
+        }
+    }
+
+    /// Snoring is a train of breaths: an episode needs this many snores, or `minimumEpisodeSnoring`
+    /// seconds of snoring (snores less than 2 s apart merge into one event). One or two short
+    /// snore-like sounds on their own (a door, a grunt, a passing lorry) are not reported.
+    public static let minimumEpisodeSnores = 3
+    public static let minimumEpisodeSnoring = 5.0
+
+    static func withoutLoneSnores(_ events: [DetectedEvent]) -> [DetectedEvent] {
+        let snores = events.filter { $0.eventClass == .snoring }
+        let lone = episodes(of: events).filter { episode in
+            let inside = snores.filter { $0.start >= episode.start && $0.end <= episode.end }
+            return inside.count < minimumEpisodeSnores && inside.reduce(0) { $0 + $1.duration } < minimumEpisodeSnoring
+        }
+        guard !lone.isEmpty else { return events }
+        return events.filter { e in
+            e.eventClass != .snoring || !lone.contains { e.start >= $0.start && e.end <= $0.end }
+        }
     }
 
     /// Once snoring is found, windows within an episode's gap of it whose snoring confidence

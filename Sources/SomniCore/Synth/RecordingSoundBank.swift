@@ -125,11 +125,13 @@ public final class RecordingSoundBank: SoundBank {
         }
     }
 
-    /// One to three words of the same speaker with short pauses: sleep-talk is rarely one word.
+    /// Two to four words of the same speaker with short pauses: sleep-talk is rarely one word,
+    /// and a lone Speech Commands word trimmed to its sound is often under 0.5 s, shorter than
+    /// any event Somni reports.
     private func utterance(startingWith first: RecordingFile, rng: inout SeededRandom) throws -> [Float] {
         let sameSpeaker = speakerFiles[first.group] ?? []
         var out = trimmedToSound(try load(first.url))
-        for _ in 0..<rng.int(0...2) where !sameSpeaker.isEmpty {
+        for _ in 0..<rng.int(1...3) where !sameSpeaker.isEmpty {
             let word = trimmedToSound(try load(files[sameSpeaker[rng.int(0...(sameSpeaker.count - 1))]].url))
             guard !word.isEmpty else { continue }
             out += [Float](repeating: 0, count: Int(rng.uniform(0.15...0.4) * Double(analysisSampleRate)))
