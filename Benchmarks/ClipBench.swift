@@ -37,8 +37,8 @@ func runClipBenchmark(count: Int) throws {
     let encoders: [(String, any ClipEncoder)] = [
         ("mp3 40 kb/s (the default)", MP3ClipEncoder()),
         ("m4a (AAC) 48 kb/s", M4AClipEncoder()),
-        ("opus 24 kb/s", FormatClipEncoder(format: .opus, bitRate: 24_000)),
-        ("flac (lossless)", FormatClipEncoder(format: .flac)),
+        ("opus 24 kb/s", OpusClipEncoder()),
+        ("flac (lossless)", FLACClipEncoder()),
     ]
     for (name, encoder) in encoders {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-clip-bench-\(getpid())")
@@ -58,15 +58,12 @@ func runClipBenchmark(count: Int) throws {
     }
 }
 
-/// Any format `EncodedAudioWriter` writes, as a clip encoder.
-private struct FormatClipEncoder: ClipEncoder {
-    var format: EncodedAudioWriter.Format
-    var bitRate: Int?
-    var fileExtension: String { format.fileExtension }
+private struct OpusClipEncoder: FormatClipEncoder {
+    static let format = EncodedAudioWriter.Format.opus
+    var bitRate = 24_000
+}
 
-    func writeClip(_ samples: UnsafeBufferPointer<Float>, sampleRate: Int, to url: URL) throws {
-        let writer = try EncodedAudioWriter(url: url, format: format, sampleRate: sampleRate, bitRate: bitRate)
-        try writer.write(samples)
-        try writer.finish()
-    }
+private struct FLACClipEncoder: FormatClipEncoder {
+    static let format = EncodedAudioWriter.Format.flac
+    var bitRate = 0  // lossless: no bit rate to ask for
 }
