@@ -40,7 +40,7 @@ struct TrainCommand: Command {
       --patience N             epochs without a better validation loss before stopping (default 10)
       --examples-per-class N   examples of each class per epoch, class-balanced (default 600)
       --learning-rate X        Adam's initial step (default 0.003, cosine decay)
-      --gain-db LOW:HIGH       random gain applied to every training example (default -28:6)
+      --gain-db LOW:HIGH       random gain applied to every training example (default -20:6)
       --snr-db LOW:HIGH        signal-to-noise ratio of the mixed-in background (default -3:25)
       --same-class-mix P       share of examples mixed with a second one of their class (default 0.3)
       --threads N              training threads (default: all cores)

@@ -39,8 +39,7 @@ public struct TrainingOptions: Sendable {
     public var augment = true
     public var backgroundProbability: Float = 0.8
     public var signalToNoise: ClosedRange<Float> = -3...25
-    /// Night sounds reach the microphone from about −50 to −10 dBFS; the recordings sit near −20.
-    public var gainDecibels: ClosedRange<Float> = -28...6
+    public var gainDecibels: ClosedRange<Float> = -20...6
     /// For half the examples at least a window long: how far (share of a window) the window may
     /// slide past the example's ends, so partial events are learnt too.
     public var overhang: Float = 0.35
