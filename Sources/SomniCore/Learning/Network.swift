@@ -167,7 +167,11 @@ public struct Network: Sendable, Equatable {
             case .relu:
                 let n = l.input.count
                 var k = 0
-                while k + 8 <= n { Kernels.store8(pointwiseMax(Kernels.load8(x + k), SIMD8()), y + k); k += 8 }
+                // A lane select rather than pointwiseMax, which the optimiser left as a call per vector.
+                while k + 8 <= n {
+                    let v = Kernels.load8(x + k)
+                    Kernels.store8(v.replacing(with: 0, where: v .< 0), y + k); k += 8
+                }
                 while k < n { y[k] = max(x[k], 0); k += 1 }
             case .maxPool2:
                 // Rows pairwise, then neighbours: even and odd lanes of the vertical maxima.
