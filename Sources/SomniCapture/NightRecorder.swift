@@ -89,9 +89,8 @@ public final class NightRecorder<C: SoundClassifier> {
     private let scores: UnsafeMutableBufferPointer<Float>
     private let targetLabels: [Int]
     private var nextWindowEnd: Int
-    /// The run of consecutive positive windows that may start an episode.
+    /// The peak confidence of the run of windows that may start an episode.
     private var runPeak: Float = 0
-    private var runLength = 0
     private var clip: OpenClip?
     /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
     /// whole night's; live mode can only give it the night so far).
@@ -131,7 +130,10 @@ public final class NightRecorder<C: SoundClassifier> {
         let live = settings.live
         // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
         ring = PreRollBuffer(capacity: Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * windowLength)
-        segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter)
+        // Backdating may reach as far as the pre-roll holds, less the clip's lead-in.
+        segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter,
+                                         continuation: live.threshold * live.continuationShare,
+                                         lookBack: max(0, live.preRoll - liveClipPadding))
         window = .allocate(capacity: windowLength)
         window.initialize(repeating: 0)
         scores = .allocate(capacity: max(1, classifier.labels.count))
@@ -374,23 +376,22 @@ public final class NightRecorder<C: SoundClassifier> {
             for i in 0..<classifier.labels.count where scores[i] > scores[best] { best = i }
             topLabel = classifier.labels.isEmpty ? nil : classifier.labels[best]
             topConfidence = scores[best]
-            let windowStart = Double(nextWindowEnd - length) / Double(rate)
             let windowEnd = Double(nextWindowEnd) / Double(rate)
-            let positive = target >= settings.live.threshold
-            runPeak = positive ? max(runPeak, target) : 0
-            runLength = positive ? runLength + 1 : 0
+            // The run of windows at the threshold that may start an episode: its peak confidence.
+            runPeak = target >= segmenter.threshold ? max(runPeak, target) : 0
+            let labels = WindowLabels(start: Double(nextWindowEnd - length) / Double(rate), end: windowEnd,
+                                      ranked: [LabelConfidence(label: "snoring", confidence: target)])
             var started = false
-            let labels = WindowLabels(start: windowStart, end: windowEnd, ranked: [LabelConfidence(label: "snoring", confidence: target)])
             for change in segmenter.feed(labels) {
                 switch change {
                 case .ended(let episode): closeClip(lastPositiveEnd: episode.end)
                 case .started(let at):
                     started = true
-                    openClip(LiveEpisode(start: at, end: windowEnd, peakConfidence: Double(runPeak), positiveWindows: runLength),
-                             triggerEnd: nextWindowEnd)
+                    openClip(LiveEpisode(start: at, end: windowEnd, peakConfidence: Double(runPeak),
+                                         positiveWindows: segmenter.windowsToStart), upTo: nextWindowEnd)
                 }
             }
-            if positive, !started, var c = clip {
+            if !started, target >= segmenter.continuation, var c = clip {
                 c.episode.end = windowEnd
                 c.episode.peakConfidence = max(c.episode.peakConfidence, Double(target))
                 c.episode.positiveWindows += 1
@@ -408,10 +409,13 @@ public final class NightRecorder<C: SoundClassifier> {
         classifier.prepare(noiseFloor: SilenceGate.percentile(recentEnvelope, 0.2))
     }
 
-    private func openClip(_ episode: LiveEpisode, triggerEnd: Int) {
+    /// Opens the episode's clip at its backdated start less the lead-in (the pre-roll still holds
+    /// that audio) and writes it up to `end`.
+    private func openClip(_ episode: LiveEpisode, upTo end: Int) {
         let number = journal.episodes.count + 1
         let name = String(format: "clips/evt-%04d.%@", number, settings.clipFormat.fileExtension)
-        let start = max(ring.startIndex, triggerEnd - Int(settings.live.preRoll * Double(rate)))
+        let episodeStart = Int(episode.start * Double(rate))
+        let start = max(ring.startIndex, episodeStart - Int(liveClipPadding * Double(rate)))
         var writer: EncodedAudioWriter?
         if !clipsStopped {
             do {
@@ -421,9 +425,9 @@ public final class NightRecorder<C: SoundClassifier> {
             } catch { stopClips(error) }
         }
         clip = OpenClip(name: writer == nil ? nil : name, writer: writer, episode: episode, start: start, written: start,
-                        episodeStart: Int(episode.start * Double(rate)))
+                        episodeStart: episodeStart)
         observe(.note("snoring episode \(number) started at \(clock(episode.start))"))
-        writeClip(upTo: triggerEnd)
+        writeClip(upTo: end)
     }
 
     private func writeClip(upTo end: Int) {
@@ -441,18 +445,42 @@ public final class NightRecorder<C: SoundClassifier> {
     }
 
     private func closeClip(lastPositiveEnd end: Double) {
-        // The clip runs 1 s past the last positive window, as the morning clips do.
-        writeClip(upTo: min(ring.endIndex, Int((end + 1) * Double(rate))))
+        writeClip(upTo: min(ring.endIndex, Int((end + liveClipPadding) * Double(rate))))
         guard var c = clip else { return }
         c.episode.end = end
         var record = c.record()
         if let w = c.writer {
-            do { try w.finish() } catch { record.clip = nil; stopClips(error) }
+            do {
+                try w.finish()
+                try normalise(w.url, peak: c.clipPeak)
+            } catch { record.clip = nil; stopClips(error) }
         }
         journal.episodes.append(record)
         clip = nil
         observe(.note(String(format: "snoring episode %d: %@, %.0f s, peak %.0f dBFS", journal.episodes.count,
                              clock(c.episode.start), c.episode.end - c.episode.start, record.peakDBFS)))
+    }
+
+    /// Rewrites a finished clip at 0.9 peak, as the morning clips are. The clip was streamed as it
+    /// happened (so a crash keeps it); its peak is only known now. Decoded and re-encoded in
+    /// blocks, then renamed over the original in one step.
+    private func normalise(_ url: URL, peak: Float) throws {
+        guard peak > 0, peak.isFinite else { return }
+        let gain = 0.9 / peak   // the morning clips' level (ClipMaker.normalise)
+        let staging = url.deletingLastPathComponent().appendingPathComponent(".levelled-\(url.lastPathComponent)")
+        let decoder = try AudioDecoder(url: url)
+        let writer = try EncodedAudioWriter(url: staging, format: settings.clipFormat, sampleRate: rate)
+        while true {
+            let n = try decoder.read(into: block)
+            if n == 0 { break }
+            for i in 0..<n { block[i] *= gain }
+            try writer.write(UnsafeBufferPointer(rebasing: block[0..<n]))
+        }
+        try writer.finish()
+        guard rename(staging.path, url.path) == 0 else {
+            try? FileManager.default.removeItem(at: staging)
+            throw SomniError(.io, "cannot replace \(url.lastPathComponent) with its levelled copy (errno \(errno))")
+        }
     }
 
     private func stopClips(_ error: any Error) {
@@ -463,6 +491,10 @@ public final class NightRecorder<C: SoundClassifier> {
             + "Episodes are still detected and listed")
     }
 }
+
+/// Seconds of audio before a live episode's start and after its last snoring window in its clip,
+/// as the morning clips have.
+let liveClipPadding = 1.0
 
 /// The clip of the episode being recorded, and its loudness so far.
 private struct OpenClip {
@@ -476,9 +508,12 @@ private struct OpenClip {
     var peak: Float = 0
     var sumSquares: Double = 0
     var count = 0
+    /// The largest magnitude in the whole clip, lead-in included: what normalising scales to 0.9.
+    var clipPeak: Float = 0
 
     /// Loudness over the part of the piece (starting at absolute index `from`) inside the episode.
     mutating func measure(_ piece: UnsafeBufferPointer<Float>, from: Int) {
+        for x in piece where x.isFinite { clipPeak = max(clipPeak, abs(x)) }
         for i in min(piece.count, max(0, episodeStart - from))..<piece.count {
             let x = piece[i]
             peak = max(peak, abs(x))

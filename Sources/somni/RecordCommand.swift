@@ -137,7 +137,7 @@ struct RecordCommand: Command {
             heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
             observe: line.show)
         line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
-        try recorder.run()
+        _ = try recorder.run()
         stop.captureEnded()
         line.end()
         line.log("night over; running the morning analysis")
