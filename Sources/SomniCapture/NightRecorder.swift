@@ -7,9 +7,9 @@ public struct RecorderSettings: Sendable {
     public var mode: NightJournal.Mode
     /// Seconds of night to record (the recorder also stops when asked to, or when a finite source ends).
     public var duration: Double
-    /// The night-mode master: a format that stays readable if the process dies. FLAC loses only
-    /// its encoder's buffer (about 3 s) on kill -9; Ogg/Opus is 5× smaller but FFmpeg's Ogg muxer
-    /// held about a minute in memory when tested.
+    /// The night-mode master: a format that stays readable if the process dies. FLAC (Somni's own
+    /// writer, frame by frame) loses at most its last 0.26 s frame on kill -9; Ogg/Opus is about
+    /// 5× smaller but FFmpeg's Ogg muxer held about a minute in memory when tested.
     public var masterFormat: EncodedAudioWriter.Format
     /// Live-mode episode clips, written as they happen (FLAC by default, for the same reason).
     public var clipFormat: EncodedAudioWriter.Format
@@ -72,8 +72,7 @@ public final class NightRecorder<C: SoundClassifier> {
     private let envelopeURL: URL
     private var envelopeGoodLength: UInt64 = 0
     private var lastFlush = 0
-    private var master: EncodedAudioWriter?
-    private var masterSync: FileHandle?
+    private var master: CrashSafeWriter?
 
     // The live line: level over the last second.
     private var levelSum: Float = 0
@@ -129,7 +128,8 @@ public final class NightRecorder<C: SoundClassifier> {
         let windowLength = classifier.windowLength
         let live = settings.live
         // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
-        ring = PreRollBuffer(capacity: Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * windowLength)
+        ring = PreRollBuffer(capacity: settings.mode == .live
+            ? Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * windowLength : 1)
         // Backdating may reach as far as the pre-roll holds, less the clip's lead-in.
         segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter,
                                          continuation: live.threshold * live.continuationShare,
@@ -190,9 +190,7 @@ public final class NightRecorder<C: SoundClassifier> {
         }
         if let name = journal.master {
             let url = folder.appendingPathComponent(name)
-            let writer = try EncodedAudioWriter(url: url, format: settings.masterFormat, sampleRate: rate)
-            masterSync = linkInProgress(writer)
-            master = writer
+            master = try openWriter(url, format: settings.masterFormat)
         }
         try journal.save(in: folder)
     }
@@ -202,7 +200,7 @@ public final class NightRecorder<C: SoundClassifier> {
         for x in samples { levelSum += x * x }
         levelCount += samples.count
         if let writer = master {
-            do { try writer.write(samples) } catch { stopAudio(error) }
+            do { try writer.sink.write(samples) } catch { stopAudio(error) }
         }
         if settings.mode == .live { detect(samples) }
         processed += samples.count
@@ -260,10 +258,9 @@ public final class NightRecorder<C: SoundClassifier> {
         if settings.mode == .live, let episode = segmenter.finish() { closeClip(lastPositiveEnd: episode.end) }
         flush()
         if let writer = master {
-            do { try writer.finish() } catch { stopAudio(error) }
+            do { try writer.sink.finish() } catch { stopAudio(error) }
             master = nil
         }
-        masterSync = nil
         journal.status = .captured
         journal.recordedSeconds = Double(processed) / Double(rate)
         try journal.save(in: folder)
@@ -280,7 +277,7 @@ public final class NightRecorder<C: SoundClassifier> {
         // memory flat over the night (only its band filters restart, which the envelope never uses).
         if processed % (2 * features.frameLength) == 0 { features = FeatureExtractor() }
         if appendEnvelope(pendingEnvelope) { pendingEnvelope.removeAll(keepingCapacity: true) }
-        try? masterSync?.synchronize()
+        master?.synchronize()
         lastFlush = processed
         journal.recordedSeconds = Double(processed) / Double(rate)
         journal.updatedAt = Date().timeIntervalSince1970
@@ -318,8 +315,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     /// The disk is full (or the file too large): stop writing audio, keep what is saved.
     private func stopAudio(_ error: any Error) {
-        master = nil   // the writer's partial name goes; the linked name keeps what reached the disk
-        masterSync = nil
+        master = nil   // what reached the disk stays readable under the final name
         if journal.audioStoppedAt == nil {
             journal.audioStoppedAt = Double(processed) / Double(rate)
             let message = "audio stopped being saved at about \(clock(Double(processed) / Double(rate))) (\(error)); "
@@ -335,18 +331,25 @@ public final class NightRecorder<C: SoundClassifier> {
         observe(.note(message))
     }
 
-    /// Gives the file an encoder is writing under a hidden temporary name its final name as
-    /// well (a hard link), so that whatever reached the disk survives kill -9 or a write error.
-    /// Returns a handle for forcing it to disk.
-    private func linkInProgress(_ writer: EncodedAudioWriter) -> FileHandle? {
-        let partial = writer.url.deletingLastPathComponent().appendingPathComponent(".\(writer.url.lastPathComponent).partial")
+    /// A writer whose file is readable under its final name whatever happens to the process.
+    /// FLAC: Somni's own stream writer, which writes there frame by frame. Opus: FFmpeg's, which
+    /// writes under a hidden temporary name; that file gets its final name as well (a hard link),
+    /// so what reached the disk survives kill -9 or a write error.
+    private func openWriter(_ url: URL, format: EncodedAudioWriter.Format) throws -> CrashSafeWriter {
+        if format == .flac {
+            let writer = try FLACStreamWriter(url: url, sampleRate: rate)
+            return CrashSafeWriter(sink: writer, synchronize: { try? writer.synchronize() })
+        }
+        let writer = try EncodedAudioWriter(url: url, format: format, sampleRate: rate)
+        let partial = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
         do {
-            try? FileManager.default.removeItem(at: writer.url)
-            try FileManager.default.linkItem(at: partial, to: writer.url)
-            return try FileHandle(forReadingFrom: writer.url)
+            try? FileManager.default.removeItem(at: url)
+            try FileManager.default.linkItem(at: partial, to: url)
+            let handle = try FileHandle(forReadingFrom: url)
+            return CrashSafeWriter(sink: writer, synchronize: { try? handle.synchronize() })
         } catch {
-            noteDiskTrouble("\(writer.url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
-            return nil
+            noteDiskTrouble("\(url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
+            return CrashSafeWriter(sink: writer, synchronize: {})
         }
     }
 
@@ -416,13 +419,9 @@ public final class NightRecorder<C: SoundClassifier> {
         let name = String(format: "clips/evt-%04d.%@", number, settings.clipFormat.fileExtension)
         let episodeStart = Int(episode.start * Double(rate))
         let start = max(ring.startIndex, episodeStart - Int(liveClipPadding * Double(rate)))
-        var writer: EncodedAudioWriter?
+        var writer: (any AudioSink)?
         if !clipsStopped {
-            do {
-                let w = try EncodedAudioWriter(url: folder.appendingPathComponent(name), format: settings.clipFormat, sampleRate: rate)
-                _ = linkInProgress(w)
-                writer = w
-            } catch { stopClips(error) }
+            do { writer = try openWriter(folder.appendingPathComponent(name), format: settings.clipFormat).sink } catch { stopClips(error) }
         }
         clip = OpenClip(name: writer == nil ? nil : name, writer: writer, episode: episode, start: start, written: start,
                         episodeStart: episodeStart)
@@ -452,7 +451,7 @@ public final class NightRecorder<C: SoundClassifier> {
         if let w = c.writer {
             do {
                 try w.finish()
-                try normalise(w.url, peak: c.clipPeak)
+                try normalise(folder.appendingPathComponent(c.name ?? ""), peak: c.clipPeak)
             } catch { record.clip = nil; stopClips(error) }
         }
         journal.episodes.append(record)
@@ -469,7 +468,9 @@ public final class NightRecorder<C: SoundClassifier> {
         let gain = 0.9 / peak   // the morning clips' level (ClipMaker.normalise)
         let staging = url.deletingLastPathComponent().appendingPathComponent(".levelled-\(url.lastPathComponent)")
         let decoder = try AudioDecoder(url: url)
-        let writer = try EncodedAudioWriter(url: staging, format: settings.clipFormat, sampleRate: rate)
+        let writer = try settings.clipFormat == .flac
+            ? FLACStreamWriter(url: staging, sampleRate: rate) as any AudioSink
+            : EncodedAudioWriter(url: staging, format: settings.clipFormat, sampleRate: rate)
         while true {
             let n = try decoder.read(into: block)
             if n == 0 { break }
@@ -492,6 +493,12 @@ public final class NightRecorder<C: SoundClassifier> {
     }
 }
 
+/// An open master or clip and how to force it to disk.
+private struct CrashSafeWriter {
+    let sink: any AudioSink
+    let synchronize: () -> Void
+}
+
 /// Seconds of audio before a live episode's start and after its last snoring window in its clip,
 /// as the morning clips have.
 let liveClipPadding = 1.0
@@ -499,7 +506,7 @@ let liveClipPadding = 1.0
 /// The clip of the episode being recorded, and its loudness so far.
 private struct OpenClip {
     var name: String?
-    var writer: EncodedAudioWriter?
+    var writer: (any AudioSink)?
     var episode: LiveEpisode
     /// Absolute sample indices: where the clip starts, and how far it is written.
     var start: Int
