@@ -115,7 +115,7 @@ public final class PulseDevice: CaptureDevice {
             self.context = context
             pa_context_set_state_callback(context, { _, loop in pa_threaded_mainloop_signal(OpaquePointer(loop), 0) },
                                           UnsafeMutableRawPointer(loop))
-            guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) == 0 else {
+            guard pa_context_connect(context, nil, PA_CONTEXT_NOFLAGS, nil) == 0 else {
                 throw failure("cannot connect to the sound server")
             }
             guard pa_threaded_mainloop_start(loop) == 0 else { throw SomniError(.io, "cannot start a PulseAudio main loop") }
