@@ -145,7 +145,7 @@ public enum EventDetector {
     /// reaches this share of the threshold count too: hysteresis, as Snore Detector's live
     /// episodes have, so one quieter snore missed does not split an episode in two. A night's
     /// first snore still needs the full threshold.
-    public static let snoringContinuationShare: Float = 0.4
+    public static let snoringContinuationShare: Float = 0.2
 
     /// Undecided windows that continue snoring, found by a forward and a backward sweep from the
     /// accepted snoring windows (so chains of quieter snores extend an episode both ways).
