@@ -461,15 +461,17 @@ public final class NightRecorder<C: SoundClassifier> {
     }
 
     /// Rewrites a finished clip at 0.9 peak, as the morning clips are. The clip was streamed as it
-    /// happened (so a crash keeps it); its peak is only known now. Decoded and re-encoded in
-    /// blocks, then renamed over the original in one step.
+    /// happened (so a crash keeps it); its peak is only known now. Read back and re-encoded in
+    /// blocks (FLAC by Somni's own reader: FFmpeg's decoder kept 7 MB more resident), then renamed
+    /// over the original in one step.
     private func normalise(_ url: URL, peak: Float) throws {
         guard peak > 0, peak.isFinite else { return }
         let gain = 0.9 / peak   // the morning clips' level (ClipMaker.normalise)
         let staging = url.deletingLastPathComponent().appendingPathComponent(".levelled-\(url.lastPathComponent)")
-        let decoder = try AudioDecoder(url: url)
-        let writer = try settings.clipFormat == .flac
-            ? FLACStreamWriter(url: staging, sampleRate: rate) as any AudioSink
+        let flac = settings.clipFormat == .flac
+        let decoder: any AudioSource = try flac ? FLACStreamReader(url: url) : AudioDecoder(url: url)
+        let writer: any AudioSink = try flac
+            ? FLACStreamWriter(url: staging, sampleRate: rate)
             : EncodedAudioWriter(url: staging, format: settings.clipFormat, sampleRate: rate)
         while true {
             let n = try decoder.read(into: block)

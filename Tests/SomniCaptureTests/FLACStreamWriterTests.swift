@@ -41,6 +41,8 @@ import Testing
         #expect(decoded.count == input.count)
         let mismatches = zip(decoded, input).filter { $0 != Self.quantised($1) }.count
         #expect(mismatches == 0)
+        // Somni's own reader (used to level live clips) agrees with FFmpeg's decoder.
+        #expect(try Self.readBack(url) == decoded)
         // Smaller than 16-bit PCM (the silent second costs almost nothing).
         let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
         #expect(size < input.count * 2 * 3 / 4)
@@ -59,5 +61,22 @@ import Testing
         let whole = input.count / FLACStreamWriter.blockSize * FLACStreamWriter.blockSize
         #expect(decoded.count == whole)
         #expect(zip(decoded, input).allSatisfy { $0 == Self.quantised($1) })
+        #expect(try Self.readBack(url) == decoded)
+        // A frame cut short (the write in progress when the power went) ends the stream cleanly.
+        let bytes = try Data(contentsOf: url)
+        let cut = folder.appendingPathComponent("cut.flac")
+        try bytes.prefix(bytes.count - 1_000).write(to: cut)
+        #expect(try Self.readBack(cut) == Array(decoded.prefix(whole - FLACStreamWriter.blockSize)))
+    }
+
+    static func readBack(_ url: URL) throws -> [Float] {
+        let reader = try FLACStreamReader(url: url)
+        var all: [Float] = []
+        var buffer = [Float](repeating: 0, count: 3_000)
+        while true {
+            let n = try buffer.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
+            if n == 0 { return all }
+            all += buffer[0..<n]
+        }
     }
 }

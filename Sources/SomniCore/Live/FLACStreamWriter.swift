@@ -317,3 +317,154 @@ struct BitPacker {
         }
     }
 }
+
+/// Reads back what `FLACStreamWriter` wrote (mono, 16 bits, constant, verbatim and fixed
+/// subframes, Rice residuals), block by block, so a live clip can be levelled without loading a
+/// general decoder (FFmpeg's added 7 MB resident). The file is memory-mapped, not read into
+/// memory. Not a general FLAC decoder: anything else is a `.badInput` error; a last frame cut
+/// short by a crash ends the stream.
+public final class FLACStreamReader: AudioSource {
+    public let warnings: [String] = []
+    public var expectedDuration: Double? { nil }
+    private let data: Data
+    private var position = 0   // in bits
+    private let block: UnsafeMutableBufferPointer<Int32>
+    private var blockCount = 0
+    private var blockRead = 0
+
+    public init(url: URL) throws {
+        do { data = try Data(contentsOf: url, options: .alwaysMapped) } catch {
+            throw SomniError(.io, "cannot read \(url.path)", cause: error)
+        }
+        guard data.count >= 42, data.prefix(4) == Data("fLaC".utf8) else {
+            throw SomniError(.badInput, "\(url.lastPathComponent) is not a FLAC stream Somni wrote")
+        }
+        position = 42 * 8
+        block = .allocate(capacity: FLACStreamWriter.blockSize)
+        block.initialize(repeating: 0)
+    }
+
+    deinit { block.deallocate() }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        var written = 0
+        while written < buffer.count {
+            if blockRead == blockCount {
+                guard try data.withUnsafeBytes({ try readFrame(BitReader($0, position: position)) }) else { break }
+            }
+            let n = min(buffer.count - written, blockCount - blockRead)
+            for i in 0..<n { buffer[written + i] = Float(block[blockRead + i]) / 32_768 }
+            written += n
+            blockRead += n
+        }
+        return written
+    }
+
+    /// Decodes the next frame into `block`; false at the end (or at a frame cut short by a crash).
+    private func readFrame(_ start: BitReader) throws -> Bool {
+        var bits = start
+        blockCount = 0; blockRead = 0
+        guard bits.remaining >= 48 else { return false }
+        guard bits.take(14) == 0b11111111111110, bits.take(2) == 0 else { throw bad("frame sync") }
+        let sizeCode = bits.take(4)
+        _ = bits.take(4)                                   // sample rate: the stream's
+        guard bits.take(4) == 0, bits.take(3) == 4, bits.take(1) == 0 else { throw bad("channel layout or sample size") }
+        let lead = bits.take(8)
+        var length = 0
+        while length < 7 && lead & (0x80 >> UInt64(length)) != 0 { length += 1 }
+        if length > 1 { _ = bits.take(8 * (length - 1)) }  // the rest of the frame number
+        let count = sizeCode == 12 ? FLACStreamWriter.blockSize : (sizeCode == 7 ? Int(bits.take(16)) + 1 : -1)
+        guard count > 0, count <= FLACStreamWriter.blockSize else { throw bad("block size") }
+        _ = bits.take(8)                                   // header CRC
+        guard bits.take(1) == 0 else { throw bad("subframe padding") }
+        let type = Int(bits.take(6))
+        guard bits.take(1) == 0 else { throw bad("wasted bits") }
+        switch type {
+        case 0:
+            let value = Self.signed(bits.take(16))
+            for i in 0..<count { block[i] = value }
+        case 1:
+            for i in 0..<count { block[i] = Self.signed(bits.take(16)) }
+        case 8...12:
+            let order = type - 8
+            guard order < count else { throw bad("predictor order") }
+            for i in 0..<order { block[i] = Self.signed(bits.take(16)) }
+            guard bits.take(2) == 0 else { throw bad("residual coding") }
+            let partitionOrder = Int(bits.take(4))
+            let size = count >> partitionOrder
+            guard size << partitionOrder == count, size > order else { throw bad("partitions") }
+            for p in 0..<(1 << partitionOrder) {
+                let k = Int(bits.take(4))
+                for i in (p == 0 ? order : p * size)..<((p + 1) * size) {
+                    var q = 0
+                    while bits.take(1) == 0 {
+                        guard !bits.ranOut else { return false }
+                        q += 1
+                    }
+                    let u = (UInt32(truncatingIfNeeded: q) << UInt32(k)) | UInt32(bits.take(k))
+                    block[i] = Int32(bitPattern: u >> 1) ^ (0 &- Int32(bitPattern: u & 1))
+                }
+            }
+            for i in order..<count { block[i] = block[i] &+ prediction(order, at: i) }
+        default:
+            throw bad("subframe type \(type)")
+        }
+        bits.alignToByte()
+        _ = bits.take(16)                                  // frame CRC
+        guard !bits.ranOut else { return false }
+        position = bits.position
+        blockCount = count
+        return true
+    }
+
+    /// What the fixed predictor of `order` expects at i from the decoded samples before it.
+    private func prediction(_ order: Int, at i: Int) -> Int32 {
+        switch order {
+        case 0: return 0
+        case 1: return block[i - 1]
+        case 2: return 2 &* block[i - 1] &- block[i - 2]
+        case 3: return 3 &* block[i - 1] &- 3 &* block[i - 2] &+ block[i - 3]
+        default: return 4 &* block[i - 1] &- 6 &* block[i - 2] &+ 4 &* block[i - 3] &- block[i - 4]
+        }
+    }
+
+    private static func signed(_ value: UInt64) -> Int32 { Int32(Int16(truncatingIfNeeded: value)) }
+
+    private func bad(_ what: String) -> SomniError {
+        SomniError(.badInput, "not a FLAC stream Somni wrote (\(what))")
+    }
+}
+
+/// Bits, most significant first, from a byte buffer; past its end it reads zeros and says so.
+struct BitReader {
+    private let bytes: UnsafeRawBufferPointer
+    private(set) var position: Int
+    private(set) var ranOut = false
+
+    init(_ bytes: UnsafeRawBufferPointer, position: Int) { self.bytes = bytes; self.position = position }
+
+    var remaining: Int { bytes.count * 8 - position }
+
+    @inline(__always)
+    mutating func take(_ count: Int) -> UInt64 {
+        var value: UInt64 = 0
+        var left = count
+        while left > 0 {
+            let byte = position >> 3
+            guard byte < bytes.count else {
+                ranOut = true
+                position += left
+                return value << UInt64(left)
+            }
+            let available = 8 - (position & 7)
+            let n = min(available, left)
+            let chunk = (UInt64(bytes[byte]) >> UInt64(available - n)) & ((1 << UInt64(n)) - 1)
+            value = (value << UInt64(n)) | chunk
+            position += n
+            left -= n
+        }
+        return value
+    }
+
+    mutating func alignToByte() { position = (position + 7) / 8 * 8 }
+}
