@@ -70,13 +70,6 @@ import Testing
     }
 
     static func readBack(_ url: URL) throws -> [Float] {
-        let reader = try FLACStreamReader(url: url)
-        var all: [Float] = []
-        var buffer = [Float](repeating: 0, count: 3_000)
-        while true {
-            let n = try buffer.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if n == 0 { return all }
-            all += buffer[0..<n]
-        }
+        try CLIHarness.readAll(FLACStreamReader(url: url))
     }
 }
