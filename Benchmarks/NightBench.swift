@@ -10,25 +10,33 @@ private var benchDirectory: URL {
     return URL(fileURLWithPath: path)
 }
 
-/// Each measurement runs in a child process pinned to one core, so its peak memory is its own.
-func runNightBenchmark(hours: Double, classifiers: [String]) throws {
+/// The synthesised quiet-bedroom night of `hours` as a 16 kHz WAV with its reference CSV, and
+/// the same night upsampled to 48 kHz as AAC in M4A; generated on first use, cached after.
+func cachedNight(hours: Double) throws -> (wav: URL, reference: URL, m4a: URL) {
     let fm = FileManager.default
     try fm.createDirectory(at: benchDirectory, withIntermediateDirectories: true)
     let tag = String(format: "%gh", hours)
     let wav = benchDirectory.appendingPathComponent("night-\(tag).wav")
+    let reference = wav.deletingPathExtension().appendingPathExtension("csv")
     let m4a = benchDirectory.appendingPathComponent("night-\(tag)-48k.m4a")
-    let configuration = NightConfiguration(hours: hours, seed: 2026, scene: .quiet)
-    if !fm.fileExists(atPath: wav.path) {
+    if !fm.fileExists(atPath: wav.path) || !fm.fileExists(atPath: reference.path) {
         print("generating \(wav.path) (synthesised quiet-bedroom night, generated sounds) …")
-        let synth = try NightSynthesizer(configuration: configuration, bank: GeneratedSoundBank())
+        let synth = try NightSynthesizer(configuration: NightConfiguration(hours: hours, seed: 2026, scene: .quiet),
+                                         bank: GeneratedSoundBank())
         try synth.render(to: WAVWriter(url: wav))
-        try ReferenceCSV.write(synth.plan.events).write(to: wav.deletingPathExtension().appendingPathExtension("csv"),
-                                                        atomically: true, encoding: .utf8)
+        try ReferenceCSV.write(synth.plan.events).write(to: reference, atomically: true, encoding: .utf8)
     }
     if !fm.fileExists(atPath: m4a.path) {
         print("generating \(m4a.path) (the same night, upsampled to 48 kHz, AAC) …")
         try writeUpsampled(from: wav, to: m4a)
     }
+    return (wav, reference, m4a)
+}
+
+/// Each measurement runs in a child process pinned to one core, so its peak memory is its own.
+func runNightBenchmark(hours: Double, classifiers: [String]) throws {
+    let tag = String(format: "%gh", hours)
+    let (wav, _, m4a) = try cachedNight(hours: hours)
 
     print("night benchmark: \(tag) synthesised night, release build, each run in its own process on one core")
     print("(seconds are CPU seconds of the step's own process: user + system)")
@@ -79,7 +87,7 @@ private func child(_ arguments: [String]) throws -> [String: Double] {
 }
 
 /// User + system CPU time of this process: the "one core" cost, robust to other load on the machine.
-private func processorSeconds() -> Double {
+func processorSeconds() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
@@ -117,7 +125,7 @@ func childAnalyze(_ path: String, classifier: String) throws {
     // When each stage was first reported: where the time goes.
     var stageStarts: [String: Double] = [:]
     func run<C: SoundClassifier>(_ classifier: C) throws -> Session {
-        var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: M4AClipEncoder())
+        var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: MP3ClipEncoder())
         return try analyzer.analyze(source: source, sourceName: path, into: folder) { stage, _ in
             if stageStarts[stage.rawValue] == nil { stageStarts[stage.rawValue] = Date().timeIntervalSince(start) }
         }

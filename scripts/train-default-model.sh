@@ -30,4 +30,4 @@ ln -s "$DATA/noise" "$STAGE/other/noise"
 swift build -c release --product somni >&2
 "$(swift build -c release --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
   --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed 1 \
-  --epochs 60 --examples-per-class 1000 "${@:3}"
+  --epochs 30 --patience 30 --examples-per-class 2000 "${@:3}"

@@ -78,7 +78,7 @@ struct AnalyzeCommand: Command {
 enum NightRun {
     static func analyze<C: SoundClassifier>(source: some AudioSource, sourceName: String, classifier: C,
                                             sensitivity: Int, destination: URL, showProgress: Bool) throws -> Session {
-        var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: M4AClipEncoder())
+        var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: MP3ClipEncoder())
         // Only for a person watching: not when either stream is piped or redirected.
         let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }

@@ -209,7 +209,7 @@ struct RecordingOptions {
     private static func close<C: SoundClassifier>(_ folder: URL, classifier: C, sensitivity: Int, recovered: Bool) throws -> Session {
         try NightCloser.close(folder: folder, classifierName: classifier.name, sensitivity: sensitivity,
                               recovered: recovered) { master, folder, journal in
-            var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: M4AClipEncoder())
+            var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: MP3ClipEncoder())
             return try analyzer.analyze(source: AudioDecoder(url: master), sourceName: "microphone",
                                         startedAt: journal.startDate, into: folder)
         }

@@ -40,6 +40,9 @@ struct TrainCommand: Command {
       --patience N             epochs without a better validation loss before stopping (default 10)
       --examples-per-class N   examples of each class per epoch, class-balanced (default 600)
       --learning-rate X        Adam's initial step (default 0.003, cosine decay)
+      --gain-db LOW:HIGH       random gain applied to every training example (default -20:6)
+      --snr-db LOW:HIGH        signal-to-noise ratio of the mixed-in background (default -3:25)
+      --same-class-mix P       share of examples mixed with a second one of their class (default 0.3)
       --threads N              training threads (default: all cores)
       --name NAME              model name written into the file (default "somni-cnn v1")
       --no-augment             no noise mixing, gain, shift or masks
@@ -75,10 +78,23 @@ struct TrainCommand: Command {
         options.patience = try a.option("--patience", as: Int.self) ?? options.patience
         options.examplesPerClass = try a.option("--examples-per-class", as: Int.self) ?? options.examplesPerClass
         options.learningRate = try a.option("--learning-rate", as: Float.self) ?? options.learningRate
+        options.gainDecibels = try Self.decibelRange(a.option("--gain-db"), name: "--gain-db") ?? options.gainDecibels
+        options.sameClassMixProbability = try a.option("--same-class-mix", as: Float.self) ?? options.sameClassMixProbability
+        options.signalToNoise = try Self.decibelRange(a.option("--snr-db"), name: "--snr-db") ?? options.signalToNoise
         options.threads = try a.option("--threads", as: Int.self) ?? ProcessInfo.processInfo.activeProcessorCount
         options.name = try a.option("--name") ?? options.name
         options.augment = !a.flag("--no-augment")
         dataDirectory = try a.requiredPositional("DATA_DIR")
+    }
+
+    /// "LOW:HIGH" in dB, LOW ≤ HIGH, both within ±80.
+    static func decibelRange(_ text: String?, name: String) throws -> ClosedRange<Float>? {
+        guard let text else { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Float($0) }
+        guard parts.count == 2, let low = parts[0], let high = parts[1], low <= high, low >= -80, high <= 80 else {
+            throw UsageError("\(name) takes LOW:HIGH in dB (LOW ≤ HIGH, within ±80), not '\(text)'")
+        }
+        return low...high
     }
 
     func validate() throws {
@@ -88,6 +104,7 @@ struct TrainCommand: Command {
         }
         guard options.threads > 0, options.threads <= 64 else { throw UsageError("--threads must be 1…64") }
         guard options.learningRate > 0, options.learningRate < 1 else { throw UsageError("--learning-rate must be in (0, 1)") }
+        guard (0...1).contains(options.sameClassMixProbability) else { throw UsageError("--same-class-mix must be in [0, 1]") }
     }
 
     func run() throws {

@@ -75,6 +75,18 @@ import Testing
         }
     }
 
+    @Test func readingOnAfterTheEndKeepsReturningNothing() throws {
+        // The decoder frees FFmpeg's handles when the stream ends; later reads must still be safe.
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(TestSignals.tones(seconds: 1, sampleRate: 48_000), as: .m4a,
+                                         sampleRate: 48_000, in: folder.url)
+        let decoder = try AudioDecoder(url: url)
+        #expect(try TestSignals.readAll(decoder).count > 15_000)
+        var block = [Float](repeating: 1, count: 512)
+        for _ in 0..<3 { #expect(try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0) } == 0) }
+        #expect(decoder.formatDescription == "aac, 48000 Hz, 1 ch" && decoder.warnings.isEmpty)
+    }
+
     @Test func stereoIsAveragedNotSummed() throws {
         let folder = try ScratchFolder()
         let mono = TestSignals.tones(seconds: 2, sampleRate: 48_000)

@@ -60,6 +60,26 @@ import Testing
         #expect((zip(decoded, signal).map { abs($0 - $1) }.max() ?? 1) < 1.0 / 32_000)
     }
 
+    @Test func clipEncoderWritesCompactMP3OfTheRightLength() throws {
+        let folder = try ScratchFolder()
+        let encoder = MP3ClipEncoder()
+        let url = folder.url.appendingPathComponent("event.\(encoder.fileExtension)")
+        #expect(url.pathExtension == "mp3")
+        let tones = TestSignals.tones(seconds: 2.5, sampleRate: 16_000)
+        try encoder.writeClip(tones, sampleRate: 16_000, to: url)
+
+        let bitsPerSecond = Double(try Data(contentsOf: url).count * 8) / 2.5
+        #expect(bitsPerSecond < 48_000)  // 40 kb/s asked, plus the Xing/LAME header frame
+        let decoder = try AudioDecoder(url: url)
+        #expect(decoder.formatDescription == "mp3, 16000 Hz, 1 ch")
+        let decoded = try TestSignals.readAll(decoder)
+        // The LAME header carries the encoder delay and padding, which the decoder trims.
+        #expect(abs(Double(decoded.count) / 16_000 - 2.5) < 0.01)
+        let level = { (x: ArraySlice<Float>) in (x.reduce(0) { $0 + $1 * $1 } / Float(x.count)).squareRoot() }
+        let middle = decoded.count / 4..<decoded.count * 3 / 4
+        #expect(abs(level(decoded[middle]) / level(tones[middle]) - 1) < 0.1)  // the sound, not silence
+    }
+
     @Test func clipEncoderWritesBrowserFriendlyM4A() throws {
         let folder = try ScratchFolder()
         let encoder = M4AClipEncoder()

@@ -75,6 +75,28 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(try run() == run())
     }
 
+    @Test func sameClassMixingAddsThePartnerAtTheAskedLevel() {
+        var rng = SeededRandom(seed: 4)
+        let first = (0..<1_000).map { _ in 0.2 * rng.nextGaussian() }
+        let partner = (0..<1_000).map { i in Float(sin(Double(i) * 0.3)) }
+        func rms(_ x: [Float]) -> Float { (x.reduce(0) { $0 + $1 * $1 } / Float(x.count)).squareRoot() }
+        for decibels: Float in [-12, -6, 0] {
+            var window = first
+            partner.withUnsafeBufferPointer { p in window.withUnsafeMutableBufferPointer { Worker.mix(p, into: $0, decibels: decibels) } }
+            let added = zip(window, first).map { $0 - $1 }
+            let ratio = 20 * log10(rms(added) / rms(first))
+            #expect(abs(ratio - decibels) < 0.01, "partner at \(ratio) dB, asked \(decibels)")
+        }
+        // A silent window takes the partner at its own level; a silent partner changes nothing.
+        var silent = [Float](repeating: 0, count: 1_000)
+        partner.withUnsafeBufferPointer { p in silent.withUnsafeMutableBufferPointer { Worker.mix(p, into: $0, decibels: -6) } }
+        #expect(silent == partner)
+        var window = first
+        let quiet = [Float](repeating: 0, count: 1_000)
+        quiet.withUnsafeBufferPointer { p in window.withUnsafeMutableBufferPointer { Worker.mix(p, into: $0, decibels: 0) } }
+        #expect(window == first)
+    }
+
     @Test func splitKeepsGroupsTogetherAndIsStratified() {
         let data = tonesAndNoise(seed: 7)
         let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 9)

@@ -50,12 +50,13 @@ struct BrowserTests {
         #expect(rootAttribute("data-audio-failed", in: dom) == nil)
     }
 
-    @Test func theAACClipsSomniWritesPlayInChromium() throws {
+    @Test(arguments: [MP3ClipEncoder() as any ClipEncoder, M4AClipEncoder()])
+    func theClipsSomniWritesPlayInChromium(encoder: any ClipEncoder) throws {
         let scratch = try Scratch()
-        let session = ReportFixture.session(events: ReportFixture.events(clipExtension: "m4a"))
-        let night = try ReportFixture.folder(at: scratch.path("night"), session: session, encoder: M4AClipEncoder())
+        let session = ReportFixture.session(events: ReportFixture.events(clipExtension: encoder.fileExtension))
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: session, encoder: encoder)
         let n = try ReportNight.load(id: "n", folder: night, clips: .relative(reportDirectory: scratch.url))
-        #expect(n.clipSources["evt-0001"] == "night/clips/evt-0001.m4a")
+        #expect(n.clipSources["evt-0001"] == "night/clips/evt-0001.\(encoder.fileExtension)")
         let page = scratch.path("report.html")
         try Data(NightReport.html(nights: [n]).utf8).write(to: page)
         let dom = withoutScripts(try Chromium(scratch: scratch.url).run(page, ["--dump-dom"]).stdout)

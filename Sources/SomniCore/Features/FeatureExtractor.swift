@@ -32,7 +32,7 @@ public struct FrameTrack: Sendable, Equatable {
 ///
 /// Each band is a 4th-order Butterworth high-pass at the lower edge cascaded with a 4th-order
 /// Butterworth low-pass at the upper edge (`Biquad.butterworthBand`): four biquads per band,
-/// eight per sample, run side by side in a `FilterBank`; samples arrive in blocks of any size and a
+/// eight per sample, run pipelined in `PipelinedBands`; samples arrive in blocks of any size and a
 /// partial frame is carried over to the next call. Nothing is allocated per sample or per frame
 /// beyond the amortised growth of the output arrays.
 public final class FeatureExtractor {
@@ -46,12 +46,16 @@ public final class FeatureExtractor {
     public private(set) var envelope: [Float] = []
     public static let envelopeRate = 10.0
 
-    private var bank: FilterBank
+    private var bands: PipelinedBands
+    /// Band outputs still to come out of the pipeline that belong to the previous frame (already
+    /// counted there by `pendingEnergy`), or to no sample at all at the start.
+    private var bandOutputsToSkip = PipelinedBands.latency
     private var filled = 0
     private var rawSum: Float = 0
-    private var bandSum = Quad(repeating: 0)
+    private var lowSum: Float = 0, midSum: Float = 0
     private var crossings = 0
-    private var previousNegative = false
+    /// 1 when the previous sample was below zero.
+    private var previousNegative: UInt32 = 0
     private var envelopeTaken = 0
 
     public init(sampleRate: Int = analysisSampleRate) {
@@ -61,7 +65,7 @@ public final class FeatureExtractor {
         let nyquistGuard = 0.45 * rate
         let low = Biquad.butterworthBand(low: 40, high: min(400, nyquistGuard), sampleRate: rate)
         let mid = Biquad.butterworthBand(low: 250, high: min(3000, nyquistGuard), sampleRate: rate)
-        bank = FilterBank(chains: [low, mid])
+        bands = PipelinedBands(low: low, mid: mid)
     }
 
     /// Feeds samples; blocks of any size.
@@ -91,28 +95,37 @@ public final class FeatureExtractor {
     }
 
     private func accumulate(_ block: UnsafeBufferPointer<Float>) {
-        var filters = bank
-        var raw = rawSum, band = bandSum, count = crossings, wasNegative = previousNegative
-        for x in block {
-            let v = filters.step(x)
-            band = band + v * v
+        var filters = bands
+        var raw = rawSum, low = lowSum, mid = midSum, count = crossings, wasNegative = previousNegative
+        // The first outputs after a frame closes were already counted by `pendingEnergy`.
+        let skipped = min(bandOutputsToSkip, block.count)
+        for i in block.indices {
+            let x = block[i]
+            let (l, m) = filters.step(x)
+            let counted: Float = i < skipped ? 0 : 1
+            low += counted * (l * l)
+            mid += counted * (m * m)
             raw += x * x
-            let negative = x < 0
-            count &+= negative != wasNegative ? 1 : 0
+            // Branch-free: on noisy audio a branch here mispredicts about every other sample.
+            let negative: UInt32 = x < 0 ? 1 : 0
+            count &+= Int(truncatingIfNeeded: negative ^ wasNegative)
             wasNegative = negative
         }
-        bank = filters
-        rawSum = raw; bandSum = band; crossings = count; previousNegative = wasNegative
+        bands = filters
+        bandOutputsToSkip -= skipped
+        rawSum = raw; lowSum = low; midSum = mid; crossings = count; previousNegative = wasNegative
     }
 
     private func closeFrame() {
         let n = Float(filled)
+        let pending = bands.pendingEnergy(skipping: bandOutputsToSkip)  // > 0 only for frames under 3 samples
         frames.raw.append((rawSum / n).squareRoot())
-        frames.low.append((bandSum.a / n).squareRoot())
-        frames.mid.append((bandSum.b / n).squareRoot())
+        frames.low.append(((lowSum + pending.low) / n).squareRoot())
+        frames.mid.append(((midSum + pending.mid) / n).squareRoot())
         frames.zcr.append(Float(crossings) / n)
-        rawSum = 0; bandSum = Quad(repeating: 0); crossings = 0; filled = 0
-        bank.flushTiny()
+        rawSum = 0; lowSum = 0; midSum = 0; crossings = 0; filled = 0
+        bandOutputsToSkip = PipelinedBands.latency
+        bands.flushTiny()
         let c = frames.count
         if c % 2 == 0 { envelope.append(max(frames.raw[c - 2], frames.raw[c - 1])) }
     }

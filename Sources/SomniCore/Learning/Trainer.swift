@@ -26,6 +26,11 @@ public struct TrainingOptions: Sendable {
     /// Examples drawn per class per epoch (class-balanced, with repeats for small classes).
     public var examplesPerClass = 600
     public var labelSmoothing: Float = 0.05
+    /// Validation, early stopping and the saved model use an exponential moving average of the
+    /// weights with this decay per batch (nil: the weights themselves). Validation loss of the
+    /// raw weights swings by a quarter from one epoch to the next; the average is steadier and
+    /// generalises better.
+    public var weightAveraging: Float? = 0.999
     public var threads = 2
     public var features = FeatureSettings.standard
     /// nil: `CNNArchitecture.standard` for the number of classes.
@@ -38,6 +43,10 @@ public struct TrainingOptions: Sendable {
     /// For half the examples at least a window long: how far (share of a window) the window may
     /// slide past the example's ends, so partial events are learnt too.
     public var overhang: Float = 0.35
+    /// How often a second example of the same class is added, at this level (dB) against the
+    /// first: a window of two words is speech, of two noises other, which single clips never show.
+    public var sameClassMixProbability: Float = 0.3
+    public var sameClassMixDecibels: ClosedRange<Float> = -12...0
     /// Fit a bias per class on validation (with the temperature) so scores reflect how often
     /// each class really occurs rather than the balanced batches.
     public var calibrateClassBias = true
@@ -142,6 +151,8 @@ public final class Trainer {
     public let options: TrainingOptions
     let backgrounds: [[Float]]
     let trainIndices: [Int], validationIndices: [Int], testIndices: [Int]
+    /// Training examples of each class, for same-class mixing.
+    let trainByClass: [[Int]]
     let network: Network
     private var workers: [Worker] = []
 
@@ -154,6 +165,7 @@ public final class Trainer {
         self.data = data; self.options = options
         self.backgrounds = backgrounds.filter { $0.count >= options.features.windowLength }
         trainIndices = train; validationIndices = validation; testIndices = test
+        trainByClass = data.labels.indices.map { c in train.filter { data.examples[$0].label == c } }
         let layers = options.layers ?? CNNArchitecture.standard(classes: data.labels.count)
         network = try Network(input: TensorShape(channels: 1, height: options.features.frameCount, width: options.features.melBands),
                               layers: layers)
@@ -174,6 +186,7 @@ public final class Trainer {
         let validationInputs = normalised(validationFeatures, model)
         var adam = Adam(count: network.parameterCount)
         var best = (loss: Float.infinity, epoch: 0, parameters: model.parameters)
+        var average = model.parameters, steps = 0
         var epochs: [EpochReport] = []
         // Within a class each source folder gets the same share of an epoch, so a large source
         // (CoughSeg's no-cough recordings) cannot crowd out a small one.
@@ -210,19 +223,29 @@ public final class Trainer {
                     workers[0].gradients.withUnsafeBufferPointer { g in
                         adam.update(p, gradients: g, rate: rate, weightDecay: o.weightDecay)
                     }
+                    if let longRun = o.weightAveraging {
+                        // Shorter memory while few steps have been taken, so short runs average too.
+                        steps += 1
+                        let decay = min(longRun, Float(1 + steps) / Float(10 + steps))
+                        average.withUnsafeMutableBufferPointer { a in
+                            for i in 0..<a.count { a[i] += (1 - decay) * (p[i] - a[i]) }
+                        }
+                    }
                 }
                 batchStart += o.batchSize
             }
             var report = EpochReport(epoch: epoch, learningRate: rate, trainLoss: lossSum / Float(order.count),
                                      trainAccuracy: Float(correct) / Float(order.count), validationLoss: nil, validationAccuracy: nil,
                                      seconds: Date().timeIntervalSince(epochStart))
+            var candidate = model
+            if o.weightAveraging != nil { candidate.parameters = average }
             if !validationIndices.isEmpty {
-                let logits = self.logits(validationInputs, count: validationIndices.count, model: model)
+                let logits = self.logits(validationInputs, count: validationIndices.count, model: candidate)
                 let (loss, accuracy) = lossAndAccuracy(logits, truth: validationIndices.map { data.examples[$0].label }, temperature: 1)
                 report.validationLoss = loss; report.validationAccuracy = accuracy
-                if loss < best.loss { best = (loss, epoch, model.parameters) }
+                if loss < best.loss { best = (loss, epoch, candidate.parameters) }
             } else {
-                best = (report.trainLoss, epoch, model.parameters)
+                best = (report.trainLoss, epoch, candidate.parameters)
             }
             report.seconds = Date().timeIntervalSince(epochStart)
             epochs.append(report)
@@ -278,7 +301,8 @@ public final class Trainer {
             let lo = min(t * share, batch.count), hi = min(lo + share, batch.count)
             for (k, index) in batch[lo..<hi].enumerated() {
                 w.trainOn(index, data: context.trainer.data, model: context.model!, backgrounds: context.trainer.backgrounds,
-                          options: context.trainer.options, seed: seedBase &+ UInt64(lo + k) &* 0x2545_F491_4F6C_DD1D, gradientScale: scale)
+                          sameClass: context.trainer.trainByClass, options: context.trainer.options,
+                          seed: seedBase &+ UInt64(lo + k) &* 0x2545_F491_4F6C_DD1D, gradientScale: scale)
             }
         }
         var loss: Float = 0, right = 0
@@ -434,6 +458,8 @@ final class Worker: @unchecked Sendable {
     let workspace: NetworkWorkspace
     let network: Network
     var window: [Float]
+    /// The second example of same-class mixing.
+    var partner: [Float]
     var gradients: [Float]
     var probabilities: [Float]
     var loss: Float = 0
@@ -444,6 +470,7 @@ final class Worker: @unchecked Sendable {
         extractor = try LogMelExtractor(settings: features)
         workspace = NetworkWorkspace(network)
         window = [Float](repeating: 0, count: features.windowLength)
+        partner = window
         gradients = [Float](repeating: 0, count: network.parameterCount)
         probabilities = [Float](repeating: 0, count: network.outputShape.count)
     }
@@ -453,14 +480,24 @@ final class Worker: @unchecked Sendable {
         loss = 0; correct = 0
     }
 
-    func trainOn(_ index: Int, data: TrainingSet, model: CNNModel, backgrounds: [[Float]], options o: TrainingOptions,
-                 seed: UInt64, gradientScale: Float) {
+    func trainOn(_ index: Int, data: TrainingSet, model: CNNModel, backgrounds: [[Float]], sameClass: [[Int]],
+                 options o: TrainingOptions, seed: UInt64, gradientScale: Float) {
         var rng = SeededRandom(seed: seed)
         let e = data.examples[index]
         let position = o.augment ? rng.nextUnit() : 0.5
         let overhang = o.augment && rng.nextUnit() < 0.5 ? o.overhang : 0
         window.withUnsafeMutableBufferPointer { data.window(of: index, position: position, overhang: overhang, into: $0) }
-        if o.augment { augment(backgrounds: backgrounds, options: o, rng: &rng) }
+        if o.augment {
+            let members = sameClass[e.label]
+            if !members.isEmpty, rng.nextUnit() < o.sameClassMixProbability {
+                let other = members[Int(rng.next() % UInt64(members.count))]
+                let position = rng.nextUnit()
+                partner.withUnsafeMutableBufferPointer { data.window(of: other, position: position, overhang: o.overhang, into: $0) }
+                let decibels = rng.nextUniform(o.sameClassMixDecibels)
+                partner.withUnsafeBufferPointer { p in window.withUnsafeMutableBufferPointer { Self.mix(p, into: $0, decibels: decibels) } }
+            }
+            augment(backgrounds: backgrounds, options: o, rng: &rng)
+        }
         let input = workspace.input
         window.withUnsafeBufferPointer { extractor.extract($0, into: input) }
         normalise(input, model: model)
@@ -484,6 +521,16 @@ final class Worker: @unchecked Sendable {
         model.parameters.withUnsafeBufferPointer { p in
             gradients.withUnsafeMutableBufferPointer { network.backward(p.baseAddress!, workspace, gradients: $0.baseAddress!) }
         }
+    }
+
+    /// Adds `partner` to `window` with its RMS `decibels` against the window's (at the
+    /// partner's own level when the window is silent).
+    static func mix(_ partner: UnsafeBufferPointer<Float>, into window: UnsafeMutableBufferPointer<Float>, decibels: Float) {
+        var energy: Float = 0, partnerEnergy: Float = 0
+        for i in 0..<window.count { energy += window[i] * window[i]; partnerEnergy += partner[i] * partner[i] }
+        guard partnerEnergy > 0 else { return }
+        let scale = energy > 0 ? (energy / partnerEnergy).squareRoot() * pow(10, decibels / 20) : 1
+        for i in 0..<window.count { window[i] += scale * partner[i] }
     }
 
     /// Random gain, then (usually) a background bed mixed in at a random signal-to-noise ratio.
