@@ -39,7 +39,8 @@ struct RecordCommand: Command {
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
     \(ClassifierChoice.help)
       --threshold X      live mode: confidence that counts as a snoring window (default 0.6);
-                         2 in a row start an episode, then 0.2 × X keeps it going
+                         2 windows in a row, one at X, the other at 0.2 × X, start an
+                         episode; then 0.2 × X keeps it going
       --lock FILE        the recording lock (default: /tmp/somni-record.lock, one per machine)
       --lease DURATION   how long the lock outlives a recorder that died (default 15m); the
                          heartbeat runs every third of it

@@ -51,6 +51,18 @@ import Testing
         #expect(abs(unmoved - 30 * 0.4875) < 1e-9)
     }
 
+    @Test func aSureWindowWithAQuieterNeighbourStartsAnEpisodeOnlyWithHysteresis() {
+        // One snore: the window holding most of it is sure (0.7), its neighbour less so (0.2).
+        let windows: [Float] = [0.01, 0.7, 0.2, 0.01, 0.01]
+        var hysteresis = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12)
+        #expect(Self.feed(windows, into: &hysteresis).first == .started(at: 0.4875))
+        var plain = LiveEpisodeSegmenter(threshold: 0.6)
+        #expect(Self.feed(windows, into: &plain).isEmpty)
+        // Two unsure windows are not enough: one of the run must reach the threshold.
+        var unsure = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12)
+        #expect(Self.feed([0.01, 0.5, 0.5, 0.5, 0.01], into: &unsure).isEmpty)
+    }
+
     @Test func quietWindowsAloneNeverStartAnEpisode() {
         var segmenter = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, lookBack: 9)
         #expect(Self.feed(Self.train(Array(repeating: false, count: 20)), into: &segmenter).isEmpty)

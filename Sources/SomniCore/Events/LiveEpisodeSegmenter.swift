@@ -1,15 +1,18 @@
 import Foundation
 
 /// Live mode's snoring segmenter (Snore Detector's hysteresis): fed classifier windows as they
-/// arrive, it opens an episode after `windowsToStart` consecutive windows at `threshold` or more
-/// and closes it once `hangover` seconds pass without a snoring window. The start is backdated to
-/// the first window that triggered it (the recorder's 10 s pre-roll holds that audio); the end is
-/// the last snoring window's end, not where the wait ran out.
+/// arrive, it opens an episode after `windowsToStart` consecutive snoring windows and closes it
+/// once `hangover` seconds pass without one. The start is backdated to the first window that
+/// triggered it (the recorder's 10 s pre-roll holds that audio); the end is the last snoring
+/// window's end, not where the wait ran out.
 ///
 /// Two refinements make it agree with the morning pass (`EventDetector`), both off by default:
-/// - `continuation`: once an episode is open, a window at this lower confidence keeps it going,
-///   as the morning pass's `snoringContinuationShare` does, so one quieter snore heard at 0.3
-///   does not split a train of snores into two episodes.
+/// - `continuation`: a lower confidence that still counts as snoring next to a sure window, as
+///   the morning pass's `snoringContinuationShare` does. The triggering run needs one window at
+///   `threshold`, the others at `continuation` (a calibrated model is sure of the window holding
+///   most of a snore, less of its neighbour holding the snore's edge); an open episode goes on
+///   with windows at `continuation`, so one quieter snore does not split a train of snores.
+///   With `continuation == threshold` (the default) every window needs the threshold.
 /// - `lookBack`: when an episode starts, earlier windows at the continuation level, chained less
 ///   than `hangover` apart, within `lookBack` seconds before the trigger, move the start back (the
 ///   first snores of a train are often the quiet ones). Bounded so the pre-roll still holds them.
@@ -27,7 +30,9 @@ public struct LiveEpisodeSegmenter: Sendable {
     public let hangover: Double
     public let lookBack: Double
 
+    /// The run of consecutive windows at the continuation level, and whether one reached the threshold.
     private var consecutive = 0
+    private var runReachedThreshold = false
     private var candidateStart = 0.0
     private var open: SnoringEpisode?
     private var lastPositiveEnd = 0.0
@@ -78,18 +83,21 @@ public struct LiveEpisodeSegmenter: Sendable {
             open = episode
         } else {
             remember(window, confidence: confidence)
-            guard confidence >= threshold else {
+            guard confidence >= continuation else {
                 consecutive = 0
+                runReachedThreshold = false
                 previousWasPositive = false
                 return changes
             }
             if consecutive == 0 { candidateStart = window.start }
             consecutive += 1
-            if consecutive >= windowsToStart {
+            runReachedThreshold = runReachedThreshold || confidence >= threshold
+            if consecutive >= windowsToStart, runReachedThreshold {
                 let start = backdated(candidateStart, triggerEnd: window.end)
                 open = SnoringEpisode(start: start, end: window.end, eventCount: 1)
                 changes.append(.started(at: start))
                 consecutive = 0
+                runReachedThreshold = false
                 recent.removeAll(keepingCapacity: true)
             }
         }
@@ -100,7 +108,10 @@ public struct LiveEpisodeSegmenter: Sendable {
 
     /// Closes an open episode at the end of the stream.
     public mutating func finish() -> SnoringEpisode? {
-        defer { open = nil; consecutive = 0; previousWasPositive = false; recent.removeAll(keepingCapacity: true) }
+        defer {
+            open = nil; consecutive = 0; runReachedThreshold = false; previousWasPositive = false
+            recent.removeAll(keepingCapacity: true)
+        }
         return open
     }
 
