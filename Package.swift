@@ -21,7 +21,7 @@ let package = Package(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
-            name: "CPulse", path: "Sources/CPulse", pkgConfig: "libpulse-simple",
+            name: "CPulse", path: "Sources/CPulse", pkgConfig: "libpulse",
             providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(
             name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa",

@@ -1,6 +1,5 @@
 #ifndef SOMNI_CPULSE_SHIM_H
 #define SOMNI_CPULSE_SHIM_H
-#include <pulse/simple.h>
-#include <pulse/error.h>
-#include <pulse/sample.h>
+#include <pulse/pulseaudio.h>
+#include <pulse/thread-mainloop.h>
 #endif

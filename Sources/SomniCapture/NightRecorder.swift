@@ -7,9 +7,9 @@ public struct RecorderSettings: Sendable {
     public var mode: NightJournal.Mode
     /// Seconds of night to record (the recorder also stops when asked to, or when a finite source ends).
     public var duration: Double
-    /// The night-mode master: a format that stays readable if the process dies. FLAC loses only
-    /// its encoder's buffer (about 3 s) on kill -9; Ogg/Opus is 5× smaller but FFmpeg's Ogg muxer
-    /// held about a minute in memory when tested.
+    /// The night-mode master: a format that stays readable if the process dies. FLAC (Somni's own
+    /// writer, frame by frame) loses at most its last 0.26 s frame on kill -9; Ogg/Opus is about
+    /// 5× smaller but FFmpeg's Ogg muxer held about a minute in memory when tested.
     public var masterFormat: EncodedAudioWriter.Format
     /// Live-mode episode clips, written as they happen (FLAC by default, for the same reason).
     public var clipFormat: EncodedAudioWriter.Format
@@ -72,8 +72,7 @@ public final class NightRecorder<C: SoundClassifier> {
     private let envelopeURL: URL
     private var envelopeGoodLength: UInt64 = 0
     private var lastFlush = 0
-    private var master: EncodedAudioWriter?
-    private var masterSync: FileHandle?
+    private var master: CrashSafeWriter?
 
     // The live line: level over the last second.
     private var levelSum: Float = 0
@@ -89,9 +88,8 @@ public final class NightRecorder<C: SoundClassifier> {
     private let scores: UnsafeMutableBufferPointer<Float>
     private let targetLabels: [Int]
     private var nextWindowEnd: Int
-    /// The run of consecutive positive windows that may start an episode.
+    /// The peak confidence of the run of windows that may start an episode.
     private var runPeak: Float = 0
-    private var runLength = 0
     private var clip: OpenClip?
     /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
     /// whole night's; live mode can only give it the night so far).
@@ -130,8 +128,12 @@ public final class NightRecorder<C: SoundClassifier> {
         let windowLength = classifier.windowLength
         let live = settings.live
         // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
-        ring = PreRollBuffer(capacity: Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * windowLength)
-        segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter)
+        ring = PreRollBuffer(capacity: settings.mode == .live
+            ? Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * windowLength : 1)
+        // Backdating may reach as far as the pre-roll holds, less the clip's lead-in.
+        segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter,
+                                         continuation: live.threshold * live.continuationShare,
+                                         lookBack: max(0, live.preRoll - liveClipPadding))
         window = .allocate(capacity: windowLength)
         window.initialize(repeating: 0)
         scores = .allocate(capacity: max(1, classifier.labels.count))
@@ -188,9 +190,7 @@ public final class NightRecorder<C: SoundClassifier> {
         }
         if let name = journal.master {
             let url = folder.appendingPathComponent(name)
-            let writer = try EncodedAudioWriter(url: url, format: settings.masterFormat, sampleRate: rate)
-            masterSync = linkInProgress(writer)
-            master = writer
+            master = try openWriter(url, format: settings.masterFormat)
         }
         try journal.save(in: folder)
     }
@@ -200,7 +200,7 @@ public final class NightRecorder<C: SoundClassifier> {
         for x in samples { levelSum += x * x }
         levelCount += samples.count
         if let writer = master {
-            do { try writer.write(samples) } catch { stopAudio(error) }
+            do { try writer.sink.write(samples) } catch { stopAudio(error) }
         }
         if settings.mode == .live { detect(samples) }
         processed += samples.count
@@ -258,10 +258,9 @@ public final class NightRecorder<C: SoundClassifier> {
         if settings.mode == .live, let episode = segmenter.finish() { closeClip(lastPositiveEnd: episode.end) }
         flush()
         if let writer = master {
-            do { try writer.finish() } catch { stopAudio(error) }
+            do { try writer.sink.finish() } catch { stopAudio(error) }
             master = nil
         }
-        masterSync = nil
         journal.status = .captured
         journal.recordedSeconds = Double(processed) / Double(rate)
         try journal.save(in: folder)
@@ -278,7 +277,7 @@ public final class NightRecorder<C: SoundClassifier> {
         // memory flat over the night (only its band filters restart, which the envelope never uses).
         if processed % (2 * features.frameLength) == 0 { features = FeatureExtractor() }
         if appendEnvelope(pendingEnvelope) { pendingEnvelope.removeAll(keepingCapacity: true) }
-        try? masterSync?.synchronize()
+        master?.synchronize()
         lastFlush = processed
         journal.recordedSeconds = Double(processed) / Double(rate)
         journal.updatedAt = Date().timeIntervalSince1970
@@ -316,8 +315,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     /// The disk is full (or the file too large): stop writing audio, keep what is saved.
     private func stopAudio(_ error: any Error) {
-        master = nil   // the writer's partial name goes; the linked name keeps what reached the disk
-        masterSync = nil
+        master = nil   // what reached the disk stays readable under the final name
         if journal.audioStoppedAt == nil {
             journal.audioStoppedAt = Double(processed) / Double(rate)
             let message = "audio stopped being saved at about \(clock(Double(processed) / Double(rate))) (\(error)); "
@@ -333,18 +331,25 @@ public final class NightRecorder<C: SoundClassifier> {
         observe(.note(message))
     }
 
-    /// Gives the file an encoder is writing under a hidden temporary name its final name as
-    /// well (a hard link), so that whatever reached the disk survives kill -9 or a write error.
-    /// Returns a handle for forcing it to disk.
-    private func linkInProgress(_ writer: EncodedAudioWriter) -> FileHandle? {
-        let partial = writer.url.deletingLastPathComponent().appendingPathComponent(".\(writer.url.lastPathComponent).partial")
+    /// A writer whose file is readable under its final name whatever happens to the process.
+    /// FLAC: Somni's own stream writer, which writes there frame by frame. Opus: FFmpeg's, which
+    /// writes under a hidden temporary name; that file gets its final name as well (a hard link),
+    /// so what reached the disk survives kill -9 or a write error.
+    private func openWriter(_ url: URL, format: EncodedAudioWriter.Format) throws -> CrashSafeWriter {
+        if format == .flac {
+            let writer = try FLACStreamWriter(url: url, sampleRate: rate)
+            return CrashSafeWriter(sink: writer, synchronize: { try? writer.synchronize() })
+        }
+        let writer = try EncodedAudioWriter(url: url, format: format, sampleRate: rate)
+        let partial = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
         do {
-            try? FileManager.default.removeItem(at: writer.url)
-            try FileManager.default.linkItem(at: partial, to: writer.url)
-            return try FileHandle(forReadingFrom: writer.url)
+            try? FileManager.default.removeItem(at: url)
+            try FileManager.default.linkItem(at: partial, to: url)
+            let handle = try FileHandle(forReadingFrom: url)
+            return CrashSafeWriter(sink: writer, synchronize: { try? handle.synchronize() })
         } catch {
-            noteDiskTrouble("\(writer.url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
-            return nil
+            noteDiskTrouble("\(url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
+            return CrashSafeWriter(sink: writer, synchronize: {})
         }
     }
 
@@ -374,23 +379,22 @@ public final class NightRecorder<C: SoundClassifier> {
             for i in 0..<classifier.labels.count where scores[i] > scores[best] { best = i }
             topLabel = classifier.labels.isEmpty ? nil : classifier.labels[best]
             topConfidence = scores[best]
-            let windowStart = Double(nextWindowEnd - length) / Double(rate)
             let windowEnd = Double(nextWindowEnd) / Double(rate)
-            let positive = target >= settings.live.threshold
-            runPeak = positive ? max(runPeak, target) : 0
-            runLength = positive ? runLength + 1 : 0
+            // The run of windows at the threshold that may start an episode: its peak confidence.
+            runPeak = target >= segmenter.threshold ? max(runPeak, target) : 0
+            let labels = WindowLabels(start: Double(nextWindowEnd - length) / Double(rate), end: windowEnd,
+                                      ranked: [LabelConfidence(label: "snoring", confidence: target)])
             var started = false
-            let labels = WindowLabels(start: windowStart, end: windowEnd, ranked: [LabelConfidence(label: "snoring", confidence: target)])
             for change in segmenter.feed(labels) {
                 switch change {
                 case .ended(let episode): closeClip(lastPositiveEnd: episode.end)
                 case .started(let at):
                     started = true
-                    openClip(LiveEpisode(start: at, end: windowEnd, peakConfidence: Double(runPeak), positiveWindows: runLength),
-                             triggerEnd: nextWindowEnd)
+                    openClip(LiveEpisode(start: at, end: windowEnd, peakConfidence: Double(runPeak),
+                                         positiveWindows: segmenter.windowsToStart), upTo: nextWindowEnd)
                 }
             }
-            if positive, !started, var c = clip {
+            if !started, target >= segmenter.continuation, var c = clip {
                 c.episode.end = windowEnd
                 c.episode.peakConfidence = max(c.episode.peakConfidence, Double(target))
                 c.episode.positiveWindows += 1
@@ -408,22 +412,21 @@ public final class NightRecorder<C: SoundClassifier> {
         classifier.prepare(noiseFloor: SilenceGate.percentile(recentEnvelope, 0.2))
     }
 
-    private func openClip(_ episode: LiveEpisode, triggerEnd: Int) {
+    /// Opens the episode's clip at its backdated start less the lead-in (the pre-roll still holds
+    /// that audio) and writes it up to `end`.
+    private func openClip(_ episode: LiveEpisode, upTo end: Int) {
         let number = journal.episodes.count + 1
         let name = String(format: "clips/evt-%04d.%@", number, settings.clipFormat.fileExtension)
-        let start = max(ring.startIndex, triggerEnd - Int(settings.live.preRoll * Double(rate)))
-        var writer: EncodedAudioWriter?
+        let episodeStart = Int(episode.start * Double(rate))
+        let start = max(ring.startIndex, episodeStart - Int(liveClipPadding * Double(rate)))
+        var writer: (any AudioSink)?
         if !clipsStopped {
-            do {
-                let w = try EncodedAudioWriter(url: folder.appendingPathComponent(name), format: settings.clipFormat, sampleRate: rate)
-                _ = linkInProgress(w)
-                writer = w
-            } catch { stopClips(error) }
+            do { writer = try openWriter(folder.appendingPathComponent(name), format: settings.clipFormat).sink } catch { stopClips(error) }
         }
         clip = OpenClip(name: writer == nil ? nil : name, writer: writer, episode: episode, start: start, written: start,
-                        episodeStart: Int(episode.start * Double(rate)))
+                        episodeStart: episodeStart)
         observe(.note("snoring episode \(number) started at \(clock(episode.start))"))
-        writeClip(upTo: triggerEnd)
+        writeClip(upTo: end)
     }
 
     private func writeClip(upTo end: Int) {
@@ -441,18 +444,46 @@ public final class NightRecorder<C: SoundClassifier> {
     }
 
     private func closeClip(lastPositiveEnd end: Double) {
-        // The clip runs 1 s past the last positive window, as the morning clips do.
-        writeClip(upTo: min(ring.endIndex, Int((end + 1) * Double(rate))))
+        writeClip(upTo: min(ring.endIndex, Int((end + liveClipPadding) * Double(rate))))
         guard var c = clip else { return }
         c.episode.end = end
         var record = c.record()
         if let w = c.writer {
-            do { try w.finish() } catch { record.clip = nil; stopClips(error) }
+            do {
+                try w.finish()
+                try normalise(folder.appendingPathComponent(c.name ?? ""), peak: c.clipPeak)
+            } catch { record.clip = nil; stopClips(error) }
         }
         journal.episodes.append(record)
         clip = nil
         observe(.note(String(format: "snoring episode %d: %@, %.0f s, peak %.0f dBFS", journal.episodes.count,
                              clock(c.episode.start), c.episode.end - c.episode.start, record.peakDBFS)))
+    }
+
+    /// Rewrites a finished clip at 0.9 peak, as the morning clips are. The clip was streamed as it
+    /// happened (so a crash keeps it); its peak is only known now. Read back and re-encoded in
+    /// blocks (FLAC by Somni's own reader: FFmpeg's decoder kept 7 MB more resident), then renamed
+    /// over the original in one step.
+    private func normalise(_ url: URL, peak: Float) throws {
+        guard peak > 0, peak.isFinite else { return }
+        let gain = 0.9 / peak   // the morning clips' level (ClipMaker.normalise)
+        let staging = url.deletingLastPathComponent().appendingPathComponent(".levelled-\(url.lastPathComponent)")
+        let flac = settings.clipFormat == .flac
+        let decoder: any AudioSource = try flac ? FLACStreamReader(url: url) : AudioDecoder(url: url)
+        let writer: any AudioSink = try flac
+            ? FLACStreamWriter(url: staging, sampleRate: rate)
+            : EncodedAudioWriter(url: staging, format: settings.clipFormat, sampleRate: rate)
+        while true {
+            let n = try decoder.read(into: block)
+            if n == 0 { break }
+            for i in 0..<n { block[i] *= gain }
+            try writer.write(UnsafeBufferPointer(rebasing: block[0..<n]))
+        }
+        try writer.finish()
+        guard rename(staging.path, url.path) == 0 else {
+            try? FileManager.default.removeItem(at: staging)
+            throw SomniError(.io, "cannot replace \(url.lastPathComponent) with its levelled copy (errno \(errno))")
+        }
     }
 
     private func stopClips(_ error: any Error) {
@@ -464,10 +495,20 @@ public final class NightRecorder<C: SoundClassifier> {
     }
 }
 
+/// An open master or clip and how to force it to disk.
+private struct CrashSafeWriter {
+    let sink: any AudioSink
+    let synchronize: () -> Void
+}
+
+/// Seconds of audio before a live episode's start and after its last snoring window in its clip,
+/// as the morning clips have.
+let liveClipPadding = 1.0
+
 /// The clip of the episode being recorded, and its loudness so far.
 private struct OpenClip {
     var name: String?
-    var writer: EncodedAudioWriter?
+    var writer: (any AudioSink)?
     var episode: LiveEpisode
     /// Absolute sample indices: where the clip starts, and how far it is written.
     var start: Int
@@ -476,9 +517,12 @@ private struct OpenClip {
     var peak: Float = 0
     var sumSquares: Double = 0
     var count = 0
+    /// The largest magnitude in the whole clip, lead-in included: what normalising scales to 0.9.
+    var clipPeak: Float = 0
 
     /// Loudness over the part of the piece (starting at absolute index `from`) inside the episode.
     mutating func measure(_ piece: UnsafeBufferPointer<Float>, from: Int) {
+        for x in piece where x.isFinite { clipPeak = max(clipPeak, abs(x)) }
         for i in min(piece.count, max(0, episodeStart - from))..<piece.count {
             let x = piece[i]
             peak = max(peak, abs(x))

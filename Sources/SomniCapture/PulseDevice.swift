@@ -2,43 +2,166 @@ import CPulse
 import Foundation
 import SomniCore
 
-/// A PulseAudio record stream (mono float32 at `rate`) through libpulse-simple. PipeWire
-/// desktops serve it too, through pipewire-pulse.
+/// A PulseAudio record stream (mono float32 at `rate`) through libpulse's threaded main loop.
+/// PipeWire desktops serve it too, through pipewire-pulse.
+///
+/// Not the simple API: when the source a stream records from disappears (a USB microphone
+/// unplugged), PulseAudio quietly moves the stream to another source, and the simple API cannot
+/// refuse that or see it. A night would then go on recording the laptop's built-in microphone, or
+/// a sink's monitor, with no gap in the night. When the user chose a source, the stream is
+/// connected with PA_STREAM_DONT_MOVE instead: the server kills it, `readBlock` throws, and the
+/// recorder records the gap and retries until that source is back. The default source (no
+/// choice) may follow the system's default, as a desktop user expects.
 public final class PulseDevice: CaptureDevice {
     public let rate: Int
     public let name: String
-    private let handle: OpaquePointer
+    private let connection: Connection
+    /// The fragment peeked from the stream and not yet dropped, and how far it has been read.
+    private var fragment: UnsafeRawPointer?
+    private var fragmentBytes = 0
+    private var fragmentRead = 0
+    private var fragmentIsHole = false
 
     /// - Parameter source: a PulseAudio source name (`pactl list short sources`); nil for the default.
     public init(source: String?, rate: Int = 48_000, blockDuration: Double = 0.1) throws {
         self.rate = rate
         name = "pulse:\(source ?? "default")"
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 1)
-        // Ask for one block per fragment so reads return about every 100 ms.
-        let blockBytes = UInt32(Double(rate) * blockDuration) * 4
-        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max,
-                                  minreq: UInt32.max, fragsize: blockBytes)
-        var error: Int32 = 0
-        guard let h = pa_simple_new(nil, "somni", PA_STREAM_RECORD, source, "night recording",
-                                    &spec, nil, &attr, &error) else {
-            throw SomniError(.io, "cannot open the PulseAudio source \(source ?? "(default)"): \(PulseDevice.message(error)). "
-                + "Is a sound server running (pactl info)? Try --backend alsa on a machine without one")
+        let connection = try Connection()
+        self.connection = connection
+        let what = source ?? "(default)"
+        try connection.locked {
+            var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 1)
+            guard let stream = pa_stream_new(connection.context, "night recording", &spec, nil) else {
+                throw connection.failure("cannot create a PulseAudio record stream for \(what)")
+            }
+            connection.stream = stream
+            let userdata = UnsafeMutableRawPointer(connection.mainloop)
+            pa_stream_set_state_callback(stream, { _, loop in pa_threaded_mainloop_signal(OpaquePointer(loop), 0) }, userdata)
+            pa_stream_set_read_callback(stream, { _, _, loop in pa_threaded_mainloop_signal(OpaquePointer(loop), 0) }, userdata)
+            // Ask for one block per fragment so reads return about every 100 ms.
+            let blockBytes = UInt32(Double(rate) * blockDuration) * 4
+            var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max,
+                                      minreq: UInt32.max, fragsize: blockBytes)
+            var flags = PA_STREAM_ADJUST_LATENCY.rawValue
+            if source != nil { flags |= PA_STREAM_DONT_MOVE.rawValue }
+            guard pa_stream_connect_record(stream, source, &attr, pa_stream_flags_t(rawValue: flags)) == 0 else {
+                throw connection.failure("cannot open the PulseAudio source \(what)")
+            }
+            while pa_stream_get_state(stream) != PA_STREAM_READY {
+                guard pa_stream_get_state(stream) != PA_STREAM_FAILED, pa_stream_get_state(stream) != PA_STREAM_TERMINATED else {
+                    throw connection.failure("cannot open the PulseAudio source \(what)")
+                }
+                pa_threaded_mainloop_wait(connection.mainloop)
+            }
         }
-        handle = h
     }
 
-    deinit { pa_simple_free(handle) }
-
     public func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
-        var error: Int32 = 0
-        guard pa_simple_read(handle, buffer.baseAddress, buffer.count * 4, &error) >= 0 else {
-            throw SomniError(.io, "capture device vanished (\(name): \(PulseDevice.message(error)))")
+        guard let base = buffer.baseAddress else { return true }
+        let wanted = buffer.count * MemoryLayout<Float>.size
+        let destination = UnsafeMutableRawPointer(base)
+        try connection.locked {
+            guard let stream = connection.stream else { throw vanished("no stream") }
+            var filled = 0
+            while filled < wanted {
+                if fragmentRead == fragmentBytes {
+                    if fragmentBytes > 0 { pa_stream_drop(stream) }
+                    fragment = nil; fragmentBytes = 0; fragmentRead = 0
+                    // Killed (its source gone, with DONT_MOVE) or the server went away.
+                    guard pa_stream_get_state(stream) == PA_STREAM_READY else { throw vanished(connection.lastError) }
+                    var data: UnsafeRawPointer?
+                    var bytes = 0
+                    guard pa_stream_peek(stream, &data, &bytes) == 0 else { throw vanished(connection.lastError) }
+                    if bytes == 0 {
+                        pa_threaded_mainloop_wait(connection.mainloop)
+                        continue
+                    }
+                    fragment = data
+                    fragmentBytes = bytes
+                    // A hole (the server lost data) reads as silence, keeping the clock.
+                    fragmentIsHole = data == nil
+                }
+                let n = min(wanted - filled, fragmentBytes - fragmentRead)
+                if fragmentIsHole {
+                    (destination + filled).initializeMemory(as: UInt8.self, repeating: 0, count: n)
+                } else if let fragment {
+                    (destination + filled).copyMemory(from: fragment + fragmentRead, byteCount: n)
+                }
+                filled += n
+                fragmentRead += n
+            }
         }
         return true
     }
 
-    static func message(_ error: Int32) -> String {
-        guard let s = pa_strerror(error) else { return "error \(error)" }
-        return String(cString: s)
+    private func vanished(_ detail: String) -> SomniError {
+        SomniError(.io, "capture device vanished (\(name): \(detail))")
+    }
+
+    /// The main loop thread, the context and the stream, freed in the order libpulse wants.
+    private final class Connection {
+        let mainloop: OpaquePointer
+        let context: OpaquePointer
+        var stream: OpaquePointer?
+        private var running = false
+
+        init() throws {
+            guard let loop = pa_threaded_mainloop_new() else { throw SomniError(.io, "cannot start a PulseAudio main loop") }
+            guard let context = pa_context_new(pa_threaded_mainloop_get_api(loop), "somni") else {
+                pa_threaded_mainloop_free(loop)
+                throw SomniError(.io, "cannot create a PulseAudio context")
+            }
+            mainloop = loop
+            self.context = context
+            pa_context_set_state_callback(context, { _, loop in pa_threaded_mainloop_signal(OpaquePointer(loop), 0) },
+                                          UnsafeMutableRawPointer(loop))
+            guard pa_context_connect(context, nil, PA_CONTEXT_NOFLAGS, nil) == 0 else {
+                throw failure("cannot connect to the sound server")
+            }
+            guard pa_threaded_mainloop_start(loop) == 0 else { throw SomniError(.io, "cannot start a PulseAudio main loop") }
+            running = true
+            try locked {
+                while pa_context_get_state(context) != PA_CONTEXT_READY {
+                    let state = pa_context_get_state(context)
+                    guard state != PA_CONTEXT_FAILED, state != PA_CONTEXT_TERMINATED else {
+                        throw failure("cannot connect to the sound server")
+                    }
+                    pa_threaded_mainloop_wait(loop)
+                }
+            }
+        }
+
+        deinit {
+            if running { pa_threaded_mainloop_lock(mainloop) }
+            if let stream {
+                pa_stream_disconnect(stream)
+                pa_stream_unref(stream)
+            }
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+            if running {
+                pa_threaded_mainloop_unlock(mainloop)
+                pa_threaded_mainloop_stop(mainloop)
+            }
+            pa_threaded_mainloop_free(mainloop)
+        }
+
+        /// Runs `body` holding the main loop's lock (every libpulse call outside its thread must).
+        func locked<T>(_ body: () throws -> T) rethrows -> T {
+            guard running else { return try body() }
+            pa_threaded_mainloop_lock(mainloop)
+            defer { pa_threaded_mainloop_unlock(mainloop) }
+            return try body()
+        }
+
+        var lastError: String {
+            guard let s = pa_strerror(pa_context_errno(context)) else { return "error \(pa_context_errno(context))" }
+            return String(cString: s)
+        }
+
+        func failure(_ what: String) -> SomniError {
+            SomniError(.io, "\(what): \(lastError). Is a sound server running (pactl info)? "
+                + "Try --backend alsa on a machine without one")
+        }
     }
 }

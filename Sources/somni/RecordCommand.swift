@@ -21,8 +21,8 @@ struct RecordCommand: Command {
                          most 16 h away: a restart after waking time records nothing)
       --mode MODE        night: only the loudness envelope overnight and a FLAC master, analysed
                          in the morning, then the master is deleted (default);
-                         live: the classifier runs on the stream and only snoring episodes (with
-                         10 s of pre-roll) are written
+                         live: the classifier runs on the stream and only snoring episodes are
+                         written (each clip the episode ±1 s, reaching into 10 s of pre-roll)
       --backend B        pulse: PulseAudio or PipeWire (default); alsa: ALSA directly (no sound
                          server); file: play an audio file as the microphone, as fast as it reads
       --device NAME      a PulseAudio source (pactl list short sources), an ALSA PCM such as
@@ -34,11 +34,13 @@ struct RecordCommand: Command {
                          else $XDG_DATA_HOME/somni, else ~/.local/share/somni); the night is
                          recorded in its recording/ folder and moved in when analysed
       --keep-audio       keep the night-mode master recording after the analysis
-      --master F         flac (default: survives kill -9 losing ~3 s) | opus (5× smaller, may
-                         lose about a minute on kill -9)
+      --master F         flac (default: written frame by frame, kill -9 loses < 0.3 s) | opus
+                         (smaller, may lose about a minute on kill -9)
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
     \(ClassifierChoice.help)
-      --threshold X      live mode: confidence that counts as a snoring window (default 0.6)
+      --threshold X      live mode: confidence that counts as a snoring window (default 0.6);
+                         2 windows in a row, one at X, the other at 0.2 × X, start an
+                         episode; then 0.2 × X keeps it going
       --lock FILE        the recording lock (default: /tmp/somni-record.lock, one per machine)
       --lease DURATION   how long the lock outlives a recorder that died (default 15m); the
                          heartbeat runs every third of it
@@ -137,7 +139,7 @@ struct RecordCommand: Command {
             heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
             observe: line.show)
         line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
-        try recorder.run()
+        _ = try recorder.run()
         stop.captureEnded()
         line.end()
         line.log("night over; running the morning analysis")

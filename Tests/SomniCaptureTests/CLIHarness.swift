@@ -136,11 +136,15 @@ enum CLIHarness {
 
     /// Decodes a file to 16 kHz mono Float.
     static func decode(_ url: URL) throws -> [Float] {
-        let decoder = try AudioDecoder(url: url)
+        try readAll(AudioDecoder(url: url))
+    }
+
+    /// Every sample a source delivers.
+    static func readAll(_ source: some AudioSource) throws -> [Float] {
         var all: [Float] = []
         var buffer = [Float](repeating: 0, count: 16_000)
         while true {
-            let n = try buffer.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
+            let n = try buffer.withUnsafeMutableBufferPointer { try source.read(into: $0) }
             if n == 0 { return all }
             all += buffer[0..<n]
         }

@@ -58,14 +58,7 @@ func temporaryFolder(_ tag: String) throws -> URL {
 }
 
 func decodedLength(_ url: URL) throws -> Int {
-    let decoder = try AudioDecoder(url: url)
-    var buffer = [Float](repeating: 0, count: 16_000)
-    var total = 0
-    while true {
-        let n = try buffer.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
-        if n == 0 { return total }
-        total += n
-    }
+    try CLIHarness.decode(url).count
 }
 
 @Suite struct NightRecorderTests {
@@ -110,12 +103,14 @@ func decodedLength(_ url: URL) throws -> Int {
         #expect(first.episode.start <= 30)
         #expect(first.episode.start > 28.5)
         #expect(abs(first.episode.end - 51) < 1)
-        // The clip begins with 10 s of pre-roll before the trigger and ends 1 s after the last positive window.
-        #expect(first.clipStart < first.episode.start - 8)
-        let clip = folder.appendingPathComponent(try #require(first.clip))
-        let seconds = Double(try decodedLength(clip)) / 16_000
-        #expect(abs(seconds - (first.episode.end + 1 - first.clipStart)) < 0.2)
-        #expect(first.peakDBFS > -12)
+        // The clip covers the episode with 1 s either side (the lead-in comes from the pre-roll),
+        // like a morning clip, and is levelled to a 0.9 peak as they are.
+        #expect(abs(first.clipStart - (first.episode.start - 1)) < 0.01)
+        let clip = try CLIHarness.decode(folder.appendingPathComponent(try #require(first.clip)))
+        #expect(abs(Double(clip.count) / 16_000 - (first.episode.end + 1 - first.clipStart)) < 0.2)
+        #expect(abs((clip.map(abs).max() ?? 0) - 0.9) < 0.02)
+        // The recorded levels are the room's, not the levelled clip's (0.3 amplitude: −10.5 dBFS).
+        #expect(abs(first.peakDBFS - 20 * log10(0.3)) < 0.5)
         // Nothing but clips, the envelope and the journal on disk.
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(files == ["clips", "envelope.bin", "recording.json"])
@@ -152,8 +147,8 @@ func decodedLength(_ url: URL) throws -> Int {
         #expect(abs(journal.recordedSeconds - (80 + gap.duration)) < 0.15)
     }
 
-    /// FLAC, the default master: a kill loses only what sits in the encoder's buffers (about 3 s
-    /// measured). Ogg/Opus through FFmpeg's muxer lost about 60 s here, so it is not the default.
+    /// FLAC, the default master, is written frame by frame: a kill loses only the frame being
+    /// filled. Ogg/Opus through FFmpeg's muxer lost about 60 s here, so it is not the default.
     @Test func aRecorderThatDiesIsRecoveredFromDiskLosingAtMostTheLastFlush() throws {
         let format = EncodedAudioWriter.Format.flac
         let folder = try temporaryFolder("crash")
@@ -176,8 +171,8 @@ func decodedLength(_ url: URL) throws -> Int {
             masterSeconds = Double(try decodedLength(master)) / 16_000
             return journal.liveSession(duration: masterSeconds, classifierName: "test", sensitivity: 5)
         }
-        // Everything up to the crash minus the encoder's buffers is readable from the master.
-        #expect(masterSeconds > 130 - 30)
+        // Everything up to the crash but the last unfinished FLAC frame (0.26 s) is readable.
+        #expect(masterSeconds > 130 - 0.3)
         #expect(masterSeconds <= 130.5)
         #expect(session.warnings.contains { $0.contains("stopped unexpectedly") })
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("master.\(format.fileExtension)").path))

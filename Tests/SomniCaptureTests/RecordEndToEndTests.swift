@@ -69,10 +69,17 @@ import Testing
         #expect(best > 0.95, "recorded loudness correlates \(best) with the night played")
     }
 
+    /// The chosen microphone unplugged while another source exists (a null sink's monitor, as a
+    /// desktop always has one): PulseAudio would move the stream there and record the wrong
+    /// device all night; the recorder must notice instead, record the gap and wait for its own.
     @Test(.enabled(if: CLIHarness.pulseAvailable))
     func aMicrophoneUnpluggedAndPluggedBackLeavesAGapAndTheNightGoesOn() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.02, seed: 12, in: folder)
         let samples = try CLIHarness.decode(wav)
+        let elsewhere = try CLIHarness.run("/usr/bin/env", ["pactl", "load-module", "module-null-sink",
+                                                           "sink_name=somni_test_elsewhere_\(UUID().uuidString.prefix(8).lowercased())"])
+        #expect(elsewhere.status == 0, "cannot load a null sink: \(elsewhere.error)")
+        defer { _ = try? CLIHarness.run("/usr/bin/env", ["pactl", "unload-module", elsewhere.output.trimmingCharacters(in: .whitespacesAndNewlines)]) }
         let mic = try PipeMicrophone(folder: folder)
         let recorder = try CLIHarness.startSomni(recordArguments(
             ["--backend", "pulse", "--device", mic.name, "--for", "60s"]))

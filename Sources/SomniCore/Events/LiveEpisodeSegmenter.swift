@@ -5,6 +5,17 @@ import Foundation
 /// once `hangover` seconds pass without one. The start is backdated to the first window that
 /// triggered it (the recorder's 10 s pre-roll holds that audio); the end is the last snoring
 /// window's end, not where the wait ran out.
+///
+/// Two refinements make it agree with the morning pass (`EventDetector`), both off by default:
+/// - `continuation`: a lower confidence that still counts as snoring next to a sure window, as
+///   the morning pass's `snoringContinuationShare` does. The triggering run needs one window at
+///   `threshold`, the others at `continuation` (a calibrated model is sure of the window holding
+///   most of a snore, less of its neighbour holding the snore's edge); an open episode goes on
+///   with windows at `continuation`, so one quieter snore does not split a train of snores.
+///   With `continuation == threshold` (the default) every window needs the threshold.
+/// - `lookBack`: when an episode starts, earlier windows at the continuation level, chained less
+///   than `hangover` apart, within `lookBack` seconds before the trigger, move the start back (the
+///   first snores of a train are often the quiet ones). Bounded so the pre-roll still holds them.
 public struct LiveEpisodeSegmenter: Sendable {
     public enum Change: Sendable, Equatable {
         /// An episode opened; `at` is its backdated start.
@@ -14,26 +25,43 @@ public struct LiveEpisodeSegmenter: Sendable {
     }
 
     public let threshold: Float
+    public let continuation: Float
     public let windowsToStart: Int
     public let hangover: Double
+    public let lookBack: Double
 
+    /// The run of consecutive windows at the continuation level, and whether one reached the threshold.
     private var consecutive = 0
+    private var runReachedThreshold = false
     private var candidateStart = 0.0
     private var open: SnoringEpisode?
     private var lastPositiveEnd = 0.0
     private var previousWasPositive = false
+    /// Recent windows at the continuation level (start, end), oldest first, for backdating.
+    private var recent: [(start: Double, end: Double)] = []
 
-    public init(threshold: Float = 0.6, windowsToStart: Int = 2, hangover: Double = 10) {
+    public init(threshold: Float = 0.6, windowsToStart: Int = 2, hangover: Double = 10,
+                continuation: Float? = nil, lookBack: Double = 0) {
         self.threshold = threshold
+        self.continuation = min(continuation ?? threshold, threshold)
         self.windowsToStart = max(windowsToStart, 1)
         self.hangover = hangover
+        self.lookBack = max(0, lookBack)
+        recent.reserveCapacity(64)
     }
 
     public var isInEpisode: Bool { open != nil }
 
+    /// The highest confidence of a snoring-class label among the window's top labels (the
+    /// morning pass's class-set scan), 0 when there is none.
+    public static func snoringConfidence(_ window: WindowLabels) -> Float {
+        window.ranked.prefix(EventDetector.scanDepth)
+            .filter { ClassSets.eventClass(forLabel: $0.label) == .snoring }.map(\.confidence).max() ?? 0
+    }
+
     /// A window counts when any snoring-class label in it reaches `threshold`.
     public func isSnoring(_ window: WindowLabels) -> Bool {
-        window.ranked.contains { ClassSets.eventClass(forLabel: $0.label) == .snoring && $0.confidence >= threshold }
+        Self.snoringConfidence(window) >= threshold
     }
 
     /// Takes the next window (in time order) and says what changed, if anything.
@@ -44,21 +72,33 @@ public struct LiveEpisodeSegmenter: Sendable {
             changes.append(.ended(episode))
             open = nil
         }
-        guard isSnoring(window) else {
-            consecutive = 0
-            previousWasPositive = false
-            return changes
-        }
+        let confidence = Self.snoringConfidence(window)
         if var episode = open {
+            guard confidence >= continuation else {
+                previousWasPositive = false
+                return changes
+            }
             if !previousWasPositive { episode.eventCount += 1 }
             episode.end = max(episode.end, window.end)
             open = episode
         } else {
+            remember(window, confidence: confidence)
+            guard confidence >= continuation else {
+                consecutive = 0
+                runReachedThreshold = false
+                previousWasPositive = false
+                return changes
+            }
             if consecutive == 0 { candidateStart = window.start }
             consecutive += 1
-            if consecutive >= windowsToStart {
-                open = SnoringEpisode(start: candidateStart, end: window.end, eventCount: 1)
-                changes.append(.started(at: candidateStart))
+            runReachedThreshold = runReachedThreshold || confidence >= threshold
+            if consecutive >= windowsToStart, runReachedThreshold {
+                let start = backdated(candidateStart, triggerEnd: window.end)
+                open = SnoringEpisode(start: start, end: window.end, eventCount: 1)
+                changes.append(.started(at: start))
+                consecutive = 0
+                runReachedThreshold = false
+                recent.removeAll(keepingCapacity: true)
             }
         }
         lastPositiveEnd = window.end
@@ -68,7 +108,29 @@ public struct LiveEpisodeSegmenter: Sendable {
 
     /// Closes an open episode at the end of the stream.
     public mutating func finish() -> SnoringEpisode? {
-        defer { open = nil; consecutive = 0; previousWasPositive = false }
+        defer {
+            open = nil; consecutive = 0; runReachedThreshold = false; previousWasPositive = false
+            recent.removeAll(keepingCapacity: true)
+        }
         return open
+    }
+
+    /// Keeps the windows at the continuation level from the last `lookBack` seconds.
+    private mutating func remember(_ window: WindowLabels, confidence: Float) {
+        guard lookBack > 0 else { return }
+        let oldest = window.end - lookBack
+        if let first = recent.first, first.start < oldest { recent.removeAll { $0.start < oldest } }
+        if confidence >= continuation { recent.append((window.start, window.end)) }
+    }
+
+    /// The trigger's start moved back over a chain of earlier continuation-level windows.
+    private func backdated(_ start: Double, triggerEnd: Double) -> Double {
+        var start = start
+        let limit = triggerEnd - lookBack
+        for w in recent.reversed() where w.start < start {
+            guard w.start >= limit else { break }
+            if start - w.end < hangover { start = w.start }
+        }
+        return start
     }
 }

@@ -3,25 +3,33 @@ import Foundation
 /// Snore Detector's tuning knobs for live episodes (the hysteresis itself is
 /// `LiveEpisodeSegmenter`; the recorder adds the pre-roll).
 public struct LiveEpisodeSettings: Sendable, Equatable, Codable {
-    /// A window counts as positive when its target confidence is at least this.
+    /// A window is sure snoring at this confidence; an episode needs one (see `continuationShare`).
     public var threshold: Float
-    /// Consecutive positive windows that start an episode (debounces one-off false positives).
+    /// Consecutive snoring windows that start an episode (debounces one-off false positives).
     public var windowsToStart: Int
     /// Seconds without a positive window that end an episode (merges snores 3–6 s apart).
     public var endAfter: Double
-    /// Seconds of audio kept in memory before a trigger and written into the clip.
+    /// Seconds of audio kept in memory before a trigger: the clip reaches back into it to the
+    /// episode's backdated start (less one second of lead-in, as the morning clips have).
     public var preRoll: Double
+    /// Share of `threshold` that counts as snoring beside a sure window: the second window of a
+    /// trigger, the windows that keep an open episode going, and the quieter snores just before a
+    /// trigger that its start is backdated over. The morning pass's hysteresis
+    /// (`EventDetector.snoringContinuationShare`), so live and morning agree on where a train of
+    /// snores begins and ends.
+    public var continuationShare: Float
 
     public init(threshold: Float = 0.6, windowsToStart: Int = 2, endAfter: Double = 10,
-                preRoll: Double = 10) {
+                preRoll: Double = 10, continuationShare: Float = EventDetector.snoringContinuationShare) {
         self.threshold = threshold; self.windowsToStart = windowsToStart; self.endAfter = endAfter
-        self.preRoll = preRoll
+        self.preRoll = preRoll; self.continuationShare = continuationShare
     }
 }
 
 /// One live episode. Times are seconds from the start of the recording.
 public struct LiveEpisode: Sendable, Equatable, Codable {
-    /// Start of the first window of the triggering run (backdated to cover the trigger windows).
+    /// Start of the first window of the triggering run, backdated over the quieter snoring windows
+    /// chained just before it (within the pre-roll).
     public var start: Double
     /// End of the last positive window.
     public var end: Double

@@ -1,0 +1,70 @@
+import Testing
+@testable import SomniCore
+
+/// The live segmenter's hysteresis: quieter snores keep a train together and move its start back.
+@Suite struct LiveSegmenterTests {
+    /// Windows every 0.4875 s (50 % overlap of 0.975 s) with the given snoring confidences.
+    static func feed(_ confidences: [Float], into segmenter: inout LiveEpisodeSegmenter) -> [LiveEpisodeSegmenter.Change] {
+        var changes: [LiveEpisodeSegmenter.Change] = []
+        for (i, c) in confidences.enumerated() {
+            let start = Double(i) * 0.4875
+            changes += segmenter.feed(WindowLabels(start: start, end: start + 0.975,
+                                                   ranked: [LabelConfidence(label: "snoring", confidence: c)]))
+        }
+        if let last = segmenter.finish() { changes.append(.ended(last)) }
+        return changes
+    }
+
+    /// A snore every ~5 s (10 windows): loud ones at 0.9 in two windows, quiet ones at 0.3 in one.
+    static func train(_ loud: [Bool]) -> [Float] {
+        loud.flatMap { isLoud in
+            (0..<10).map { k -> Float in isLoud ? (k < 2 ? 0.9 : 0.01) : (k == 0 ? 0.3 : 0.01) }
+        }
+    }
+
+    @Test func quieterSnoresKeepATrainInOneEpisodeOnlyWithHysteresis() {
+        // Loud, three quiet (15 s without a window at 0.6), loud again.
+        let windows = Self.train([true, false, false, false, true, true])
+        var plain = LiveEpisodeSegmenter(threshold: 0.6)
+        let split = Self.feed(windows, into: &plain).filter { if case .ended = $0 { return true } else { return false } }
+        #expect(split.count == 2)
+        var hysteresis = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24)
+        let changes = Self.feed(windows, into: &hysteresis)
+        guard changes.count == 2, case .ended(let episode) = changes[1] else {
+            Issue.record("expected one episode, got \(changes)"); return
+        }
+        #expect(episode.eventCount == 6)
+        #expect(abs(episode.end - (51 * 0.4875 + 0.975)) < 1e-9)   // the last loud snore's second window
+    }
+
+    @Test func aQuietStartOfATrainIsBackdatedWithinTheLookBack() {
+        // Three quiet snores, then loud ones: the trigger comes at the 4th snore (window 30).
+        let windows = Self.train([false, false, false, true, true])
+        var segmenter = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, lookBack: 12)
+        let changes = Self.feed(windows, into: &segmenter)
+        guard case .started(let at) = changes.first else { Issue.record("no episode: \(changes)"); return }
+        // Back over the quiet snores at windows 20 and 10 (starting within 12 s of the trigger's
+        // end at 31 × 0.4875 + 0.975 = 16.1 s), not the one at window 0 (16.1 s before).
+        #expect(abs(at - 10 * 0.4875) < 1e-9)
+        var plain = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24)
+        guard case .started(let unmoved) = Self.feed(windows, into: &plain).first else { return }
+        #expect(abs(unmoved - 30 * 0.4875) < 1e-9)
+    }
+
+    @Test func aSureWindowWithAQuieterNeighbourStartsAnEpisodeOnlyWithHysteresis() {
+        // One snore: the window holding most of it is sure (0.7), its neighbour less so (0.2).
+        let windows: [Float] = [0.01, 0.7, 0.2, 0.01, 0.01]
+        var hysteresis = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12)
+        #expect(Self.feed(windows, into: &hysteresis).first == .started(at: 0.4875))
+        var plain = LiveEpisodeSegmenter(threshold: 0.6)
+        #expect(Self.feed(windows, into: &plain).isEmpty)
+        // Two unsure windows are not enough: one of the run must reach the threshold.
+        var unsure = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12)
+        #expect(Self.feed([0.01, 0.5, 0.5, 0.5, 0.01], into: &unsure).isEmpty)
+    }
+
+    @Test func quietWindowsAloneNeverStartAnEpisode() {
+        var segmenter = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, lookBack: 9)
+        #expect(Self.feed(Self.train(Array(repeating: false, count: 20)), into: &segmenter).isEmpty)
+    }
+}
