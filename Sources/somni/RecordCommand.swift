@@ -39,8 +39,10 @@ struct RecordCommand: Command {
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
     \(ClassifierChoice.help)
       --threshold X      live mode: confidence that counts as a snoring window (default 0.6);
-                         2 windows in a row, one at X, the other at 0.2 × X, start an
-                         episode; then 0.2 × X keeps it going
+                         2 windows in a row, one at X, the other at S × X, start an
+                         episode; then S × X keeps it going
+      --continuation S   live mode: that share S (default 0.2, as the morning pass); 1 gives
+                         the seeds' rule (2 windows at X to start, 10 s without one ends it)
       --lock FILE        the recording lock (default: /tmp/somni-record.lock, one per machine)
       --lease DURATION   how long the lock outlives a recorder that died (default 15m); the
                          heartbeat runs every third of it
@@ -59,6 +61,7 @@ struct RecordCommand: Command {
     var classifierKind: String
     var modelPath: String?
     var threshold: Float
+    var continuationShare: Float
     var json: Bool
 
     init(_ a: inout Arguments) throws {
@@ -89,6 +92,7 @@ struct RecordCommand: Command {
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
         (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
         threshold = try a.option("--threshold", as: Float.self) ?? 0.6
+        continuationShare = try a.option("--continuation", as: Float.self) ?? EventDetector.snoringContinuationShare
         json = a.flag("--json")
         options = try RecordingOptions(&a)
     }
@@ -99,6 +103,9 @@ struct RecordCommand: Command {
         guard (8_000...384_000).contains(rate) else { throw UsageError("--rate must be 8000…384000, not \(rate)") }
         guard Sensitivity.range.contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold must be in (0, 1], not \(threshold)") }
+        guard continuationShare > 0, continuationShare <= 1 else {
+            throw UsageError("--continuation must be in (0, 1], not \(continuationShare)")
+        }
         if backend == .file && device == nil { throw UsageError("--backend file needs --device FILE") }
     }
 
@@ -130,6 +137,7 @@ struct RecordCommand: Command {
 
         var settings = RecorderSettings(mode: mode, duration: duration, masterFormat: masterFormat, keepAudio: keepAudio)
         settings.live.threshold = threshold
+        settings.live.continuationShare = continuationShare
         let line = LiveLine(terminal: standardErrorIsTerminal)
         let (backend, device, rate) = (self.backend, self.device, self.rate)
         let recorder = try NightRecorder(

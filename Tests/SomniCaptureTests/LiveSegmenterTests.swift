@@ -63,6 +63,16 @@ import Testing
         #expect(Self.feed([0.01, 0.5, 0.5, 0.5, 0.01], into: &unsure).isEmpty)
     }
 
+    @Test func aContinuationAtTheThresholdIsTheSeedsRule() {
+        // `somni record --continuation 1`: the same episodes as without hysteresis.
+        for windows in [Self.train([true, false, false, false, true, true]), [0.01, 0.7, 0.2, 0.01, 0.01],
+                        Self.train([false, true, true, false, true])] {
+            var seeds = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.6)
+            var plain = LiveEpisodeSegmenter(threshold: 0.6)
+            #expect(Self.feed(windows, into: &seeds) == Self.feed(windows, into: &plain))
+        }
+    }
+
     @Test func quietWindowsAloneNeverStartAnEpisode() {
         var segmenter = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, lookBack: 9)
         #expect(Self.feed(Self.train(Array(repeating: false, count: 20)), into: &segmenter).isEmpty)
