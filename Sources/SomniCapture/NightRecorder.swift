@@ -466,7 +466,7 @@ public final class NightRecorder<C: SoundClassifier> {
     /// over the original in one step.
     private func normalise(_ url: URL, peak: Float) throws {
         guard peak > 0, peak.isFinite else { return }
-        let gain = 0.9 / peak   // the morning clips' level (ClipMaker.normalise)
+        let gain = ClipMaker.peak / peak
         let staging = url.deletingLastPathComponent().appendingPathComponent(".levelled-\(url.lastPathComponent)")
         let flac = settings.clipFormat == .flac
         let decoder: any AudioSource = try flac ? FLACStreamReader(url: url) : AudioDecoder(url: url)

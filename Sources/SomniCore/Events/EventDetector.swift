@@ -132,8 +132,9 @@ public enum EventDetector {
     static func withoutLoneSnores(_ events: [DetectedEvent]) -> [DetectedEvent] {
         let snores = events.filter { $0.eventClass == .snoring }
         let lone = episodes(of: events).filter { episode in
+            guard episode.eventCount < minimumEpisodeSnores else { return false }
             let inside = snores.filter { $0.start >= episode.start && $0.end <= episode.end }
-            return inside.count < minimumEpisodeSnores && inside.reduce(0) { $0 + $1.duration } < minimumEpisodeSnoring
+            return inside.reduce(0) { $0 + $1.duration } < minimumEpisodeSnoring
         }
         guard !lone.isEmpty else { return events }
         return events.filter { e in
@@ -155,10 +156,7 @@ public enum EventDetector {
         let acceptedRanges = accepted.map(\.range).sorted { $0.start < $1.start }
         var joined = [Bool](repeating: false, count: undecided.count)
         var confidence = [Float](repeating: 0, count: undecided.count)
-        for (k, i) in undecided.enumerated() {
-            confidence[k] = windows[i].ranked.prefix(scanDepth)
-                .filter { ClassSets.eventClass(forLabel: $0.label) == .snoring }.map(\.confidence).max() ?? 0
-        }
+        for (k, i) in undecided.enumerated() { confidence[k] = snoringConfidence(windows[i]) }
         // Forward: track the end of the latest snoring window seen so far.
         var a = 0
         var lastEnd = -Double.infinity
@@ -182,6 +180,13 @@ public enum EventDetector {
             let w = windows[undecided[$0]]
             return Hit(range: TimeRange(start: w.start, end: w.end), confidence: Double(confidence[$0]))
         }
+    }
+
+    /// The highest confidence of a snoring-class label among the window's top `scanDepth`
+    /// labels, 0 when there is none (the live segmenter reads windows the same way).
+    public static func snoringConfidence(_ window: WindowLabels) -> Float {
+        window.ranked.prefix(scanDepth)
+            .filter { ClassSets.eventClass(forLabel: $0.label) == .snoring }.map(\.confidence).max() ?? 0
     }
 
     /// Snoring events less than `maxGap` seconds apart, grouped.

@@ -52,16 +52,9 @@ public struct LiveEpisodeSegmenter: Sendable {
 
     public var isInEpisode: Bool { open != nil }
 
-    /// The highest confidence of a snoring-class label among the window's top labels (the
-    /// morning pass's class-set scan), 0 when there is none.
-    public static func snoringConfidence(_ window: WindowLabels) -> Float {
-        window.ranked.prefix(EventDetector.scanDepth)
-            .filter { ClassSets.eventClass(forLabel: $0.label) == .snoring }.map(\.confidence).max() ?? 0
-    }
-
     /// A window counts when any snoring-class label in it reaches `threshold`.
     public func isSnoring(_ window: WindowLabels) -> Bool {
-        Self.snoringConfidence(window) >= threshold
+        EventDetector.snoringConfidence(window) >= threshold
     }
 
     /// Takes the next window (in time order) and says what changed, if anything.
@@ -72,7 +65,7 @@ public struct LiveEpisodeSegmenter: Sendable {
             changes.append(.ended(episode))
             open = nil
         }
-        let confidence = Self.snoringConfidence(window)
+        let confidence = EventDetector.snoringConfidence(window)
         if var episode = open {
             guard confidence >= continuation else {
                 previousWasPositive = false

@@ -15,16 +15,19 @@ public enum Severity {
 
 /// What a clip is cut from and how it is levelled.
 public enum ClipMaker {
+    /// The level every clip is scaled to: the morning pass's and the live recorder's alike.
+    public static let peak: Float = 0.9
+
     /// `samples` scaled so the largest magnitude is `peak`; silence (or nothing finite) is
     /// returned unchanged.
-    public static func normalised(_ samples: [Float], peak: Float = 0.9) -> [Float] {
+    public static func normalised(_ samples: [Float], peak: Float = ClipMaker.peak) -> [Float] {
         var copy = samples
         copy.withUnsafeMutableBufferPointer { normalise($0, peak: peak) }
         return copy
     }
 
     /// In place, for a clip buffer reused across a night's events.
-    public static func normalise(_ samples: UnsafeMutableBufferPointer<Float>, peak: Float = 0.9) {
+    public static func normalise(_ samples: UnsafeMutableBufferPointer<Float>, peak: Float = ClipMaker.peak) {
         var largest: Float = 0
         for s in samples where s.isFinite { largest = max(largest, abs(s)) }
         guard largest > 0 else { return }
