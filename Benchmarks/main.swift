@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips [COUNT]|features|heuristic|classifier|report|store|record|all]
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]
 import Foundation
 import SomniAudio
 
@@ -13,7 +13,8 @@ do {
         let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
         try runNightBenchmark(hours: hours, classifiers: ["model", "heuristic"])
     case "decode": try runDecodeBenchmark()
-    case "clips": try runClipBenchmark(count: arguments.count > 1 ? Int(arguments[1]) ?? 300 : 300)
+    case "clips": try runClipBenchmark(count: arguments.count > 1 ? Int(arguments[1]) ?? 300 : 300,
+                                      only: arguments.count > 2 ? arguments[2] : nil)
     case "features": runFeatureBenchmark()
     case "heuristic": runHeuristicBenchmark()
     case "classifier": try runClassifierBenchmark()
@@ -30,7 +31,7 @@ do {
         try runStoreBenchmark()
         try runRecordBenchmark()
     default:
-        print("usage: SomniBench [night [HOURS]|decode|clips [COUNT]|features|heuristic|classifier|report|store|record|all]")
+        print("usage: SomniBench [night [HOURS]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]")
         exit(64)
     }
 } catch {

@@ -30,6 +30,8 @@ public final class AudioDecoder: AudioSource {
     private let handles: DecoderHandles
     private let path: String
     private let streamIndex: Int32
+    /// 16-bit PCM at the analysis rate, one channel, in a WAV file: what `PCM16WAVSamples` reads.
+    private let isPlainAnalysisWAV: Bool
     private var stage = Stage.decoding
     /// Resampled samples waiting to be read: pending[pendingStart..<pendingEnd].
     private var pending = [Float](repeating: 0, count: 16_384)
@@ -75,6 +77,9 @@ public final class AudioDecoder: AudioSource {
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         formatDescription = "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch"
+        isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
+            && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
+            && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
         expectedDuration = Self.duration(of: stream, in: format)
         durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
 
@@ -88,6 +93,11 @@ public final class AudioDecoder: AudioSource {
         guard try refill() else {
             throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged")
         }
+    }
+
+    /// A 16-bit, 16 kHz, mono WAV file is read back from the file itself rather than spooled.
+    public func rereadableSamples() -> PCM16Samples? {
+        isPlainAnalysisWAV ? PCM16Samples.wavFile(URL(fileURLWithPath: path)) : nil
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {

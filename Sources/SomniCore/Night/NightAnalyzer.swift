@@ -9,6 +9,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
     public var clipEncoder: (any ClipEncoder)?
     /// Samples read from the source per block (1 s).
     public var blockLength = analysisSampleRate
+    /// Threads that classify windows and write clips at once (the source is read on one more).
+    /// Results do not depend on it.
+    public var workers = ProcessInfo.processInfo.activeProcessorCount
 
     public init(classifier: Classifier, sensitivity: Int = 5, clipEncoder: (any ClipEncoder)?) {
         self.classifier = classifier
@@ -19,40 +22,40 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
     /// The stage a progress report belongs to.
     public enum Stage: String, Sendable { case reading, classifying, clips }
 
-
     /// Analyses `source` and writes session.json, envelope.bin and clips/ into `folder`, which
     /// must exist (the caller makes it a temporary folder and renames it when this returns).
-    public mutating func analyze(source: some AudioSource, sourceName: String, startedAt: Date? = nil,
-                                 into folder: URL,
-                                 progress: (Stage, Double) -> Void = { _, _ in }) throws -> Session {
-        let spool = try SampleSpool(url: folder.appendingPathComponent(".samples.spool"))
+    public mutating func analyze<Source: AudioSource>(source: Source, sourceName: String, startedAt: Date? = nil,
+                                                      into folder: URL,
+                                                      progress: (Stage, Double) -> Void = { _, _ in }) throws -> Session {
+        // 1. The single decode pass: frame features, envelope, and the samples kept for later
+        //    (spooled, unless the source can give them again itself).
         let extractor = FeatureExtractor()
-
-        // 1. The single decode pass: frame features, envelope, spool.
-        var block = [Float](repeating: 0, count: blockLength)
+        let rereadable = source.rereadableSamples()
+        let spool = rereadable == nil ? try SampleSpool(url: folder.appendingPathComponent(".samples.spool")) : nil
         let expected = source.expectedDuration
+        var delivered = 0
         var lastReported = -1.0
+        let reader = ReadAhead(source, blockLength: blockLength)
+        defer { reader.stop() }
         while true {
-            let n = try block.withUnsafeMutableBufferPointer { try source.read(into: $0) }
-            if n == 0 { break }
-            try block.withUnsafeBufferPointer { b in
-                let chunk = UnsafeBufferPointer(rebasing: b[0..<n])
-                extractor.process(chunk)
-                try spool.append(chunk)
-            }
+            let chunk = try reader.next()
+            if chunk.isEmpty { break }
+            extractor.process(chunk)
+            try spool?.append(chunk)
+            delivered += chunk.count
             if let expected, expected > 0 {
-                let f = min(1, Double(spool.count) / Double(analysisSampleRate) / expected)
+                let f = min(1, Double(delivered) / Double(analysisSampleRate) / expected)
                 if f - lastReported >= 0.005 { progress(.reading, f); lastReported = f }
             }
         }
         extractor.finish()
-        try spool.flush()
-        let totalSamples = spool.count
-        let duration = Double(totalSamples) / Double(analysisSampleRate)
-        var warnings = source.warnings
-        guard totalSamples > 0 else {
+        guard delivered > 0 else {
             throw SomniError(.badInput, "\(sourceName) holds no audio")
         }
+        let samples = try spool?.samples() ?? rereadable!
+        let totalSamples = delivered
+        let duration = Double(totalSamples) / Double(analysisSampleRate)
+        var warnings = source.warnings
 
         let envelope = extractor.envelope
         let frames = extractor.frames
@@ -68,22 +71,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                                                 windowLength: classifier.windowLength)
         classifier.prepare(noiseFloor: gate.floor)
 
-        // 3. Classify; one window buffer and one score buffer for the whole night.
-        var window = [Float](repeating: 0, count: classifier.windowLength)
-        var scores = [Float](repeating: 0, count: classifier.labels.count)
-        var labelled: [WindowLabels] = []
-        labelled.reserveCapacity(starts.count)
-        let windowSeconds = Double(classifier.windowLength) / Double(analysisSampleRate)
-        for (i, start) in starts.enumerated() {
-            try window.withUnsafeMutableBufferPointer { try spool.read(from: start, into: $0) }
-            window.withUnsafeBufferPointer { w in
-                scores.withUnsafeMutableBufferPointer { s in classifier.classify(w, scores: s) }
-            }
-            let ranked = scores.withUnsafeBufferPointer { classifier.ranked($0, top: 5) }
-            let t = Double(start) / Double(analysisSampleRate)
-            labelled.append(WindowLabels(start: t, end: t + windowSeconds, ranked: ranked))
-            if i % 256 == 0 { progress(.classifying, Double(i) / Double(max(1, starts.count))) }
-        }
+        // 3. Classify, the windows dealt out to the workers; each has its own copy of the
+        //    classifier (its buffers) and one window and one score buffer for the whole night.
+        let labelled = try classifyWindows(at: starts, of: samples) { progress(.classifying, $0) }
         progress(.classifying, 1)
 
         // 4. Events and episodes.
@@ -102,28 +92,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
 
         // 5. Clips: event ± 1 s, normalised to 0.9 peak.
         if let encoder = clipEncoder, !events.isEmpty {
-            let clips = folder.appendingPathComponent("clips")
-            do { try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true) } catch {
-                throw SomniError(.io, "cannot create \(clips.path)", cause: error)
-            }
-            // One buffer for every clip: per-clip arrays fragment the heap between encoder calls.
-            let longest = events.map { ClipMaker.sampleRange(ClipMaker.clipRange(start: $0.start, end: $0.end, duration: duration),
-                                                              totalSamples: totalSamples).count }.max() ?? 0
-            var clipBuffer = [Float](repeating: 0, count: longest)
-            for i in events.indices {
-                let range = ClipMaker.sampleRange(ClipMaker.clipRange(start: events[i].start, end: events[i].end, duration: duration),
-                                                  totalSamples: totalSamples)
-                let name = "\(events[i].id).\(encoder.fileExtension)"
-                try clipBuffer.withUnsafeMutableBufferPointer { all in
-                    let clip = UnsafeMutableBufferPointer(rebasing: all[0..<range.count])
-                    try spool.read(from: range.lowerBound, into: clip)
-                    ClipMaker.normalise(clip)
-                    try encoder.writeClip(UnsafeBufferPointer(clip), sampleRate: analysisSampleRate,
-                                          to: clips.appendingPathComponent(name))
-                }
-                events[i].clip = "clips/\(name)"
-                progress(.clips, Double(i + 1) / Double(events.count))
-            }
+            let names = try writeClips(of: events, from: samples, duration: duration, encoder: encoder,
+                                       into: folder.appendingPathComponent("clips")) { progress(.clips, $0) }
+            for i in events.indices { events[i].clip = "clips/\(names[i])" }
         }
 
         let analysed = gate.stretches.reduce(0) { $0 + ($1.end - $1.start) }
@@ -139,6 +110,65 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             throw SomniError(.io, "cannot write session.json in \(folder.path)", cause: error)
         }
         return session
+    }
+
+    /// The ranked labels of the window at each start, in order.
+    private func classifyWindows(at starts: [Int], of samples: PCM16Samples,
+                                 progress: (Double) -> Void) throws -> [WindowLabels] {
+        var labelled = [WindowLabels](repeating: WindowLabels(start: 0, end: 0, ranked: []), count: starts.count)
+        let windowSeconds = Double(classifier.windowLength) / Double(analysisSampleRate)
+        let workers = max(1, min(self.workers, starts.count / 64 + 1))
+        let classifier = self.classifier
+        try labelled.withUnsafeMutableBufferPointer { out in
+            try forEachWorker(workers) { worker in
+                var classifier = classifier  // this worker's own buffers
+                var window = [Float](repeating: 0, count: classifier.windowLength)
+                var scores = [Float](repeating: 0, count: classifier.labels.count)
+                for i in stride(from: worker, to: starts.count, by: workers) {
+                    try window.withUnsafeMutableBufferPointer { try samples.read(from: starts[i], into: $0) }
+                    window.withUnsafeBufferPointer { w in
+                        scores.withUnsafeMutableBufferPointer { s in classifier.classify(w, scores: s) }
+                    }
+                    let t = Double(starts[i]) / Double(analysisSampleRate)
+                    out[i] = WindowLabels(start: t, end: t + windowSeconds,
+                                          ranked: scores.withUnsafeBufferPointer { classifier.ranked($0, top: 5) })
+                    if worker == 0, i % 256 == 0 { progress(Double(i) / Double(starts.count)) }
+                }
+            }
+        }
+        return labelled
+    }
+
+    /// Writes each event's clip into `clips` and returns the file names, in event order.
+    private func writeClips(of events: [SessionEvent], from samples: PCM16Samples, duration: Double,
+                            encoder: any ClipEncoder, into clips: URL, progress: (Double) -> Void) throws -> [String] {
+        do { try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true) } catch {
+            throw SomniError(.io, "cannot create \(clips.path)", cause: error)
+        }
+        let ranges = events.map {
+            ClipMaker.sampleRange(ClipMaker.clipRange(start: $0.start, end: $0.end, duration: duration),
+                                  totalSamples: samples.count)
+        }
+        let names = events.map { "\($0.id).\(encoder.fileExtension)" }
+        let longest = ranges.map(\.count).max() ?? 0
+        let workers = max(1, min(self.workers, events.count))
+        try forEachWorker(workers) { worker in
+            // One buffer per worker for all its clips: per-clip arrays fragment the heap
+            // between encoder calls.
+            var buffer = [Float](repeating: 0, count: longest)
+            for i in stride(from: worker, to: events.count, by: workers) {
+                try buffer.withUnsafeMutableBufferPointer { all in
+                    let clip = UnsafeMutableBufferPointer(rebasing: all[0..<ranges[i].count])
+                    try samples.read(from: ranges[i].lowerBound, into: clip)
+                    ClipMaker.normalise(clip)
+                    try encoder.writeClip(UnsafeBufferPointer(clip), sampleRate: analysisSampleRate,
+                                          to: clips.appendingPathComponent(names[i]))
+                }
+                if worker == 0 { progress(Double(i + 1) / Double(events.count)) }
+            }
+        }
+        progress(1)
+        return names
     }
 }
 

@@ -8,10 +8,9 @@ import Foundation
 /// memory flat (8 h at 16 kHz is 0.9 GB as Int16). The file is deleted when the spool is freed.
 public final class SampleSpool {
     public let url: URL
-    private let fd: Int32
+    private let file: OpenFile
     private var pending: [Int16]
     private var pendingCount = 0
-    private var readScratch: [Int16]
     public private(set) var count = 0
 
     public init(url: URL, bufferSamples: Int = 1 << 16) throws {
@@ -20,15 +19,12 @@ public final class SampleSpool {
         guard fd >= 0 else {
             throw SomniError(.io, "cannot create the working file \(url.path): \(String(cString: strerror(errno)))")
         }
-        self.fd = fd
+        file = OpenFile(descriptor: fd, url: url)
         pending = [Int16](repeating: 0, count: bufferSamples)
-        readScratch = [Int16](repeating: 0, count: bufferSamples)
     }
 
-    deinit {
-        close(fd)
-        unlink(url.path)
-    }
+    /// The file goes now; samples handed out by `samples()` stay readable until they are freed.
+    deinit { unlink(url.path) }
 
     public func append(_ samples: UnsafeBufferPointer<Float>) throws {
         var i = 0
@@ -50,12 +46,12 @@ public final class SampleSpool {
         }
     }
 
-    /// Writes what is buffered; called by `read` so reads always see everything appended.
+    /// Writes what is buffered.
     public func flush() throws {
         guard pendingCount > 0 else { return }
         let bytes = pendingCount * MemoryLayout<Int16>.size
         let written = pending.withUnsafeBytes { raw in
-            pwrite(fd, raw.baseAddress, bytes, off_t(count) * 2)
+            pwrite(file.descriptor, raw.baseAddress, bytes, off_t(count) * 2)
         }
         guard written == bytes else {
             let reason = written < 0 ? String(cString: strerror(errno)) : "short write (disk full?)"
@@ -65,28 +61,9 @@ public final class SampleSpool {
         pendingCount = 0
     }
 
-    /// Reads `buffer.count` samples from `start`; samples past the end read as 0.
-    public func read(from start: Int, into buffer: UnsafeMutableBufferPointer<Float>) throws {
-        if pendingCount > 0 { try flush() }
-        var filled = 0
-        while filled < buffer.count {
-            let position = start + filled
-            let want = min(buffer.count - filled, readScratch.count)
-            let available = max(0, min(want, count - position))
-            if available == 0 {
-                for k in filled..<buffer.count { buffer[k] = 0 }
-                return
-            }
-            let got = readScratch.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress, available * 2, off_t(position) * 2)
-            }
-            guard got == available * 2 else {
-                throw SomniError(.io, "cannot read the working file \(url.path)")
-            }
-            readScratch.withUnsafeBufferPointer { src in
-                for k in 0..<available { buffer[filled + k] = Float(src[k]) * (1 / 32767) }
-            }
-            filled += available
-        }
+    /// Everything appended so far, readable from any thread.
+    public func samples() throws -> PCM16Samples {
+        try flush()
+        return PCM16Samples(file: file, byteOffset: 0, count: count, scale: 1 / 32767)
     }
 }

@@ -1,0 +1,137 @@
+import Foundation
+import SomniAudio
+import SomniCore
+import Testing
+
+/// The morning pass reads a 16 kHz mono 16-bit WAV back from the file instead of spooling it,
+/// and spreads windows and clips over worker threads: neither may change what it finds.
+@Suite struct NightAnalysisPathTests {
+    @Test func analysisRateWAVIsReadBackExactlyAsDecoded() throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(TestSignals.tones(seconds: 2, sampleRate: 16_000), as: .wav,
+                                         sampleRate: 16_000, in: folder.url)
+        let decoder = try AudioDecoder(url: url)
+        let decoded = try TestSignals.readAll(decoder)
+        let samples = try #require(decoder.rereadableSamples())
+        #expect(samples.count == decoded.count)
+        for start in [0, 1, 12_345, decoded.count - 100] {
+            var back = [Float](repeating: 9, count: 300)
+            try back.withUnsafeMutableBufferPointer { try samples.read(from: start, into: $0) }
+            let inside = min(300, decoded.count - start)
+            #expect(Array(back[0..<inside]) == Array(decoded[start..<start + inside]), "from \(start)")
+            #expect(back[inside...].allSatisfy { $0 == 0 }, "past the end reads as silence")
+        }
+    }
+
+    @Test func otherFilesAreNotReadBack() throws {
+        let folder = try ScratchFolder()
+        let tones = TestSignals.tones(seconds: 1, sampleRate: 16_000)
+        let cases: [(EncodedAudioWriter.Format, Int, Int)] = [(.wav, 48_000, 1), (.wav, 16_000, 2), (.flac, 16_000, 1)]
+        for (format, rate, channels) in cases {
+            let url = try TestSignals.encode(TestSignals.tones(seconds: 1, sampleRate: rate, channels: channels), as: format,
+                                             sampleRate: rate, channels: channels, in: folder.url, name: "\(rate)-\(channels)")
+            #expect(try AudioDecoder(url: url).rereadableSamples() == nil, "\(format) \(rate) Hz \(channels) ch")
+        }
+        let float = folder.url.appendingPathComponent("float.wav")
+        let writer = try WAVWriter(url: float, format: .float32)
+        try tones.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        #expect(try AudioDecoder(url: float).rereadableSamples() == nil)
+        #expect(PCM16Samples.wavFile(folder.url.appendingPathComponent("missing.wav")) == nil)
+        #expect(PCM16Samples.wavFile(try folder.file("text.wav", contents: Data("RIFF but not really".utf8))) == nil)
+    }
+
+    @Test func headerSizesThatLieAreBoundedByTheFile() throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(TestSignals.tones(seconds: 1, sampleRate: 16_000), as: .wav,
+                                         sampleRate: 16_000, in: folder.url)
+        var bytes = try [UInt8](Data(contentsOf: url))
+        let dataBody = try #require(findChunk("data", in: bytes)) + 8
+        let sampleBytes = bytes.count - dataBody
+        // A recorder that never patched its header, and a file cut off mid-way.
+        bytes.replaceSubrange(dataBody - 4..<dataBody, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        let unpatched = try folder.file("unpatched.wav", contents: Data(bytes))
+        #expect(PCM16Samples.wavFile(unpatched)?.count == sampleBytes / 2)
+        let cut = try folder.file("cut.wav", contents: Data(bytes[0..<dataBody + 1_001]))
+        #expect(PCM16Samples.wavFile(cut)?.count == 500)
+    }
+
+    @Test func workersAndSampleSourceDoNotChangeTheNight() throws {
+        let folder = try ScratchFolder()
+        let configuration = NightConfiguration(hours: 0.1, seed: 11, scene: .quiet)
+        let wav = folder.url.appendingPathComponent("night.wav")
+        try NightSynthesizer(configuration: configuration, bank: GeneratedSoundBank()).render(to: WAVWriter(url: wav))
+
+        func analyse(workers: Int, spooled: Bool) throws -> Session {
+            let out = folder.url.appendingPathComponent("night-\(workers)-\(spooled)")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: MP3ClipEncoder())
+            analyzer.workers = workers
+            let decoder = try AudioDecoder(url: wav)
+            let session = spooled
+                ? try analyzer.analyze(source: Spooled(decoder), sourceName: "night.wav", into: out)
+                : try analyzer.analyze(source: decoder, sourceName: "night.wav", into: out)
+            for event in session.events {
+                let clip = try #require(event.clip)
+                #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(clip).path), "\(clip)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent(".samples.spool").path))
+            return session
+        }
+        let reference = try analyse(workers: 1, spooled: false)
+        #expect(reference.events.count >= 10)
+        for workers in [2, 5] {
+            #expect(try analyse(workers: workers, spooled: false).events == reference.events, "\(workers) workers")
+        }
+        // Spooled samples are truncated to 16 bits again (a step of 1/32767, not 1/32768): the
+        // events must still be the same ones, at the same places to within a frame.
+        let spooled = try analyse(workers: 2, spooled: true)
+        #expect(spooled.events.count == reference.events.count)
+        for (a, b) in zip(spooled.events, reference.events) {
+            #expect(a.eventClass == b.eventClass && abs(a.start - b.start) <= 0.05 && abs(a.end - b.end) <= 0.05)
+        }
+    }
+
+    @Test func aSourceThatFailsMidwayFailsTheAnalysisAndStopsItsReader() throws {
+        let folder = try ScratchFolder()
+        for failAfter in [0, 3, 40] {
+            var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: nil)
+            analyzer.blockLength = 4_000
+            let source = FailingSource(blocksBeforeFailing: failAfter)
+            #expect(throws: SomniError.self) {
+                _ = try analyzer.analyze(source: source, sourceName: "failing", into: folder.url)
+            }
+            #expect(source.reads == failAfter + 1, "no reading after the failure")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty, "the spool is gone")
+    }
+
+    private func findChunk(_ id: String, in bytes: [UInt8]) -> Int? {
+        let tag = Array(id.utf8)
+        return (12..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == tag }
+    }
+}
+
+/// Hides a decoder's read-back, so the analyser spools its samples.
+private final class Spooled: AudioSource {
+    let decoder: AudioDecoder
+    init(_ decoder: AudioDecoder) { self.decoder = decoder }
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int { try decoder.read(into: buffer) }
+    var expectedDuration: Double? { decoder.expectedDuration }
+    var warnings: [String] { decoder.warnings }
+}
+
+/// Noise for some blocks, then an I/O error, as a disk or network share that goes away.
+private final class FailingSource: AudioSource {
+    let blocksBeforeFailing: Int
+    private(set) var reads = 0
+    init(blocksBeforeFailing: Int) { self.blocksBeforeFailing = blocksBeforeFailing }
+    var expectedDuration: Double? { nil }
+    var warnings: [String] { [] }
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        reads += 1
+        guard reads <= blocksBeforeFailing else { throw SomniError(.io, "the recording went away") }
+        for i in buffer.indices { buffer[i] = Float(i % 7) * 0.01 }
+        return buffer.count
+    }
+}
