@@ -39,7 +39,9 @@ final class ReadAhead: @unchecked Sendable {
     /// Samples in each slot's block; 0 at the end, −1 when the source threw.
     private let counts: UnsafeMutableBufferPointer<Int>
     private var failure: (any Error)?
-    private let free: DispatchSemaphore
+    /// Starts at 0 and is signalled up to `depth`: libdispatch traps when a semaphore is freed
+    /// below the value it was made with, which a reader stopped early would leave.
+    private let free = DispatchSemaphore(value: 0)
     private let filled = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let lock = NSLock()
@@ -55,7 +57,7 @@ final class ReadAhead: @unchecked Sendable {
         ring.initialize(repeating: 0)
         counts = .allocate(capacity: depth)
         counts.initialize(repeating: 0)
-        free = DispatchSemaphore(value: depth)
+        for _ in 0..<depth { free.signal() }
         let thread = Thread { [self] in self.readUntilTheEnd() }
         thread.name = "somni-read-ahead"
         thread.start()
@@ -66,17 +68,20 @@ final class ReadAhead: @unchecked Sendable {
         counts.deallocate()
     }
 
-    /// The next block, valid until the following call; empty at the end of the source.
+    /// The next block, valid until the following call; empty at the end of the source, and
+    /// the source's error again on every call after it threw.
     func next() throws -> UnsafeBufferPointer<Float> {
-        if slot >= 0 { free.signal() }  // the caller is done with the previous block
-        filled.wait()
-        slot = (slot + 1) % depth
-        if counts[slot] < 0 {
+        if !finished {
+            if slot >= 0 { free.signal() }  // the caller is done with the previous block
+            filled.wait()
+            slot = (slot + 1) % depth
+            if counts[slot] > 0 {
+                return UnsafeBufferPointer(rebasing: ring[slot * blockLength..<slot * blockLength + counts[slot]])
+            }
             stop()
-            throw lock.withLock { failure } ?? SomniError(.internalError, "reading stopped")
         }
-        if counts[slot] == 0 { stop() }
-        return UnsafeBufferPointer(rebasing: ring[slot * blockLength..<slot * blockLength + counts[slot]])
+        if let failure = lock.withLock({ failure }) { throw failure }
+        return UnsafeBufferPointer(start: nil, count: 0)
     }
 
     /// Stops the reader thread (at once if it waits for room) and waits until it has.
