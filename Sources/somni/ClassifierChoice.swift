@@ -13,10 +13,10 @@ enum ClassifierChoice {
       --model FILE         a model made by 'somni train' instead of the default one
     """
 
-    /// Reads both options; `nil` kind means the default (the shipped model).
-    static func parse(_ a: inout Arguments) throws -> (kind: String, modelPath: String?) {
-        let kind = try a.option("--classifier") ?? "model"
+    /// Reads both options; without `--classifier` the kind is `defaultKind`.
+    static func parse(_ a: inout Arguments, defaultKind: String = "model") throws -> (kind: String, modelPath: String?) {
         let model = try a.option("--model")
+        let kind = try a.option("--classifier") ?? (model != nil ? "model" : defaultKind)
         guard ["model", "heuristic"].contains(kind) else {
             throw UsageError("--classifier takes 'model' or 'heuristic', not '\(kind)'")
         }

@@ -48,6 +48,11 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("synthetic"))
         #expect(r.stdout.contains("Night folder:"))
-        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("demo-night.night/session.json").path))
+        let session = try Session.load(from: dir.appendingPathComponent("demo-night.night/session.json"))
+        // Generated sounds are read by the baseline, which says why; the model is one flag away.
+        #expect(session.settings.classifier == "heuristic" && r.stdout.contains("does not know these generated sounds"))
+        let model = try CLI.run(["demo", "--out", dir.appendingPathComponent("model").path, "--minutes", "2",
+                                 "--classifier", "model"])
+        #expect(model.status == 0 && model.stdout.contains("classifier: somni-cnn"), "\(model.stdout)")
     }
 }
