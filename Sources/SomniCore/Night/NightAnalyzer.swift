@@ -49,10 +49,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             }
         }
         extractor.finish()
-        guard delivered > 0 else {
+        guard delivered > 0, let samples = try rereadable ?? spool?.samples() else {
             throw SomniError(.badInput, "\(sourceName) holds no audio")
         }
-        let samples = try spool?.samples() ?? rereadable!
         let totalSamples = delivered
         let duration = Double(totalSamples) / Double(analysisSampleRate)
         var warnings = source.warnings
