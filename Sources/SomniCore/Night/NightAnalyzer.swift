@@ -120,18 +120,33 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         let classifier = self.classifier
         try labelled.withUnsafeMutableBufferPointer { out in
             try forEachWorker(workers) { worker in
+                // Each worker takes a run of consecutive windows, so a window that starts where
+                // the previous one's second half began reads only its new samples (windows
+                // overlap by half: reading each whole would copy the active night twice).
+                let mine = starts.count * worker / workers..<starts.count * (worker + 1) / workers
                 var classifier = classifier  // this worker's own buffers
                 var window = [Float](repeating: 0, count: classifier.windowLength)
                 var scores = [Float](repeating: 0, count: classifier.labels.count)
-                for i in stride(from: worker, to: starts.count, by: workers) {
-                    try window.withUnsafeMutableBufferPointer { try samples.read(from: starts[i], into: $0) }
+                var previous = -classifier.windowLength  // no window yet: nothing to keep
+                for i in mine {
+                    let start = starts[i]
+                    try window.withUnsafeMutableBufferPointer { w in
+                        let kept = max(0, previous + w.count - start)
+                        if kept > 0, kept < w.count, start > previous, let base = w.baseAddress {
+                            base.update(from: base + (start - previous), count: kept)  // memmove: may overlap
+                            try samples.read(from: start + kept, into: UnsafeMutableBufferPointer(rebasing: w[kept...]))
+                        } else {
+                            try samples.read(from: start, into: w)
+                        }
+                    }
+                    previous = start
                     window.withUnsafeBufferPointer { w in
                         scores.withUnsafeMutableBufferPointer { s in classifier.classify(w, scores: s) }
                     }
-                    let t = Double(starts[i]) / Double(analysisSampleRate)
+                    let t = Double(start) / Double(analysisSampleRate)
                     out[i] = WindowLabels(start: t, end: t + windowSeconds,
                                           ranked: scores.withUnsafeBufferPointer { classifier.ranked($0, top: 5) })
-                    if worker == 0, i % 256 == 0 { progress(Double(i) / Double(starts.count)) }
+                    if worker == 0, i % 256 == 0 { progress(Double(i - mine.lowerBound) / Double(mine.count)) }
                 }
             }
         }
