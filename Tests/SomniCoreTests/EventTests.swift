@@ -70,7 +70,7 @@ import Testing
         }
         // No frames: the window spans stand as they are.
         let events = EventDetector.detect(windows: [w(10, "snoring"), w(12.9, "snoring"), w(16, "snoring"), w(20, "snoring"),
-                                                    w(40, "speech")],
+                                                    w(40, "speech"), w(40.4875, "speech")],
                                           frames: FrameTrack(), sensitivity: 5, duration: 60)
         let snores = events.filter { $0.eventClass == .snoring }
         #expect(snores.map(\.start) == [10, 16, 20])
@@ -265,7 +265,7 @@ import Testing
         #expect(classes(merged) == [.snoring])
         #expect(classes(Array(merged.prefix(6))).isEmpty)   // 3.5 s
         // Other classes stand alone.
-        #expect(classes([w(10, "speech"), w(50, "cough")]) == [.sleepTalk, .cough])
+        #expect(classes([w(10, "speech", 0.95), w(50, "cough")]) == [.sleepTalk, .cough])
     }
 
     @Test func anUnsureWordOrCoughBetweenSnoresIsASnore() {
@@ -280,8 +280,25 @@ import Testing
         #expect(unsure.map(\.start) == [10, 15, 20, 24, 27.5])
         // Sure of it, or with snoring on one side only: the word stays a word.
         #expect(detect([w(20, "speech", 0.95)]).filter { $0.eventClass == .sleepTalk }.count == 1)
-        #expect(detect([w(35, "speech", 0.7)]).filter { $0.eventClass == .sleepTalk }.count == 1)
-        #expect(detect([w(50, "speech", 0.7)]).filter { $0.eventClass == .sleepTalk }.count == 1)
+        let words = { (t: Double) in [w(t, "speech", 0.7), w(t + 0.4875, "speech", 0.7)] }
+        #expect(detect(words(35)).filter { $0.eventClass == .sleepTalk }.count == 1)
+        #expect(detect(words(50)).filter { $0.eventClass == .sleepTalk }.count == 1)
+    }
+
+    @Test func talkHeardByOneWindowNeedsToBeSure() {
+        let talk = { (windows: [WindowLabels]) in
+            EventDetector.detect(windows: windows, frames: FrameTrack(), sensitivity: 5, duration: 120)
+                .filter { $0.eventClass == .sleepTalk }.map(\.start)
+        }
+        #expect(talk([w(10, "speech", 0.85)]).isEmpty)
+        #expect(talk([w(10, "speech", 0.92)]) == [10])
+        // Two unsure windows of one span (overlapping, or words up to 2 s apart) are talk.
+        #expect(talk([w(10, "speech", 0.6), w(10.4875, "speech", 0.6)]) == [10])
+        #expect(talk([w(10, "speech", 0.6), w(12.5, "shout", 0.6)]) == [10])
+        // Apart, each is one unsure window again; a cough heard by one window still counts.
+        #expect(talk([w(10, "speech", 0.6), w(20, "speech", 0.6)]).isEmpty)
+        #expect(EventDetector.detect(windows: [w(10, "cough", 0.6)], frames: FrameTrack(), sensitivity: 5, duration: 120)
+            .map(\.eventClass) == [.cough])
     }
 
     @Test func aSnoreWhoseLowBandCoreIsShortStaysInItsTrain() {
