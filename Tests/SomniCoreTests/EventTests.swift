@@ -285,6 +285,41 @@ import Testing
         #expect(detect(words(50)).filter { $0.eventClass == .sleepTalk }.count == 1)
     }
 
+    /// Snores at `heard` (1 s each) that the windows label, plus `missed` ones only the frames show.
+    func snoring(heard: [Double], missed: [Double], quiet: [Double] = [], talk: [(Double, Double)] = [],
+                 seconds: Double = 80) -> [DetectedEvent] {
+        var frames = EventTests.track(seconds: seconds, bursts: (heard + missed).map { ($0, $0 + 1) } + talk)
+        for t in quiet { for i in Int(t * 20)..<Int((t + 1) * 20) { frames.low[i] = 0.004 } }
+        let windows = EventTests.windows(seconds: seconds, labelled: heard.map { ($0, $0 + 1, "snoring", 0.9) }
+                                         + talk.map { ($0.0, $0.1, "speech", 0.95) })
+        return EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: seconds)
+    }
+
+    @Test func snoresTheClassifierMissedBridgeAnEpisode() {
+        let heard = [10.0, 14, 18, 30, 34, 38]
+        // 18 → 30 s is more than an episode's gap: alone, two episodes.
+        #expect(EventDetector.episodes(of: snoring(heard: heard, missed: [])).count == 2)
+        let bridged = snoring(heard: heard, missed: [22, 26])
+        #expect(EventDetector.episodes(of: bridged).count == 1)
+        #expect(bridged.contains { abs($0.start - 22) < 0.06 && $0.confidence < 0.5 })
+        // Every step of the chain must be shorter than the gap; sleep-talk is never a snore.
+        #expect(EventDetector.episodes(of: snoring(heard: [10, 14, 18, 40, 44, 48], missed: [29])).count == 2)
+        let talk = snoring(heard: heard, missed: [], talk: [(23, 25)])
+        #expect(EventDetector.episodes(of: talk).count == 2)
+        #expect(talk.filter { $0.eventClass == .sleepTalk }.count == 1)
+    }
+
+    @Test func aMissedFirstSnoreOfATrainIsFoundOnePeriodEarlier() {
+        let heard = [20.0, 25, 30, 35]
+        let start = { (events: [DetectedEvent]) in events.first.map { ($0.start * 10).rounded() / 10 } }
+        #expect(start(snoring(heard: heard, missed: [])) == 20)
+        #expect(start(snoring(heard: heard, missed: [15])) == 15)
+        #expect(start(snoring(heard: heard, missed: [10, 15])) == 10)
+        // Not a period away, or too quiet next to the train: the train starts where it was heard.
+        #expect(start(snoring(heard: heard, missed: [11])) == 20)
+        #expect(start(snoring(heard: heard, missed: [], quiet: [15])) == 20)
+    }
+
     @Test func talkHeardByOneWindowNeedsToBeSure() {
         let talk = { (windows: [WindowLabels]) in
             EventDetector.detect(windows: windows, frames: FrameTrack(), sensitivity: 5, duration: 120)

@@ -95,6 +95,8 @@ public enum EventDetector {
             }
             events += found.map { event(c, $0, frames: frames) }
         }
+        events += bridgedSnores(events, windows: windows, frames: frames)
+        events += leadingSnores(events, windows: windows, frames: frames)
         return withoutLoneSnores(events).sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
     }
 
@@ -141,6 +143,79 @@ public enum EventDetector {
             let members = sorted.filter { $0.range.start >= span.range.start && $0.range.end <= span.range.end }
             return members.count >= 2 || Float(span.confidence) >= sureTalk ? members : []
         }
+    }
+
+    /// Snores the classifier missed between two snores it found more than an episode's gap apart:
+    /// bursts in the snore band that chain from one to the other with every step shorter than
+    /// the gap. A run of two or three snores the classifier cannot hear (a few held-out
+    /// recordings read as other whatever their level; a fan masks quieter ones) otherwise
+    /// splits an episode. Only gaps between found snoring are filled, so this starts no episode.
+    static func bridgedSnores(_ events: [DetectedEvent], windows: [WindowLabels], frames: FrameTrack,
+                              gap: Double = 10) -> [DetectedEvent] {
+        let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
+        let others = events.filter { $0.eventClass != .snoring }
+        var bridged: [TimeRange] = []
+        for (a, b) in zip(snores, snores.dropFirst()) where b.start - a.end >= gap {
+            var chain: [TimeRange] = []
+            var last = a.end
+            for burst in snoreBursts(in: TimeRange(start: a.end, end: b.start), frames: frames, apartFrom: others) {
+                guard burst.start - last < gap else { break }
+                chain.append(burst); last = burst.end
+            }
+            if b.start - last < gap { bridged += chain }
+        }
+        return bridged.map { snoringEvent($0, windows: windows, frames: frames) }
+    }
+
+    /// A train whose first snore the classifier missed starts late, outside the scoring collar:
+    /// a burst in the snore band about one breathing period (the mean of the train's first two
+    /// intervals, ± half of it) before its first found snore, and at least a tenth as loud in
+    /// that band as the middle of its first three, is taken for that snore; twice at most.
+    static func leadingSnores(_ events: [DetectedEvent], windows: [WindowLabels], frames: FrameTrack) -> [DetectedEvent] {
+        let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
+        let others = events.filter { $0.eventClass != .snoring }
+        var found: [TimeRange] = []
+        for episode in episodes(of: snores) {
+            let train = snores.filter { $0.start >= episode.start && $0.end <= episode.end }.prefix(3)
+            guard train.count == 3, let first = train.first?.start, let third = train.last?.start else { continue }
+            let period = (third - first) / 2
+            let loudness = train.map { frames.low[frames.frames(in: $0.range)].max() ?? 0 }.sorted()[1] / 10
+            var start = first
+            for _ in 0..<2 {
+                let expected = start - period
+                let candidates = snoreBursts(in: TimeRange(start: start - 1.5 * period, end: start - 0.5 * period),
+                                             frames: frames, apartFrom: others)
+                    .filter { frames.low[frames.frames(in: $0)].max() ?? 0 >= loudness }
+                guard let best = candidates.min(by: { abs($0.start - expected) < abs($1.start - expected) }) else { break }
+                found.append(TimeRange(start: best.start, end: min(start, best.end)))
+                start = best.start
+            }
+        }
+        return found.map { snoringEvent($0, windows: windows, frames: frames) }
+    }
+
+    /// A snore is one breath in: a longer burst in the snore band found without the classifier
+    /// is a rumble (traffic, a lorry), not a snore.
+    public static let longestSnore = 4.0
+
+    /// Runs in the snore band within `range` above the local floor (as `BoundaryRefiner` finds
+    /// snoring's edges), `minimumSnoreCore` to `longestSnore` long and clear of `others`.
+    static func snoreBursts(in range: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent]) -> [TimeRange] {
+        guard frames.count > 0, range.duration > 0 else { return [] }
+        let threshold = BoundaryRefiner.threshold(.snoring, around: range, frames: frames)
+        let time = { (i: Int) in Double(i) / FrameTrack.rate }
+        return BoundaryRefiner.activeRuns(frames.low, region: frames.frames(in: range), threshold: threshold, bridge: 2)
+            .map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
+            .filter { burst in
+                (minimumSnoreCore...longestSnore).contains(burst.duration) && !others.contains { $0.range.overlaps(burst) }
+            }
+    }
+
+    /// A snore found from the frames; its confidence is the best snoring reading of the windows
+    /// over it (often near 0: the classifier missed it).
+    static func snoringEvent(_ range: TimeRange, windows: [WindowLabels], frames: FrameTrack) -> DetectedEvent {
+        let heard = windows.filter { $0.start < range.end && range.start < $0.end }.map(snoringConfidence).max() ?? 0
+        return event(.snoring, Hit(range: range, confidence: Double(heard)), frames: frames)
     }
 
     /// Snoring is a train of breaths: an episode needs this many snores, or `minimumEpisodeSnoring`
@@ -306,13 +381,19 @@ enum BoundaryRefiner {
         }
     }
 
+    /// The level an event's band must exceed: the local floor (the chosen percentile of the
+    /// frames within `context` of `span`) × the class's factor, never below `absoluteMinimum`.
+    static func threshold(_ c: EventClass, around span: TimeRange, frames: FrameTrack) -> Float {
+        let around = frames.frames(in: TimeRange(start: span.start - context, end: span.end + context))
+        return max(SilenceGate.percentile(Array(band(for: c, in: frames)[around]), floorPercentile) * factor(for: c), absoluteMinimum)
+    }
+
     /// The refined event(s) for a span of positive windows; the span itself when the frames show
     /// nothing above the local floor (the classifier heard something the bands cannot place).
     static func refine(_ span: TimeRange, eventClass c: EventClass, frames: FrameTrack) -> [TimeRange] {
         guard frames.count > 0 else { return [span] }
         let values = band(for: c, in: frames)
-        let around = frames.frames(in: TimeRange(start: span.start - context, end: span.end + context))
-        let threshold = max(SilenceGate.percentile(Array(values[around]), floorPercentile) * factor(for: c), absoluteMinimum)
+        let threshold = threshold(c, around: span, frames: frames)
         let region = frames.frames(in: TimeRange(start: span.start - reach, end: span.end + reach))
         let inside = frames.frames(in: span)
         let runs = activeRuns(values, region: region, threshold: threshold, bridge: c == .cough ? 1 : 2)
