@@ -129,6 +129,16 @@ import Testing
         }
     }
 
+    @Test func theSecondPhaseOfACoughIsNotAnotherCough() {
+        // Two bursts whose onsets are 0.27 s apart: closer than any two hand-marked coughs.
+        var x = Signals.noise(seconds: 40, rms: 0.002)
+        x = Signals.mix(x, Signals.cough(seconds: 0.12, amplitude: 0.4, seed: 1), at: 20)
+        x = Signals.mix(x, Signals.cough(seconds: 0.12, amplitude: 0.4, seed: 2), at: 20.27)
+        let windows = Self.windows(seconds: 40, labelled: [(20, 20.4, "cough", 0.8)])
+        let coughs = EventDetector.detect(windows: windows, frames: Self.frames(x), sensitivity: 5, duration: 40)
+        #expect(coughs.map { ($0.start * 10).rounded() / 10 } == [20], "\(coughs.map { ($0.start, $0.end) })")
+    }
+
     @Test func aQuietBreathBetweenCoughsIsNotACough() {
         var x = Signals.noise(seconds: 40, rms: 0.002)
         x = Signals.mix(x, Signals.cough(seconds: 0.3, amplitude: 0.4, seed: 1), at: 20)
