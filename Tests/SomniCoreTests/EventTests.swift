@@ -70,7 +70,7 @@ import Testing
         }
         // No frames: the window spans stand as they are.
         let events = EventDetector.detect(windows: [w(10, "snoring"), w(12.9, "snoring"), w(16, "snoring"), w(20, "snoring"),
-                                                    w(40, "speech")],
+                                                    w(40, "speech"), w(40.4875, "speech")],
                                           frames: FrameTrack(), sensitivity: 5, duration: 60)
         let snores = events.filter { $0.eventClass == .snoring }
         #expect(snores.map(\.start) == [10, 16, 20])
@@ -127,6 +127,16 @@ import Testing
                 #expect(c.eventClass == .cough && abs(c.start - onset) <= 0.1, "\(c.start) vs \(onset)")
             }
         }
+    }
+
+    @Test func theSecondPhaseOfACoughIsNotAnotherCough() {
+        // Two bursts whose onsets are 0.27 s apart: closer than any two hand-marked coughs.
+        var x = Signals.noise(seconds: 40, rms: 0.002)
+        x = Signals.mix(x, Signals.cough(seconds: 0.12, amplitude: 0.4, seed: 1), at: 20)
+        x = Signals.mix(x, Signals.cough(seconds: 0.12, amplitude: 0.4, seed: 2), at: 20.27)
+        let windows = Self.windows(seconds: 40, labelled: [(20, 20.4, "cough", 0.8)])
+        let coughs = EventDetector.detect(windows: windows, frames: Self.frames(x), sensitivity: 5, duration: 40)
+        #expect(coughs.map { ($0.start * 10).rounded() / 10 } == [20], "\(coughs.map { ($0.start, $0.end) })")
     }
 
     @Test func aQuietBreathBetweenCoughsIsNotACough() {
@@ -265,7 +275,7 @@ import Testing
         #expect(classes(merged) == [.snoring])
         #expect(classes(Array(merged.prefix(6))).isEmpty)   // 3.5 s
         // Other classes stand alone.
-        #expect(classes([w(10, "speech"), w(50, "cough")]) == [.sleepTalk, .cough])
+        #expect(classes([w(10, "speech", 0.95), w(50, "cough")]) == [.sleepTalk, .cough])
     }
 
     @Test func anUnsureWordOrCoughBetweenSnoresIsASnore() {
@@ -280,8 +290,60 @@ import Testing
         #expect(unsure.map(\.start) == [10, 15, 20, 24, 27.5])
         // Sure of it, or with snoring on one side only: the word stays a word.
         #expect(detect([w(20, "speech", 0.95)]).filter { $0.eventClass == .sleepTalk }.count == 1)
-        #expect(detect([w(35, "speech", 0.7)]).filter { $0.eventClass == .sleepTalk }.count == 1)
-        #expect(detect([w(50, "speech", 0.7)]).filter { $0.eventClass == .sleepTalk }.count == 1)
+        let words = { (t: Double) in [w(t, "speech", 0.7), w(t + 0.4875, "speech", 0.7)] }
+        #expect(detect(words(35)).filter { $0.eventClass == .sleepTalk }.count == 1)
+        #expect(detect(words(50)).filter { $0.eventClass == .sleepTalk }.count == 1)
+    }
+
+    /// Snores at `heard` (1 s each) that the windows label, plus `missed` ones only the frames show.
+    func snoring(heard: [Double], missed: [Double], quiet: [Double] = [], talk: [(Double, Double)] = [],
+                 seconds: Double = 80) -> [DetectedEvent] {
+        var frames = EventTests.track(seconds: seconds, bursts: (heard + missed).map { ($0, $0 + 1) } + talk)
+        for t in quiet { for i in Int(t * 20)..<Int((t + 1) * 20) { frames.low[i] = 0.004 } }
+        let windows = EventTests.windows(seconds: seconds, labelled: heard.map { ($0, $0 + 1, "snoring", 0.9) }
+                                         + talk.map { ($0.0, $0.1, "speech", 0.95) })
+        return EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: seconds)
+    }
+
+    @Test func snoresTheClassifierMissedBridgeAnEpisode() {
+        let heard = [10.0, 14, 18, 30, 34, 38]
+        // 18 → 30 s is more than an episode's gap: alone, two episodes.
+        #expect(EventDetector.episodes(of: snoring(heard: heard, missed: [])).count == 2)
+        let bridged = snoring(heard: heard, missed: [22, 26])
+        #expect(EventDetector.episodes(of: bridged).count == 1)
+        #expect(bridged.contains { abs($0.start - 22) < 0.06 && $0.confidence < 0.5 })
+        // Every step of the chain must be shorter than the gap; sleep-talk is never a snore.
+        #expect(EventDetector.episodes(of: snoring(heard: [10, 14, 18, 40, 44, 48], missed: [29])).count == 2)
+        let talk = snoring(heard: heard, missed: [], talk: [(23, 25)])
+        #expect(EventDetector.episodes(of: talk).count == 2)
+        #expect(talk.filter { $0.eventClass == .sleepTalk }.count == 1)
+    }
+
+    @Test func aMissedFirstSnoreOfATrainIsFoundOnePeriodEarlier() {
+        let heard = [20.0, 25, 30, 35]
+        let start = { (events: [DetectedEvent]) in events.first.map { ($0.start * 10).rounded() / 10 } }
+        #expect(start(snoring(heard: heard, missed: [])) == 20)
+        #expect(start(snoring(heard: heard, missed: [15])) == 15)
+        #expect(start(snoring(heard: heard, missed: [10, 15])) == 10)
+        // Not a period away, or too quiet next to the train: the train starts where it was heard.
+        #expect(start(snoring(heard: heard, missed: [11])) == 20)
+        #expect(start(snoring(heard: heard, missed: [], quiet: [15])) == 20)
+    }
+
+    @Test func talkHeardByOneWindowNeedsToBeSure() {
+        let talk = { (windows: [WindowLabels]) in
+            EventDetector.detect(windows: windows, frames: FrameTrack(), sensitivity: 5, duration: 120)
+                .filter { $0.eventClass == .sleepTalk }.map(\.start)
+        }
+        #expect(talk([w(10, "speech", 0.85)]).isEmpty)
+        #expect(talk([w(10, "speech", 0.92)]) == [10])
+        // Two unsure windows of one span (overlapping, or words up to 2 s apart) are talk.
+        #expect(talk([w(10, "speech", 0.6), w(10.4875, "speech", 0.6)]) == [10])
+        #expect(talk([w(10, "speech", 0.6), w(12.5, "shout", 0.6)]) == [10])
+        // Apart, each is one unsure window again; a cough heard by one window still counts.
+        #expect(talk([w(10, "speech", 0.6), w(20, "speech", 0.6)]).isEmpty)
+        #expect(EventDetector.detect(windows: [w(10, "cough", 0.6)], frames: FrameTrack(), sensitivity: 5, duration: 120)
+            .map(\.eventClass) == [.cough])
     }
 
     @Test func aSnoreWhoseLowBandCoreIsShortStaysInItsTrain() {
