@@ -44,6 +44,17 @@ func runNightBenchmark(hours: Double, classifiers: [String]) throws {
     print("night benchmark: \(tag) synthesised night, release build, each run in its own process")
     print("one core: CPU seconds (user + system) of the step pinned to one core; \(cores) cores: wall-clock seconds unpinned")
     print("file                         step                        seconds  × real time  × decode  peak MB  gate passed")
+    // The night folders stay until the end: on an ext4 disk without a journal, creating a file
+    // skips every inode deleted in the last seconds to minutes, so deleting one run's 1,700 clips
+    // would slow the next run's file creation (by up to a second here) and measure the disk.
+    let nights = benchDirectory.appendingPathComponent("analysed-\(getpid())")
+    try FileManager.default.createDirectory(at: nights, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: nights) }
+    var run = 0
+    func analyse(_ file: URL, _ classifier: String, pinned: Bool) throws -> [String: Double] {
+        run += 1
+        return try child(["_analyze", file.path, classifier, nights.appendingPathComponent("\(run)").path], pinned: pinned)
+    }
     for file in [wav, m4a] {
         let decode = try child(["_decode", file.path], pinned: true)
         let audioSeconds = decode["audioSeconds"] ?? 0
@@ -57,9 +68,9 @@ func runNightBenchmark(hours: Double, classifiers: [String]) throws {
         }
         row("decode only, one core", seconds: floor, decode)
         for c in classifiers {
-            let pinned = try child(["_analyze", file.path, c], pinned: true)
+            let pinned = try analyse(file, c, pinned: true)
             row("analyze (\(c)), one core", seconds: pinned["seconds"] ?? 0, pinned)
-            let spread = try child(["_analyze", file.path, c], pinned: false)
+            let spread = try analyse(file, c, pinned: false)
             row("analyze (\(c)), \(cores) cores", seconds: spread["wallSeconds"] ?? 0, spread)
         }
     }
@@ -117,11 +128,11 @@ func childDecode(_ path: String) throws {
           "audioSeconds": Double(total) / Double(analysisSampleRate), "peakMB": Double(peakResidentMegabytes())])
 }
 
-/// `_analyze FILE CLASSIFIER`: the whole morning pass into a throwaway night folder.
-func childAnalyze(_ path: String, classifier: String) throws {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-bench-night-\(getpid())")
+/// `_analyze FILE CLASSIFIER FOLDER`: the whole morning pass into a new night folder, which the
+/// caller removes.
+func childAnalyze(_ path: String, classifier: String, into folderPath: String) throws {
+    let folder = URL(fileURLWithPath: folderPath)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder) }
     let start = Date()
     let source = try AudioDecoder(url: URL(fileURLWithPath: path))
     let session: Session
