@@ -106,6 +106,19 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty, "the spool is gone")
     }
 
+    @Test func aWAVThatShrinksWhileItIsReadIsAnErrorNotANightOfSilence() throws {
+        let folder = try ScratchFolder()
+        let wav = try TestSignals.encode(TestSignals.tones(seconds: 10, sampleRate: 16_000), as: .wav,
+                                         sampleRate: 16_000, in: folder.url)
+        let source = ShrinkingSource(try AudioDecoder(url: wav), url: wav, keepBytes: 44 + 20_000)
+        let out = folder.url.appendingPathComponent("night")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: nil)
+        #expect {
+            _ = try analyzer.analyze(source: source, sourceName: "shrinking.wav", into: out)
+        } throws: { ($0 as? SomniError)?.message.contains("changed while it was being analysed") == true }
+    }
+
     private func findChunk(_ id: String, in bytes: [UInt8]) -> Int? {
         let tag = Array(id.utf8)
         return (12..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == tag }
@@ -117,6 +130,24 @@ private final class Spooled: AudioSource {
     let decoder: AudioDecoder
     init(_ decoder: AudioDecoder) { self.decoder = decoder }
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int { try decoder.read(into: buffer) }
+    var expectedDuration: Double? { decoder.expectedDuration }
+    var warnings: [String] { decoder.warnings }
+}
+
+/// A decoder whose file is cut short after the first block has been read.
+private final class ShrinkingSource: AudioSource {
+    let decoder: AudioDecoder
+    let url: URL
+    let keepBytes: UInt64
+    private var reads = 0
+    init(_ decoder: AudioDecoder, url: URL, keepBytes: UInt64) { self.decoder = decoder; self.url = url; self.keepBytes = keepBytes }
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        reads += 1
+        let n = try decoder.read(into: buffer)
+        if reads == 1 { try FileHandle(forWritingTo: url).truncate(atOffset: keepBytes) }
+        return n
+    }
+    func rereadableSamples() -> PCM16Samples? { decoder.rereadableSamples() }
     var expectedDuration: Double? { decoder.expectedDuration }
     var warnings: [String] { decoder.warnings }
 }

@@ -30,8 +30,8 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         // 1. The single decode pass: frame features, envelope, and the samples kept for later
         //    (spooled, unless the source can give them again itself).
         let extractor = FeatureExtractor()
-        let rereadable = source.rereadableSamples()
-        let spool = rereadable == nil ? try SampleSpool(url: folder.appendingPathComponent(".samples.spool")) : nil
+        let spool = source.rereadableSamples() == nil
+            ? try SampleSpool(url: folder.appendingPathComponent(".samples.spool")) : nil
         let expected = source.expectedDuration
         var delivered = 0
         var lastReported = -1.0
@@ -49,8 +49,13 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             }
         }
         extractor.finish()
-        guard delivered > 0, let samples = try rereadable ?? spool?.samples() else {
+        guard delivered > 0 else {
             throw SomniError(.badInput, "\(sourceName) holds no audio")
+        }
+        // Read back from the source now that it has been read to its end, so a file that grew
+        // while it was read is seen whole; one that shrank cannot give back what it delivered.
+        guard let samples = try spool?.samples() ?? source.rereadableSamples(), samples.count >= delivered else {
+            throw SomniError(.io, "\(sourceName) changed while it was being analysed; analyse it again once it is complete")
         }
         let totalSamples = delivered
         let duration = Double(totalSamples) / Double(analysisSampleRate)
