@@ -30,7 +30,7 @@ public final class AudioDecoder: AudioSource {
     private let handles: DecoderHandles
     private let path: String
     private let streamIndex: Int32
-    /// 16-bit PCM at the analysis rate, one channel, in a WAV file: what `PCM16WAVSamples` reads.
+    /// 16-bit PCM at the analysis rate, one channel, in a WAV file: what `PCM16Samples.wavFile` reads.
     private let isPlainAnalysisWAV: Bool
     private var stage = Stage.decoding
     /// Resampled samples waiting to be read: pending[pendingStart..<pendingEnd].

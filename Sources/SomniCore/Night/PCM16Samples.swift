@@ -68,38 +68,17 @@ extension PCM16Samples {
     private static func dataLayout(fd: Int32) -> (offset: Int, bytes: Int)? {
         var status = stat()
         guard fstat(fd, &status) == 0 else { return nil }
-        let fileSize = Int(status.st_size)
-        func bytes(at offset: Int, _ n: Int) -> [UInt8]? {
-            var b = [UInt8](repeating: 0, count: n)
-            let got = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress, n, off_t(offset)) }
-            return got == n ? b : nil
+        let layout = try? WAVLayout.find { offset, count in
+            var b = [UInt8](repeating: 0, count: count)
+            let got = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+            return got == count ? b : nil
         }
-        func number(_ b: [UInt8], _ at: Int, _ width: Int) -> Int {
-            (0..<width).reduce(0) { $0 | Int(b[at + $1]) << (8 * $1) }
-        }
-        guard let riff = bytes(at: 0, 12), riff[0..<4].elementsEqual("RIFF".utf8),
-              riff[8..<12].elementsEqual("WAVE".utf8) else { return nil }
-        var offset = 12
-        var formatIsPlain = false
-        while let chunk = bytes(at: offset, 8) {
-            let size = number(chunk, 4, 4)
-            let body = offset + 8
-            if chunk[0..<4].elementsEqual("fmt ".utf8) {
-                guard size >= 16, let f = bytes(at: body, min(size, 40)) else { return nil }
-                let tag = number(f, 0, 2)
-                let extensiblePCM = tag == 0xFFFE && f.count >= 26 && number(f, 24, 2) == 1
-                formatIsPlain = (tag == 1 || extensiblePCM) && number(f, 2, 2) == 1
-                    && number(f, 4, 4) == analysisSampleRate && number(f, 14, 2) == 16
-                if !formatIsPlain { return nil }
-            } else if chunk[0..<4].elementsEqual("data".utf8) {
-                guard formatIsPlain else { return nil }
-                // A recorder that never patched its header leaves 0 or 0xFFFFFFFF: read to the end.
-                let held = fileSize - body
-                let declared = size == 0 || size == 0xFFFF_FFFF ? held : size
-                return (body, max(0, min(declared, held)))
-            }
-            offset = body + size + (size & 1)
-        }
-        return nil
+        guard let layout, layout.formatTag == 1, layout.channels == 1, layout.sampleRate == analysisSampleRate,
+              layout.bitsPerSample == 16 else { return nil }
+        // A recorder that never patched its header leaves 0 or 0xFFFFFFFF: read to the end.
+        let held = Int(status.st_size) - layout.dataOffset
+        let size = layout.declaredDataSize
+        let declared = size == 0 || size == 0xFFFF_FFFF ? held : size
+        return (layout.dataOffset, max(0, min(declared, held)))
     }
 }

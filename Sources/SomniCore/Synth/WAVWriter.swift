@@ -99,45 +99,31 @@ public enum WAVReader {
         func bad(_ why: String) -> SomniError { SomniError(.badInput, "\(url.lastPathComponent) is not a usable WAV file: \(why)") }
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
         func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
-        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8) else {
-            throw bad("no RIFF/WAVE header")
+        let layout: WAVLayout
+        do {
+            layout = try WAVLayout.find { at, count in at + count <= bytes.count ? Array(bytes[at..<at + count]) : nil }
+        } catch { throw bad(error.description) }
+        let (formatTag, channels, body) = (layout.formatTag, layout.channels, layout.dataOffset)
+        let width = layout.bitsPerSample / 8
+        guard (formatTag == 1 && [2, 3, 4].contains(width)) || (formatTag == 3 && width == 4) else {
+            throw bad("format \(formatTag) with \(layout.bitsPerSample) bits is not supported")
         }
-        var formatTag = 0, channels = 0, rate = 0, bits = 0
-        var at = 12
-        while at + 8 <= bytes.count {
-            let id = String(decoding: bytes[at..<at + 4], as: UTF8.self)
-            let size = u32(at + 4)
-            let body = at + 8
-            if id == "fmt " {
-                guard size >= 16, body + 16 <= bytes.count else { throw bad("short fmt chunk") }
-                formatTag = u16(body); channels = u16(body + 2); rate = u32(body + 4); bits = u16(body + 14)
-                if formatTag == 0xFFFE, size >= 26, body + 26 <= bytes.count { formatTag = u16(body + 24) }
-            } else if id == "data" {
-                guard channels > 0, rate > 0 else { throw bad("data before fmt") }
-                let width = bits / 8
-                guard (formatTag == 1 && [2, 3, 4].contains(width)) || (formatTag == 3 && width == 4) else {
-                    throw bad("format \(formatTag) with \(bits) bits is not supported")
+        let end = min(bytes.count, body + layout.declaredDataSize)
+        let frames = (end - body) / (width * channels)
+        var samples = [Float](repeating: 0, count: frames)
+        for f in 0..<frames {
+            var sum: Float = 0
+            for c in 0..<channels {
+                let p = body + (f * channels + c) * width
+                switch (formatTag, width) {
+                case (3, _): sum += Float(bitPattern: UInt32(u32(p)))
+                case (_, 2): sum += Float(Int16(bitPattern: UInt16(u16(p)))) / 32768
+                case (_, 3): sum += Float(Int32(bitPattern: UInt32(u16(p) << 8 | Int(bytes[p + 2]) << 24)) >> 8) / 8_388_608
+                default: sum += Float(Int32(bitPattern: UInt32(u32(p)))) / 2_147_483_648
                 }
-                let end = min(bytes.count, body + size)
-                let frames = (end - body) / (width * channels)
-                var samples = [Float](repeating: 0, count: frames)
-                for f in 0..<frames {
-                    var sum: Float = 0
-                    for c in 0..<channels {
-                        let p = body + (f * channels + c) * width
-                        switch (formatTag, width) {
-                        case (3, _): sum += Float(bitPattern: UInt32(u32(p)))
-                        case (_, 2): sum += Float(Int16(bitPattern: UInt16(u16(p)))) / 32768
-                        case (_, 3): sum += Float(Int32(bitPattern: UInt32(u16(p) << 8 | Int(bytes[p + 2]) << 24)) >> 8) / 8_388_608
-                        default: sum += Float(Int32(bitPattern: UInt32(u32(p)))) / 2_147_483_648
-                        }
-                    }
-                    samples[f] = sum / Float(channels)
-                }
-                return (samples, rate)
             }
-            at = body + size + (size & 1)
+            samples[f] = sum / Float(channels)
         }
-        throw bad("no data chunk")
+        return (samples, layout.sampleRate)
     }
 }

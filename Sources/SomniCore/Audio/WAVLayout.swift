@@ -1,0 +1,57 @@
+import Foundation
+
+/// Where a WAV file keeps its format and its samples: the RIFF chunks walked from the header.
+/// Shared by `WAVReader` (a whole file in memory) and `PCM16Samples` (a night read back in place).
+struct WAVLayout {
+    /// 1 for PCM, 3 for float; WAVE_FORMAT_EXTENSIBLE is resolved to its sub-format.
+    var formatTag = 0
+    var channels = 0
+    var sampleRate = 0
+    var bitsPerSample = 0
+    /// Where the data chunk's body starts, and its size as the header declares it.
+    var dataOffset = 0
+    var declaredDataSize = 0
+
+    enum Problem: Error, CustomStringConvertible {
+        case notRIFF, shortFormat, dataBeforeFormat, noData
+        var description: String {
+            switch self {
+            case .notRIFF: "no RIFF/WAVE header"
+            case .shortFormat: "short fmt chunk"
+            case .dataBeforeFormat: "data before fmt"
+            case .noData: "no data chunk"
+            }
+        }
+    }
+
+    /// Walks the chunks; `bytes(offset, count)` gives the file's bytes there, nil where the file
+    /// does not hold them all.
+    static func find(_ bytes: (_ offset: Int, _ count: Int) -> [UInt8]?) throws(Problem) -> WAVLayout {
+        func number(_ b: [UInt8], _ at: Int, _ width: Int) -> Int {
+            (0..<width).reduce(0) { $0 | Int(b[at + $1]) << (8 * $1) }
+        }
+        guard let riff = bytes(0, 12), riff[0..<4].elementsEqual("RIFF".utf8), riff[8..<12].elementsEqual("WAVE".utf8)
+        else { throw .notRIFF }
+        var layout = WAVLayout()
+        var at = 12
+        while let chunk = bytes(at, 8) {
+            let size = number(chunk, 4, 4)
+            let body = at + 8
+            if chunk[0..<4].elementsEqual("fmt ".utf8) {
+                guard size >= 16, let f = bytes(body, 16) else { throw .shortFormat }
+                layout.formatTag = number(f, 0, 2)
+                layout.channels = number(f, 2, 2)
+                layout.sampleRate = number(f, 4, 4)
+                layout.bitsPerSample = number(f, 14, 2)
+                if layout.formatTag == 0xFFFE, size >= 26, let sub = bytes(body + 24, 2) { layout.formatTag = number(sub, 0, 2) }
+            } else if chunk[0..<4].elementsEqual("data".utf8) {
+                guard layout.channels > 0, layout.sampleRate > 0 else { throw .dataBeforeFormat }
+                layout.dataOffset = body
+                layout.declaredDataSize = size
+                return layout
+            }
+            at = body + size + (size & 1)
+        }
+        throw .noData
+    }
+}
