@@ -47,7 +47,7 @@ public final class SampleSpool {
     }
 
     /// Writes what is buffered.
-    public func flush() throws {
+    private func flush() throws {
         guard pendingCount > 0 else { return }
         let bytes = pendingCount * MemoryLayout<Int16>.size
         let written = pending.withUnsafeBytes { raw in
