@@ -43,7 +43,7 @@ func runNightBenchmark(hours: Double, classifiers: [String]) throws {
 
     print("night benchmark: \(tag) synthesised night, release build, each run in its own process")
     print("one core: CPU seconds (user + system) of the step pinned to one core; \(cores) cores: wall-clock seconds unpinned")
-    print("file                         step                        seconds  × real time  × decode  peak MB  gate passed")
+    print("file                         step                                  seconds  × real time  × decode  peak MB  gate passed")
     // The night folders stay until the end: on an ext4 disk without a journal, creating a file
     // skips every inode deleted in the last seconds to minutes, so deleting one run's 1,700 clips
     // would slow the next run's file creation (by up to a second here) and measure the disk.
@@ -51,9 +51,11 @@ func runNightBenchmark(hours: Double, classifiers: [String]) throws {
     try FileManager.default.createDirectory(at: nights, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: nights) }
     var run = 0
-    func analyse(_ file: URL, _ classifier: String, pinned: Bool) throws -> [String: Double] {
+    func analyse(_ file: URL, _ classifier: String, pinned: Bool, speculating: Bool = true) throws -> [String: Double] {
         run += 1
-        return try child(["_analyze", file.path, classifier, nights.appendingPathComponent("\(run)").path], pinned: pinned)
+        // Pinned, the analysis is told it has one core, as it would be on a one-core machine.
+        return try child(["_analyze", file.path, classifier, nights.appendingPathComponent("\(run)").path,
+                          "\(pinned ? 1 : cores)", speculating ? "speculating" : "plain"], pinned: pinned)
     }
     for file in [wav, m4a] {
         let decode = try child(["_decode", file.path], pinned: true)
@@ -63,7 +65,7 @@ func runNightBenchmark(hours: Double, classifiers: [String]) throws {
             let gate = r["activeShare"].map { String(format: "%5.1f %%", 100 * $0) } ?? "     -"
             print(String(format: "%@ %@ %8.2f %12.0f %9.2f %8.0f  %@",
                          file.lastPathComponent.padding(toLength: 28, withPad: " ", startingAt: 0),
-                         step.padding(toLength: 26, withPad: " ", startingAt: 0),
+                         step.padding(toLength: 36, withPad: " ", startingAt: 0),
                          seconds, audioSeconds / max(seconds, 1e-9), seconds / floor, r["peakMB"] ?? 0, gate))
         }
         row("decode only, one core", seconds: floor, decode)
@@ -72,6 +74,14 @@ func runNightBenchmark(hours: Double, classifiers: [String]) throws {
             row("analyze (\(c)), one core", seconds: pinned["seconds"] ?? 0, pinned)
             let spread = try analyse(file, c, pinned: false)
             row("analyze (\(c)), \(cores) cores", seconds: spread["wallSeconds"] ?? 0, spread)
+            if let classified = spread["speculation.windowsClassified"], classified > 0 {
+                print(String(format: "%@ ahead of the gate: %.0f windows classified (%.0f used), %.0f clips written (%.0f used)",
+                             "".padding(toLength: 28, withPad: " ", startingAt: 0), classified,
+                             spread["speculation.windowsUsed"] ?? 0, spread["speculation.clipsWritten"] ?? 0,
+                             spread["speculation.clipsUsed"] ?? 0))
+                let plain = try analyse(file, c, pinned: false, speculating: false)
+                row("analyze (\(c)), \(cores) cores, not ahead", seconds: plain["wallSeconds"] ?? 0, plain)
+            }
         }
     }
 }
@@ -128,9 +138,9 @@ func childDecode(_ path: String) throws {
           "audioSeconds": Double(total) / Double(analysisSampleRate), "peakMB": Double(peakResidentMegabytes())])
 }
 
-/// `_analyze FILE CLASSIFIER FOLDER`: the whole morning pass into a new night folder, which the
-/// caller removes.
-func childAnalyze(_ path: String, classifier: String, into folderPath: String) throws {
+/// `_analyze FILE CLASSIFIER FOLDER [WORKERS [speculating|plain]]`: the whole morning pass into a
+/// new night folder, which the caller removes.
+func childAnalyze(_ path: String, classifier: String, into folderPath: String, workers: Int?, speculating: Bool) throws {
     let folder = URL(fileURLWithPath: folderPath)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let start = Date()
@@ -138,8 +148,12 @@ func childAnalyze(_ path: String, classifier: String, into folderPath: String) t
     let session: Session
     // When each stage was first reported: where the time goes.
     var stageStarts: [String: Double] = [:]
+    var speculation = SpeculationCounts()
     func run<C: SoundClassifier>(_ classifier: C) throws -> Session {
         var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: MP3ClipEncoder())
+        if let workers { analyzer.workers = workers }
+        analyzer.speculates = speculating
+        defer { speculation = analyzer.speculation }
         return try analyzer.analyze(source: source, sourceName: path, into: folder) { stage, _ in
             if stageStarts[stage.rawValue] == nil { stageStarts[stage.rawValue] = Date().timeIntervalSince(start) }
         }
@@ -152,6 +166,10 @@ func childAnalyze(_ path: String, classifier: String, into folderPath: String) t
     var figures = ["seconds": processorSeconds(), "wallSeconds": Date().timeIntervalSince(start), "peakMB": Double(peakResidentMegabytes()),
                    "activeShare": session.activeShare, "events": Double(session.events.count)]
     for (stage, t) in stageStarts { figures["start." + stage] = t }
+    figures["speculation.windowsClassified"] = Double(speculation.windowsClassified)
+    figures["speculation.windowsUsed"] = Double(speculation.windowsUsed)
+    figures["speculation.clipsWritten"] = Double(speculation.clipsWritten)
+    figures["speculation.clipsUsed"] = Double(speculation.clipsUsed)
     emit(figures)
 }
 

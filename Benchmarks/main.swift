@@ -8,7 +8,10 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first ?? "all" {
     case "_decode": try childDecode(arguments[1])
-    case "_analyze": try childAnalyze(arguments[1], classifier: arguments[2], into: arguments[3])
+    case "_analyze":
+        try childAnalyze(arguments[1], classifier: arguments[2], into: arguments[3],
+                         workers: arguments.count > 4 ? Int(arguments[4]) : nil,
+                         speculating: arguments.count > 5 ? arguments[5] != "plain" : true)
     case "night":
         let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
         try runNightBenchmark(hours: hours, classifiers: ["model", "heuristic"])

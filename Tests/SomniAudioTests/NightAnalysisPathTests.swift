@@ -92,6 +92,51 @@ import Testing
         }
     }
 
+    @Test func windowsAndClipsMadeWhileReadingAreTheOnesTheFinalPassWouldMake() throws {
+        let folder = try ScratchFolder()
+        let wav = folder.url.appendingPathComponent("night.wav")
+        try NightSynthesizer(configuration: NightConfiguration(hours: 0.1, seed: 5, scene: .quiet),
+                             bank: GeneratedSoundBank()).render(to: WAVWriter(url: wav))
+        for spooled in [false, true] {
+            func analyse(speculating: Bool) throws -> (Session, URL, NightAnalyzer<LoudnessClassifier>) {
+                let out = folder.url.appendingPathComponent("night-\(spooled)-\(speculating)")
+                try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+                var analyzer = NightAnalyzer(classifier: LoudnessClassifier(), clipEncoder: MP3ClipEncoder())
+                analyzer.workers = 2
+                analyzer.speculates = speculating
+                // A source slower than the analysis (a debug build's), as a compressed night's
+                // decoder is; without speculation, the same source at full speed.
+                let source = SlowDecoder(try AudioDecoder(url: wav), readsBack: !spooled,
+                                         delay: speculating ? 0.01 : 0)
+                let session = try analyzer.analyze(source: source, sourceName: "night.wav", into: out)
+                return (session, out, analyzer)
+            }
+            let (plain, plainFolder, _) = try analyse(speculating: false)
+            let (ahead, aheadFolder, analyzer) = try analyse(speculating: true)
+            #expect(plain.events.count >= 10)
+            #expect(ahead.events == plain.events, "spooled: \(spooled)")
+            #expect(analyzer.speculation.windowsUsed > 0, "windows classified while reading were used")
+            #expect(analyzer.speculation.clipsUsed > 0, "clips written while reading were used")
+            for event in ahead.events {
+                let clip = try #require(event.clip)
+                #expect(try Data(contentsOf: aheadFolder.appendingPathComponent(clip))
+                        == Data(contentsOf: plainFolder.appendingPathComponent(clip)), "\(clip) byte for byte")
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: aheadFolder.path).sorted()
+            #expect(left == ["clips", "envelope.bin", "session.json"], "no speculative clips left behind")
+        }
+    }
+
+    @Test func aClassifierThatReadsTheNightsFloorIsNeverRunAhead() throws {
+        let folder = try ScratchFolder()
+        let wav = try TestSignals.encode(TestSignals.tones(seconds: 120, sampleRate: 16_000), as: .wav,
+                                         sampleRate: 16_000, in: folder.url)
+        var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: nil)
+        _ = try analyzer.analyze(source: SlowDecoder(try AudioDecoder(url: wav), readsBack: true, delay: 0.01), sourceName: "tones.wav",
+                                 into: folder.url)
+        #expect(analyzer.speculation.windowsClassified == 0)
+    }
+
     @Test func aSourceThatFailsMidwayFailsTheAnalysisAndStopsItsReader() throws {
         let folder = try ScratchFolder()
         for failAfter in [0, 3, 40] {
@@ -123,6 +168,38 @@ import Testing
         let tag = Array(id.utf8)
         return (12..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == tag }
     }
+}
+
+/// Calls a window snoring when it is loud: judged on the window alone (so the analyser may
+/// classify ahead of the gate with it), and cheap enough for a debug build to keep up.
+private struct LoudnessClassifier: SoundClassifier {
+    let labels = ["snoring", "other"]
+    let windowLength = classifierWindowLength
+    let name = "loudness"
+    mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
+        var power: Float = 0
+        for i in stride(from: 0, to: window.count, by: 8) { power += window[i] * window[i] }
+        let loud = (power / Float(window.count / 8)).squareRoot() > 0.004  // −48 dBFS
+        scores[0] = loud ? 0.9 : 0
+        scores[1] = 1 - scores[0]
+    }
+}
+
+/// A decoder that takes `delay` seconds over each block, with or without its read-back.
+private final class SlowDecoder: AudioSource {
+    let decoder: AudioDecoder
+    let readsBack: Bool
+    let delay: Double
+    init(_ decoder: AudioDecoder, readsBack: Bool, delay: Double) {
+        self.decoder = decoder; self.readsBack = readsBack; self.delay = delay
+    }
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        return try decoder.read(into: buffer)
+    }
+    func rereadableSamples() -> PCM16Samples? { readsBack ? decoder.rereadableSamples() : nil }
+    var expectedDuration: Double? { decoder.expectedDuration }
+    var warnings: [String] { decoder.warnings }
 }
 
 /// Hides a decoder's read-back, so the analyser spools its samples.

@@ -11,6 +11,39 @@ import Testing
         return e
     }
 
+    @Test func theRunningHistogramGivesTheGatesPercentileToWithinABin() {
+        var histogram = LevelHistogram()
+        var values: [Float] = []
+        var seed: UInt64 = 7
+        for i in 0..<5_000 {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            // Levels from −100 to 0 dBFS, a few exact zeros and non-finite values among them.
+            let level: Float = i % 997 == 0 ? 0 : pow(10, -Float((seed >> 40) % 100_000) / 20_000)
+            let value = i % 1_201 == 0 ? Float.nan : level
+            histogram.add(value)
+            values.append(value)
+            if i % 500 == 499 {
+                for p in [0.05, 0.2, 0.5, 0.9] {
+                    let exact = SilenceGate.percentile(values, p)
+                    let binned = histogram.quantile(p)
+                    // At most one 1/8 dB bin above the exact value, never below it.
+                    #expect(binned >= exact && binned <= exact * pow(10, 0.125 / 20) * 1.0001, "p \(p) after \(i + 1)")
+                }
+            }
+        }
+        #expect(histogram.total == values.filter(\.isFinite).count)
+    }
+
+    @Test func stretchesOfPartOfAnEnvelopeKeepTheirTimes() {
+        let e = Self.envelope(seconds: 60, bursts: [(10, 12), (30, 31), (34, 35), (55, 60)])
+        let all = SilenceGate.stretches(e, in: e.indices, above: 0.05, duration: 60)
+        #expect(all == [TimeRange(start: 8, end: 14), TimeRange(start: 28, end: 37), TimeRange(start: 53, end: 60)])
+        #expect(SilenceGate.stretches(e, in: 250..<500, above: 0.05, duration: 50)
+                == [TimeRange(start: 28, end: 37)])
+        #expect(SilenceGate.stretches(e, in: 0..<305, above: 0.05, duration: 30.5)
+                == [TimeRange(start: 8, end: 14), TimeRange(start: 28, end: 30.5)], "a run cut by the range ends there, padded")
+    }
+
     @Test func floorAndThresholdComeFromThePercentile() {
         var e = [Float](repeating: 0.01, count: 800) + [Float](repeating: 0.1, count: 200)
         var rng = Signals.Noise(seed: 42)

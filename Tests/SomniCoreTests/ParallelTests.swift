@@ -19,6 +19,23 @@ import Testing
         #expect(try reader.next().isEmpty, "the end stays the end")
     }
 
+    @Test func pollingHandsOverTheSameBlocksAsWaiting() throws {
+        let samples = (0..<50_000).map { Float($0) }
+        let reader = ReadAhead(SlowSource(samples), blockLength: 1_000, depth: 4)
+        defer { reader.stop() }
+        var got: [Float] = []
+        var notReady = 0
+        while true {
+            // What the analyser does: poll, and do other work while the block is not ready.
+            guard let block = try reader.nextIfReady() else { notReady += 1; continue }
+            if block.isEmpty { break }
+            got.append(contentsOf: block)
+        }
+        #expect(got == samples)
+        #expect(notReady > 0, "a slow source is sometimes not ready")
+        #expect(try reader.nextIfReady()?.isEmpty == true, "the end stays the end")
+    }
+
     @Test func stoppingEarlyEndsTheReaderThread() throws {
         let source = CountingSource()
         let reader = ReadAhead(source, blockLength: 100, depth: 2)
@@ -39,6 +56,18 @@ import Testing
                 if worker > 0 { throw SomniError(.io, "worker \(worker)") }
             }
         } throws: { ($0 as? SomniError)?.message == "worker 1" }
+    }
+}
+
+/// A buffer source that takes a while over each read, as a decoder does.
+private final class SlowSource: AudioSource, @unchecked Sendable {
+    private let inner: BufferAudioSource
+    init(_ samples: [Float]) { inner = BufferAudioSource(samples) }
+    var expectedDuration: Double? { nil }
+    var warnings: [String] { [] }
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        Thread.sleep(forTimeInterval: 0.0005)
+        return try inner.read(into: buffer)
     }
 }
 

@@ -60,6 +60,8 @@ public struct HeuristicClassifier: SoundClassifier, Sendable {
         self.noiseFloor = noiseFloor.isFinite ? max(noiseFloor, 0) : 0
     }
 
+    public var readsNoiseFloor: Bool { true }
+
     public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
         guard scores.count >= labels.count else { return }
         let n = min(window.count, windowLength)

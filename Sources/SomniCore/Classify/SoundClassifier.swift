@@ -19,12 +19,16 @@ public protocol SoundClassifier {
     /// Called once before a night's windows, with the night's noise floor (20th-percentile
     /// envelope RMS) so relative tests can be made. Default: ignored.
     mutating func prepare(noiseFloor: Float)
+    /// True when `prepare(noiseFloor:)` changes what `classify` says: then a window can only be
+    /// classified once the whole night's floor is known. Default: false.
+    var readsNoiseFloor: Bool { get }
     /// Writes one confidence per label into `scores` (count == labels.count).
     mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>)
 }
 
 extension SoundClassifier {
     public mutating func prepare(noiseFloor: Float) {}
+    public var readsNoiseFloor: Bool { false }
 
     /// The labels ranked by confidence, highest first, at most `top` of them.
     public func ranked(_ scores: UnsafeBufferPointer<Float>, top: Int = 5) -> [LabelConfidence] {

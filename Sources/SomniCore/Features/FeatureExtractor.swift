@@ -8,7 +8,8 @@ public struct FrameTrack: Sendable, Equatable {
     public var low: [Float] = []
     /// RMS in the voice band, 250–3000 Hz.
     public var mid: [Float] = []
-    /// Zero crossings ÷ frame length (a 1 kHz sine gives 0.125 at 16 kHz).
+    /// Zero crossings ÷ frame length (a 1 kHz sine gives 0.125 at 16 kHz); empty when the
+    /// extractor was told not to keep them.
     public var zcr: [Float] = []
 
     public static let rate = 20.0
@@ -57,8 +58,12 @@ public final class FeatureExtractor {
     /// 1 when the previous sample was below zero.
     private var previousNegative: UInt32 = 0
     private var envelopeTaken = 0
+    /// False leaves `frames.zcr` empty: the morning pass reads the bands, not the crossings,
+    /// and 8 hours of them are 2.3 MB while FFmpeg may still hold a compressed night's index.
+    public let keepsZeroCrossingRate: Bool
 
-    public init(sampleRate: Int = analysisSampleRate) {
+    public init(sampleRate: Int = analysisSampleRate, keepsZeroCrossingRate: Bool = true) {
+        self.keepsZeroCrossingRate = keepsZeroCrossingRate
         self.sampleRate = max(sampleRate, 20)
         frameLength = self.sampleRate / 20
         let rate = Double(self.sampleRate)
@@ -66,6 +71,19 @@ public final class FeatureExtractor {
         let low = Biquad.butterworthBand(low: 40, high: min(400, nyquistGuard), sampleRate: rate)
         let mid = Biquad.butterworthBand(low: 250, high: min(3000, nyquistGuard), sampleRate: rate)
         bands = PipelinedBands(low: low, mid: mid)
+    }
+
+    /// Makes room for the frames and envelope of `seconds` of audio at once. Growing by doubling
+    /// would hold up to twice a night's frames (7 MB more for 8 hours), and a copy of them while
+    /// each doubling moves them.
+    public func reserveCapacity(seconds: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        let count = Int(min(seconds, 24 * 3600) * Double(sampleRate) / Double(frameLength)) + 2
+        frames.raw.reserveCapacity(count)
+        frames.low.reserveCapacity(count)
+        frames.mid.reserveCapacity(count)
+        if keepsZeroCrossingRate { frames.zcr.reserveCapacity(count) }
+        envelope.reserveCapacity(count / 2 + 1)
     }
 
     /// Feeds samples; blocks of any size.
@@ -122,7 +140,7 @@ public final class FeatureExtractor {
         frames.raw.append((rawSum / n).squareRoot())
         frames.low.append(((lowSum + pending.low) / n).squareRoot())
         frames.mid.append(((midSum + pending.mid) / n).squareRoot())
-        frames.zcr.append(Float(crossings) / n)
+        if keepsZeroCrossingRate { frames.zcr.append(Float(crossings) / n) }
         rawSum = 0; lowSum = 0; midSum = 0; crossings = 0; filled = 0
         bandOutputsToSkip = PipelinedBands.latency
         bands.flushTiny()

@@ -51,9 +51,12 @@ public struct GateResult: Sendable, Equatable {
 /// floor is 0 and without it every dither step would count as active.
 public enum SilenceGate {
     public static let absoluteMinimum: Float = 0.0009
+    /// The seeds' floor (the 20th percentile of the envelope) and threshold (floor × 2.5).
+    public static let floorPercentile = 0.2
+    public static let factor: Float = 2.5
 
-    public static func run(envelope: [Float], rate: Double = 10, floorPercentile: Double = 0.2,
-                           factor: Float = 2.5, pad: Double = 2, mergeGap: Double = 5,
+    public static func run(envelope: [Float], rate: Double = 10, floorPercentile: Double = SilenceGate.floorPercentile,
+                           factor: Float = SilenceGate.factor, pad: Double = 2, mergeGap: Double = 5,
                            bailShare: Double = 0.7, duration knownDuration: Double? = nil) -> GateResult {
         // The envelope ends up to one value short of the audio; the caller may know better.
         let duration = knownDuration ?? (rate > 0 ? Double(envelope.count) / rate : 0)
@@ -62,29 +65,38 @@ public enum SilenceGate {
         }
         let floor = percentile(envelope, floorPercentile)
         let threshold = max(floor * factor, absoluteMinimum)
-
-        var stretches: [TimeRange] = []
-        var runStart: Int?
-        for i in 0...envelope.count {
-            // Non-finite values (a damaged file) never count as active.
-            let active = i < envelope.count && envelope[i].isFinite && envelope[i] > threshold
-            if active, runStart == nil { runStart = i }
-            if !active, let s = runStart {
-                let range = TimeRange(start: max(0, Double(s) / rate - pad), end: min(duration, Double(i) / rate + pad))
-                if let last = stretches.last, range.start - last.end < mergeGap {
-                    stretches[stretches.count - 1].end = range.end
-                } else {
-                    stretches.append(range)
-                }
-                runStart = nil
-            }
-        }
+        let stretches = self.stretches(envelope, in: envelope.indices, above: threshold, rate: rate, pad: pad,
+                                       mergeGap: mergeGap, duration: duration)
         let share = stretches.reduce(0) { $0 + $1.duration } / duration
         if share > bailShare {
             return GateResult(stretches: [TimeRange(start: 0, end: duration)], floor: floor, threshold: threshold,
                               activeShare: share, bypassed: true)
         }
         return GateResult(stretches: stretches, floor: floor, threshold: threshold, activeShare: share, bypassed: false)
+    }
+
+    /// The active runs of `envelope[range]` (values above `threshold`), each padded by `pad`
+    /// seconds and merged with the previous one when less than `mergeGap` apart, clamped to
+    /// 0…`duration`; times count from the envelope's first value.
+    public static func stretches(_ envelope: [Float], in range: Range<Int>, above threshold: Float, rate: Double = 10,
+                                 pad: Double = 2, mergeGap: Double = 5, duration: Double) -> [TimeRange] {
+        var stretches: [TimeRange] = []
+        var runStart: Int?
+        for i in range.lowerBound...range.upperBound {
+            // Non-finite values (a damaged file) never count as active.
+            let active = i < range.upperBound && envelope[i].isFinite && envelope[i] > threshold
+            if active, runStart == nil { runStart = i }
+            if !active, let s = runStart {
+                let stretch = TimeRange(start: max(0, Double(s) / rate - pad), end: min(duration, Double(i) / rate + pad))
+                if let last = stretches.last, stretch.start - last.end < mergeGap {
+                    stretches[stretches.count - 1].end = stretch.end
+                } else {
+                    stretches.append(stretch)
+                }
+                runStart = nil
+            }
+        }
+        return stretches
     }
 
     /// The `p` quantile (0…1) of the finite values, nearest rank; 0 when there are none.

@@ -2,6 +2,9 @@ import Foundation
 
 /// Where the classifier reads: window start offsets (in samples) covering the gate's stretches.
 public enum WindowPlanner {
+    /// The grid's step: half a window (50 % overlap).
+    public static let hop = classifierWindowLength / 2
+
     /// Windows sit on one grid for the whole file (multiples of `hop`), so a window's time is its
     /// true position in the recording and stretches that meet or overlap share windows instead of
     /// duplicating them. Each stretch gets the fewest grid windows that cover it — a stretch shorter
@@ -9,7 +12,7 @@ public enum WindowPlanner {
     /// moved back to end at the last sample. Offsets are sorted and unique.
     public static func windowStarts(stretches: [TimeRange], totalSamples: Int,
                                     windowLength: Int = classifierWindowLength,
-                                    hop: Int = classifierWindowLength / 2,
+                                    hop: Int = WindowPlanner.hop,
                                     sampleRate: Int = analysisSampleRate) -> [Int] {
         guard totalSamples > 0, windowLength > 0, hop > 0 else { return [] }
         let lastStart = max(0, totalSamples - windowLength)

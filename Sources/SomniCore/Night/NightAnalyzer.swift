@@ -12,6 +12,12 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
     /// Threads that classify windows and write clips at once (the source is read on one more).
     /// Results do not depend on it.
     public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Classify and write clips ahead of the gate while the source is still read, in the time
+    /// the reading thread leaves idle (`SpeculativePass`). Results do not depend on it; a
+    /// classifier that reads the night's noise floor never speculates.
+    public var speculates = true
+    /// What the speculative pass of the last analysis made, and how much of it was used.
+    public private(set) var speculation = SpeculationCounts()
 
     public init(classifier: Classifier, sensitivity: Int = 5, clipEncoder: (any ClipEncoder)?) {
         self.classifier = classifier
@@ -29,16 +35,39 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                                                       progress: (Stage, Double) -> Void = { _, _ in }) throws -> Session {
         // 1. The single decode pass: frame features, envelope, and the samples kept for later
         //    (spooled, unless the source can give them again itself).
-        let extractor = FeatureExtractor()
+        self.speculation = SpeculationCounts()
+        let extractor = FeatureExtractor(keepsZeroCrossingRate: false)
         let spool = source.rereadableSamples() == nil
             ? try SampleSpool(url: folder.appendingPathComponent(".samples.spool")) : nil
         let expected = source.expectedDuration
+        if let expected { extractor.reserveCapacity(seconds: expected * 1.01) }
         var delivered = 0
         var lastReported = -1.0
-        let reader = ReadAhead(source, blockLength: blockLength)
+        // Only with a core to spare: on one, the guessing would take time from the decoder.
+        let speculation = speculates && workers > 1 && !classifier.readsNoiseFloor
+            ? SpeculativePass(classifier: classifier, sensitivity: sensitivity, clipEncoder: clipEncoder,
+                              clipFolder: folder.appendingPathComponent(".speculative-clips"), expectedDuration: expected,
+                              samples: { [spool] in
+                                  guard let samples = try spool?.samples() ?? source.rereadableSamples() else {
+                                      throw SomniError(.internalError, "no samples to read back")
+                                  }
+                                  return samples
+                              })
+            : nil
+        defer { speculation?.discardClips() }
+        // Deeper when the analysing thread speculates: a clip takes it a few milliseconds, in
+        // which the decoder fills a dozen blocks.
+        let reader = ReadAhead(source, blockLength: blockLength, depth: speculation == nil ? 4 : 16)
         defer { reader.stop() }
+        func nextBlock() throws -> UnsafeBufferPointer<Float> {
+            guard let speculation else { return try reader.next() }
+            while true {
+                if let block = try reader.nextIfReady() { return block }
+                if !speculation.step(features: extractor) { return try reader.next() }
+            }
+        }
         while true {
-            let chunk = try reader.next()
+            let chunk = try nextBlock()
             if chunk.isEmpty { break }
             extractor.process(chunk)
             try spool?.append(chunk)
@@ -49,6 +78,8 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             }
         }
         extractor.finish()
+        self.speculation.windowsClassified = speculation?.windowsClassified ?? 0
+        self.speculation.clipsWritten = speculation?.clips.count ?? 0
         guard delivered > 0 else {
             throw SomniError(.badInput, "\(sourceName) holds no audio")
         }
@@ -77,7 +108,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
 
         // 3. Classify, the windows dealt out to the workers; each has its own copy of the
         //    classifier (its buffers) and one window and one score buffer for the whole night.
-        let labelled = try classifyWindows(at: starts, of: samples) { progress(.classifying, $0) }
+        let labelled = try classifyWindows(at: starts, of: samples, reusing: speculation) {
+            progress(.classifying, $0)
+        }
         progress(.classifying, 1)
 
         // 4. Events and episodes.
@@ -97,7 +130,8 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         // 5. Clips: event ± 1 s, normalised to 0.9 peak.
         if let encoder = clipEncoder, !events.isEmpty {
             let names = try writeClips(of: events, from: samples, duration: duration, encoder: encoder,
-                                       into: folder.appendingPathComponent("clips")) { progress(.clips, $0) }
+                                       into: folder.appendingPathComponent("clips"),
+                                       reusing: speculation) { progress(.clips, $0) }
             for i in events.indices { events[i].clip = "clips/\(names[i])" }
         }
 
@@ -116,51 +150,44 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         return session
     }
 
-    /// The ranked labels of the window at each start, in order.
-    private func classifyWindows(at starts: [Int], of samples: PCM16Samples,
-                                 progress: (Double) -> Void) throws -> [WindowLabels] {
+    /// The ranked labels of the window at each start, in order; windows on the grid that the
+    /// speculative pass classified are taken from `speculated`.
+    private mutating func classifyWindows(at starts: [Int], of samples: PCM16Samples,
+                                          reusing speculated: SpeculativePass<Classifier>?,
+                                          progress: (Double) -> Void) throws -> [WindowLabels] {
         var labelled = [WindowLabels](repeating: WindowLabels(start: 0, end: 0, ranked: []), count: starts.count)
-        let windowSeconds = Double(classifier.windowLength) / Double(analysisSampleRate)
-        let workers = max(1, min(self.workers, starts.count / 64 + 1))
+        var missing: [Int] = []
+        for (i, start) in starts.enumerated() {
+            if start % WindowPlanner.hop == 0, let known = speculated?.labels(atGridIndex: start / WindowPlanner.hop) {
+                labelled[i] = known
+            } else {
+                missing.append(i)
+            }
+        }
+        self.speculation.windowsUsed = starts.count - missing.count
+        let workers = max(1, min(self.workers, missing.count / 64 + 1))
         let classifier = self.classifier
         try labelled.withUnsafeMutableBufferPointer { out in
             try forEachWorker(workers) { worker in
-                // Each worker takes a run of consecutive windows, so a window that starts where
-                // the previous one's second half began reads only its new samples (windows
-                // overlap by half: reading each whole would copy the active night twice).
-                let mine = starts.count * worker / workers..<starts.count * (worker + 1) / workers
-                var classifier = classifier  // this worker's own buffers
-                var window = [Float](repeating: 0, count: classifier.windowLength)
-                var scores = [Float](repeating: 0, count: classifier.labels.count)
-                var previous = -classifier.windowLength  // no window yet: nothing to keep
-                for i in mine {
-                    let start = starts[i]
-                    try window.withUnsafeMutableBufferPointer { w in
-                        let kept = max(0, previous + w.count - start)
-                        if kept > 0, kept < w.count, start > previous, let base = w.baseAddress {
-                            base.update(from: base + (start - previous), count: kept)  // memmove: may overlap
-                            try samples.read(from: start + kept, into: UnsafeMutableBufferPointer(rebasing: w[kept...]))
-                        } else {
-                            try samples.read(from: start, into: w)
-                        }
-                    }
-                    previous = start
-                    window.withUnsafeBufferPointer { w in
-                        scores.withUnsafeMutableBufferPointer { s in classifier.classify(w, scores: s) }
-                    }
-                    let t = Double(start) / Double(analysisSampleRate)
-                    out[i] = WindowLabels(start: t, end: t + windowSeconds,
-                                          ranked: scores.withUnsafeBufferPointer { classifier.ranked($0, top: 5) })
-                    if worker == 0, i % 256 == 0 { progress(Double(i - mine.lowerBound) / Double(mine.count)) }
+                // Each worker takes a run of consecutive windows, so most share half their
+                // samples with the one before (`WindowFeed`).
+                let mine = missing.count * worker / workers..<missing.count * (worker + 1) / workers
+                var windows = WindowClassifier(classifier)  // this worker's own buffers
+                for m in mine {
+                    let i = missing[m]
+                    out[i] = try windows.labels(at: starts[i], of: samples)
+                    if worker == 0, m % 256 == 0 { progress(Double(m - mine.lowerBound) / Double(mine.count)) }
                 }
             }
         }
         return labelled
     }
 
-    /// Writes each event's clip into `clips` and returns the file names, in event order.
-    private func writeClips(of events: [SessionEvent], from samples: PCM16Samples, duration: Double,
-                            encoder: any ClipEncoder, into clips: URL, progress: (Double) -> Void) throws -> [String] {
+    /// Writes each event's clip into `clips` and returns the file names, in event order; a clip
+    /// the speculative pass already wrote for the same samples is moved into place.
+    private mutating func writeClips(of events: [SessionEvent], from samples: PCM16Samples, duration: Double,
+                                     encoder: any ClipEncoder, into clips: URL, reusing speculated: SpeculativePass<Classifier>?,
+                                     progress: (Double) -> Void) throws -> [String] {
         do { try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true) } catch {
             throw SomniError(.io, "cannot create \(clips.path)", cause: error)
         }
@@ -169,26 +196,36 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                                   totalSamples: samples.count)
         }
         let names = events.map { "\($0.id).\(encoder.fileExtension)" }
-        let longest = ranges.map(\.count).max() ?? 0
-        let workers = max(1, min(self.workers, events.count))
+        var missing: [Int] = []
+        for i in events.indices {
+            let destination = clips.appendingPathComponent(names[i])
+            if let written = speculated?.clipURL(for: ranges[i]),
+               (try? FileManager.default.moveItem(at: written, to: destination)) != nil {
+                continue
+            }
+            missing.append(i)
+        }
+        self.speculation.clipsUsed = events.count - missing.count
+        let workers = max(1, min(self.workers, missing.count))
         try forEachWorker(workers) { worker in
-            // One buffer per worker for all its clips: per-clip arrays fragment the heap
-            // between encoder calls.
-            var buffer = [Float](repeating: 0, count: longest)
-            for i in stride(from: worker, to: events.count, by: workers) {
-                try buffer.withUnsafeMutableBufferPointer { all in
-                    let clip = UnsafeMutableBufferPointer(rebasing: all[0..<ranges[i].count])
-                    try samples.read(from: ranges[i].lowerBound, into: clip)
-                    ClipMaker.normalise(clip)
-                    try encoder.writeClip(UnsafeBufferPointer(clip), sampleRate: analysisSampleRate,
-                                          to: clips.appendingPathComponent(names[i]))
-                }
-                if worker == 0 { progress(Double(i + 1) / Double(events.count)) }
+            var buffer: [Float] = []
+            for m in stride(from: worker, to: missing.count, by: workers) {
+                let i = missing[m]
+                try writeClip(ranges[i], of: samples, buffer: &buffer, encoder: encoder,
+                              to: clips.appendingPathComponent(names[i]))
+                if worker == 0 { progress(Double(m + 1) / Double(missing.count)) }
             }
         }
         progress(1)
         return names
     }
+}
+
+/// How much a night's speculative pass classified and wrote, and how much of it was used.
+public struct SpeculationCounts: Sendable, Equatable {
+    public var windowsClassified = 0, windowsUsed = 0
+    public var clipsWritten = 0, clipsUsed = 0
+    public init() {}
 }
 
 /// ISO 8601 with the local offset, as session.json's startedAt.

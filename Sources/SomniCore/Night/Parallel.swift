@@ -48,6 +48,8 @@ final class ReadAhead: @unchecked Sendable {
     private var stopRequested = false
     private var finished = false
     private var slot = -1
+    /// The caller still reads the block in `slot`.
+    private var holding = false
 
     init(_ source: any AudioSource, blockLength: Int, depth: Int = 4) {
         self.source = source
@@ -71,11 +73,21 @@ final class ReadAhead: @unchecked Sendable {
     /// The next block, valid until the following call; empty at the end of the source, and
     /// the source's error again on every call after it threw.
     func next() throws -> UnsafeBufferPointer<Float> {
+        try take(waiting: true) ?? UnsafeBufferPointer(start: nil, count: 0)
+    }
+
+    /// As `next()`, but nil at once when the reader has not finished the next block yet.
+    func nextIfReady() throws -> UnsafeBufferPointer<Float>? {
+        try take(waiting: false)
+    }
+
+    private func take(waiting: Bool) throws -> UnsafeBufferPointer<Float>? {
         if !finished {
-            if slot >= 0 { free.signal() }  // the caller is done with the previous block
-            filled.wait()
+            if holding { free.signal(); holding = false }  // the caller is done with the previous block
+            if waiting { filled.wait() } else if filled.wait(timeout: .now()) == .timedOut { return nil }
             slot = (slot + 1) % depth
             if counts[slot] > 0 {
+                holding = true
                 return UnsafeBufferPointer(rebasing: ring[slot * blockLength..<slot * blockLength + counts[slot]])
             }
             stop()
