@@ -150,6 +150,8 @@ public enum EventDetector {
     /// the gap. A run of two or three snores the classifier cannot hear (a few held-out
     /// recordings read as other whatever their level; a fan masks quieter ones) otherwise
     /// splits an episode. Only gaps between found snoring are filled, so this starts no episode.
+    /// Within a chain a single frame above the floor is enough: under a fan, a quieter snore
+    /// of the train may rise above it only at its peak, and without it the chain broke.
     static func bridgedSnores(_ events: [DetectedEvent], windows: [WindowLabels], frames: FrameTrack,
                               gap: Double = 10) -> [DetectedEvent] {
         let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
@@ -158,7 +160,8 @@ public enum EventDetector {
         for (a, b) in zip(snores, snores.dropFirst()) where b.start - a.end >= gap {
             var chain: [TimeRange] = []
             var last = a.end
-            for burst in snoreBursts(in: TimeRange(start: a.end, end: b.start), frames: frames, apartFrom: others) {
+            for burst in snoreBursts(in: TimeRange(start: a.end, end: b.start), frames: frames, apartFrom: others,
+                                     shortest: 0) {
                 guard burst.start - last < gap else { break }
                 chain.append(burst); last = burst.end
             }
@@ -199,15 +202,16 @@ public enum EventDetector {
     public static let longestSnore = 4.0
 
     /// Runs in the snore band within `range` above the local floor (as `BoundaryRefiner` finds
-    /// snoring's edges), `minimumSnoreCore` to `longestSnore` long and clear of `others`.
-    static func snoreBursts(in range: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent]) -> [TimeRange] {
+    /// snoring's edges), `shortest` to `longestSnore` long and clear of `others`.
+    static func snoreBursts(in range: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent],
+                            shortest: Double = minimumSnoreCore) -> [TimeRange] {
         guard frames.count > 0, range.duration > 0 else { return [] }
         let threshold = BoundaryRefiner.threshold(.snoring, around: range, frames: frames)
         let time = { (i: Int) in Double(i) / FrameTrack.rate }
         return BoundaryRefiner.activeRuns(frames.low, region: frames.frames(in: range), threshold: threshold, bridge: 2)
             .map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
             .filter { burst in
-                (minimumSnoreCore...longestSnore).contains(burst.duration) && !others.contains { $0.range.overlaps(burst) }
+                (shortest...longestSnore).contains(burst.duration) && !others.contains { $0.range.overlaps(burst) }
             }
     }
 
