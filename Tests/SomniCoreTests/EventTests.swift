@@ -332,6 +332,15 @@ import Testing
         #expect(snoring(heard: heard, missed: [], peaks: [3]).allSatisfy { $0.start >= 10 })
     }
 
+    @Test func bandBurstsDoNotMakeATrainOfTwoLoneSnoreLikeSounds() {
+        // Two sounds the classifier called snoring, 12 s apart, with bursts between them: a
+        // train only if the classifier's own snores make one.
+        #expect(snoring(heard: [20, 32], missed: [24, 28]).filter { $0.eventClass == .snoring }.isEmpty)
+        // Between two trains the bursts join them into one episode.
+        let joined = EventDetector.episodes(of: snoring(heard: [8, 12, 16, 28, 32, 36], missed: [20, 24]))
+        #expect(joined.count == 1 && joined.first?.start == 8 && joined.first?.end == 37)
+    }
+
     @Test func aMissedFirstSnoreOfATrainIsFoundOnePeriodEarlier() {
         let heard = [20.0, 25, 30, 35]
         let start = { (events: [DetectedEvent]) in events.first.map { ($0.start * 10).rounded() / 10 } }

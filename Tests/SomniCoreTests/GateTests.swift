@@ -88,6 +88,30 @@ import Testing
         #expect(!below.bypassed && below.activeShare < 0.7)
     }
 
+    @Test func theSnoreBandOpensTheGateWhereTheRawLevelDoesNot() {
+        // A fan: the raw level stays at its floor while snores stand out in the snore band.
+        let raw = Self.envelope(seconds: 120, floor: 0.01, bursts: [(10, 11)])
+        let band = Self.envelope(seconds: 120, floor: 0.002, level: 0.008, bursts: [(40, 41), (44, 45), (90, 91)])
+        #expect(SilenceGate.run(envelope: raw).stretches == [TimeRange(start: 8, end: 13)])
+        let both = SilenceGate.run(envelope: raw, snoreBand: band)
+        #expect(both.stretches == [TimeRange(start: 8, end: 13), TimeRange(start: 38, end: 47), TimeRange(start: 88, end: 93)])
+        #expect(both.floor == 0.01, "the floor the classifier is told is still the raw level's")
+        #expect(abs(both.activeShare - 19.0 / 120) < 1e-9)
+        // Stretches of the two that meet or lie less than 5 s apart merge; the bail counts both.
+        let near = SilenceGate.run(envelope: raw, snoreBand: Self.envelope(seconds: 120, floor: 0.002, level: 0.008,
+                                                                            bursts: [(16, 17)]))
+        #expect(near.stretches == [TimeRange(start: 8, end: 19)])
+        let busy = SilenceGate.run(envelope: raw, snoreBand: Self.envelope(seconds: 120, floor: 0.002, level: 0.008,
+                                                                            bursts: (0..<24).map { (Double($0) * 5, Double($0) * 5 + 0.5) }))
+        #expect(busy.bypassed && busy.stretches == [TimeRange(start: 0, end: 120)])
+    }
+
+    @Test func theSnoreBandEnvelopeIsTheLouderOfEachTwoFrames() {
+        let track = FrameTrack(raw: [0, 0, 0, 0, 0], low: [1, 3, 4, 2, 9], mid: [0, 0, 0, 0, 0], zcr: [])
+        #expect(SilenceGate.snoreBandEnvelope(track) == [3, 4])
+        #expect(SilenceGate.snoreBandEnvelope(track, frames: 2..<4) == [4])
+    }
+
     @Test func aSilentNightHasNoActiveStretch() {
         let zero = SilenceGate.run(envelope: [Float](repeating: 0, count: 36_000))
         #expect(zero.floor == 0 && zero.threshold == SilenceGate.absoluteMinimum)

@@ -101,7 +101,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         }
 
         // 2. Gate and windows at their true positions.
-        let gate = SilenceGate.run(envelope: envelope, duration: duration)
+        let gate = SilenceGate.run(envelope: envelope, snoreBand: SilenceGate.snoreBandEnvelope(frames), duration: duration)
         let starts = WindowPlanner.windowStarts(stretches: gate.stretches, totalSamples: totalSamples,
                                                 windowLength: classifier.windowLength)
         classifier.prepare(noiseFloor: gate.floor)

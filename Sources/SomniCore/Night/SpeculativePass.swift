@@ -32,7 +32,7 @@ final class SpeculativePass<Classifier: SoundClassifier> {
     private let snapshot: () throws -> PCM16Samples
     /// What had been read at the last plan; windows and clips are read only from it.
     private var samples: PCM16Samples?
-    private var levels = LevelHistogram()
+    private var levels = LevelHistogram(), bandLevels = LevelHistogram()
     private var levelsCounted = 0
     private var stopped = false
 
@@ -86,7 +86,7 @@ final class SpeculativePass<Classifier: SoundClassifier> {
             } else if classifiedEdge >= settledUpTo + settleEvery {
                 settle(features.frames)
             } else if features.envelope.count - planLag >= plannedUpTo + planEvery {
-                try plan(features.envelope)
+                try plan(features.envelope, features.frames)
             } else {
                 return false
             }
@@ -123,15 +123,26 @@ final class SpeculativePass<Classifier: SoundClassifier> {
         try? FileManager.default.removeItem(at: clipFolder)
     }
 
-    private func plan(_ envelope: [Float]) throws {
-        for i in levelsCounted..<envelope.count { levels.add(envelope[i]) }
-        levelsCounted = envelope.count
-        let end = envelope.count - planLag
-        let threshold = max(levels.quantile(SilenceGate.floorPercentile) * SilenceGate.factor,
-                            SilenceGate.absoluteMinimum) * thresholdMargin
-        let stretches = SilenceGate.stretches(envelope, in: max(0, plannedUpTo - planOverlap)..<end, above: threshold,
-                                              rate: FeatureExtractor.envelopeRate,
-                                              duration: Double(end) / FeatureExtractor.envelopeRate)
+    /// Queues the windows of the stretches the gate will probably pass, on the raw level and
+    /// on the snore band as `SilenceGate.run` does.
+    private func plan(_ envelope: [Float], _ frames: FrameTrack) throws {
+        let counted = min(envelope.count, frames.count / 2)
+        for i in levelsCounted..<counted { levels.add(envelope[i]) }
+        for level in SilenceGate.snoreBandEnvelope(frames, frames: 2 * levelsCounted..<2 * counted) { bandLevels.add(level) }
+        levelsCounted = counted
+        let end = counted - planLag
+        let start = max(0, plannedUpTo - planOverlap)
+        let rate = FeatureExtractor.envelopeRate
+        func threshold(_ levels: LevelHistogram) -> Float {
+            max(levels.quantile(SilenceGate.floorPercentile) * SilenceGate.factor, SilenceGate.absoluteMinimum) * thresholdMargin
+        }
+        let band = SilenceGate.snoreBandEnvelope(frames, frames: 2 * start..<2 * end)
+        let bandStretches = SilenceGate.stretches(band, in: band.indices, above: threshold(bandLevels), rate: rate,
+                                                  duration: Double(band.count) / rate)
+            .map { TimeRange(start: $0.start + Double(start) / rate, end: $0.end + Double(start) / rate) }
+        let stretches = SilenceGate.union(
+            SilenceGate.stretches(envelope, in: start..<end, above: threshold(levels), rate: rate, duration: Double(end) / rate),
+            bandStretches, mergeGap: SilenceGate.mergeGap)
         let samples = try snapshot()
         self.samples = samples
         let hop = WindowPlanner.hop
