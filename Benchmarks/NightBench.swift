@@ -36,14 +36,15 @@ func cachedNight(hours: Double) throws -> (wav: URL, reference: URL, m4a: URL) {
 /// Each measurement runs in a child process, so its peak memory is its own: pinned to one core
 /// (its CPU seconds are the "one core" cost), and for the analysis once more on every core
 /// (its wall-clock seconds are what a user waits with the reading thread and the workers spread).
-func runNightBenchmark(hours: Double, classifiers: [String]) throws {
+func runNightBenchmark(hours: Double, classifiers: [String], rounds: Int = 1) throws {
     let tag = String(format: "%gh", hours)
     let (wav, _, m4a) = try cachedNight(hours: hours)
     let cores = ProcessInfo.processInfo.activeProcessorCount
+    let rounds = max(1, rounds)
 
-    print("night benchmark: \(tag) synthesised night, release build, each run in its own process")
+    print("night benchmark: \(tag) synthesised night, release build, each run in its own process, \(rounds) round(s)")
     print("one core: CPU seconds (user + system) of the step pinned to one core; \(cores) cores: wall-clock seconds unpinned")
-    print("file                         step                                  seconds  × real time  × decode  peak MB  gate passed")
+    if rounds > 1 { print("seconds: the median of the rounds (their range in brackets); × decode: median ÷ median") }
     // The night folders stay until the end: on an ext4 disk without a journal, creating a file
     // skips every inode deleted in the last seconds to minutes, so deleting one run's 1,700 clips
     // would slow the next run's file creation (by up to a second here) and measure the disk.
@@ -57,31 +58,49 @@ func runNightBenchmark(hours: Double, classifiers: [String]) throws {
         return try child(["_analyze", file.path, classifier, nights.appendingPathComponent("\(run)").path,
                           "\(pinned ? 1 : cores)", speculating ? "speculating" : "plain"], pinned: pinned)
     }
-    for file in [wav, m4a] {
-        let decode = try child(["_decode", file.path], pinned: true)
-        let audioSeconds = decode["audioSeconds"] ?? 0
-        let floor = max(decode["seconds"] ?? 1, 1e-9)
-        func row(_ step: String, seconds: Double, _ r: [String: Double]) {
-            let gate = r["activeShare"].map { String(format: "%5.1f %%", 100 * $0) } ?? "     -"
-            print(String(format: "%@ %@ %8.2f %12.0f %9.2f %8.0f  %@",
-                         file.lastPathComponent.padding(toLength: 28, withPad: " ", startingAt: 0),
-                         step.padding(toLength: 36, withPad: " ", startingAt: 0),
-                         seconds, audioSeconds / max(seconds, 1e-9), seconds / floor, r["peakMB"] ?? 0, gate))
-        }
-        row("decode only, one core", seconds: floor, decode)
-        for c in classifiers {
-            let pinned = try analyse(file, c, pinned: true)
-            row("analyze (\(c)), one core", seconds: pinned["seconds"] ?? 0, pinned)
-            let spread = try analyse(file, c, pinned: false)
-            row("analyze (\(c)), \(cores) cores", seconds: spread["wallSeconds"] ?? 0, spread)
-            if let classified = spread["speculation.windowsClassified"], classified > 0 {
-                print(String(format: "%@ ahead of the gate: %.0f windows classified (%.0f used), %.0f clips written (%.0f used)",
-                             "".padding(toLength: 28, withPad: " ", startingAt: 0), classified,
-                             spread["speculation.windowsUsed"] ?? 0, spread["speculation.clipsWritten"] ?? 0,
-                             spread["speculation.clipsUsed"] ?? 0))
-                let plain = try analyse(file, c, pinned: false, speculating: false)
-                row("analyze (\(c)), \(cores) cores, not ahead", seconds: plain["wallSeconds"] ?? 0, plain)
+    /// Every step's runs, in the order the steps were first made; the rounds interleave the
+    /// steps, so a slow spell of the machine falls on all of them.
+    var steps: [(file: URL, name: String, key: String, runs: [[String: Double]])] = []
+    func record(_ file: URL, _ name: String, key: String, _ r: [String: Double]) {
+        if let i = steps.firstIndex(where: { $0.file == file && $0.name == name }) { steps[i].runs.append(r) }
+        else { steps.append((file, name, key, [r])) }
+    }
+    for _ in 0..<rounds {
+        for file in [wav, m4a] {
+            record(file, "decode only, one core", key: "seconds", try child(["_decode", file.path], pinned: true))
+            for c in classifiers {
+                record(file, "analyze (\(c)), one core", key: "seconds", try analyse(file, c, pinned: true))
+                let spread = try analyse(file, c, pinned: false)
+                record(file, "analyze (\(c)), \(cores) cores", key: "wallSeconds", spread)
+                if (spread["speculation.windowsClassified"] ?? 0) > 0 {
+                    record(file, "analyze (\(c)), \(cores) cores, not ahead", key: "wallSeconds",
+                           try analyse(file, c, pinned: false, speculating: false))
+                }
             }
+        }
+    }
+    func median(_ values: [Double]) -> Double {
+        let v = values.sorted()
+        return v.isEmpty ? 0 : v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
+    }
+    print("file                         step                                  seconds  × real time  × decode  peak MB  gate passed")
+    for step in steps {
+        let seconds = step.runs.map { $0[step.key] ?? 0 }
+        let decode = steps.first { $0.file == step.file && $0.name.hasPrefix("decode") }
+        let floor = max(median(decode?.runs.map { $0["seconds"] ?? 0 } ?? [1]), 1e-9)
+        let audioSeconds = decode?.runs.first?["audioSeconds"] ?? 0
+        let gate = step.runs.first?["activeShare"].map { String(format: "%5.1f %%", 100 * $0) } ?? "     -"
+        let spread = rounds > 1 ? String(format: " [%.2f–%.2f]", seconds.min() ?? 0, seconds.max() ?? 0) : ""
+        print(String(format: "%@ %@ %8.2f %12.0f %9.2f %8.0f  %@%@",
+                     step.file.lastPathComponent.padding(toLength: 28, withPad: " ", startingAt: 0),
+                     step.name.padding(toLength: 36, withPad: " ", startingAt: 0),
+                     median(seconds), audioSeconds / max(median(seconds), 1e-9), median(seconds) / floor,
+                     step.runs.compactMap { $0["peakMB"] }.max() ?? 0, gate, spread))
+        if step.key == "wallSeconds", let ahead = step.runs.last, (ahead["speculation.windowsClassified"] ?? 0) > 0 {
+            print(String(format: "%@ ahead of the gate (last round): %.0f windows classified (%.0f used), %.0f clips written (%.0f used)",
+                         "".padding(toLength: 28, withPad: " ", startingAt: 0), ahead["speculation.windowsClassified"] ?? 0,
+                         ahead["speculation.windowsUsed"] ?? 0, ahead["speculation.clipsWritten"] ?? 0,
+                         ahead["speculation.clipsUsed"] ?? 0))
         }
     }
 }

@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]
+//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]
 import Foundation
 import SomniAudio
 
@@ -14,7 +14,8 @@ do {
                          speculating: arguments.count > 5 ? arguments[5] != "plain" : true)
     case "night":
         let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
-        try runNightBenchmark(hours: hours, classifiers: ["model", "heuristic"])
+        try runNightBenchmark(hours: hours, classifiers: ["model", "heuristic"],
+                              rounds: arguments.count > 2 ? Int(arguments[2]) ?? 1 : 1)
     case "decode": try runDecodeBenchmark()
     case "clips": try runClipBenchmark(count: arguments.count > 1 ? Int(arguments[1]) ?? 300 : 300,
                                       only: arguments.count > 2 ? arguments[2] : nil)
@@ -34,7 +35,7 @@ do {
         try runStoreBenchmark()
         try runRecordBenchmark()
     default:
-        print("usage: SomniBench [night [HOURS]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]")
+        print("usage: SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]")
         exit(64)
     }
 } catch {

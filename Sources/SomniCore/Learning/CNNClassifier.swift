@@ -52,7 +52,7 @@ public struct CNNClassifier: SoundClassifier {
         init(_ model: CNNModel) throws {
             self.model = model
             extractor = try LogMelExtractor(settings: model.features)
-            workspace = NetworkWorkspace(model.network)
+            workspace = NetworkWorkspace(model.network, forTraining: false)
             padded = [Float](repeating: 0, count: model.features.windowLength)
         }
 

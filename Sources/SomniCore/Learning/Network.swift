@@ -237,6 +237,7 @@ public struct Network: Sendable, Equatable {
     /// Back-propagates `workspace.outputGradient` (set by the caller) through the layers of the
     /// last `forward`, adding each parameter's gradient into `gradients`.
     public func backward(_ parameters: UnsafePointer<Float>, _ ws: NetworkWorkspace, gradients: UnsafeMutablePointer<Float>) {
+        precondition(ws.forTraining, "backward needs a workspace made for training")
         for i in layers.indices.reversed() {
             let l = layers[i]
             let x = UnsafePointer(ws.activation(i)), y = UnsafePointer(ws.activation(i + 1))
@@ -347,19 +348,25 @@ public final class NetworkWorkspace {
     /// Dropout's generator; reseed it per example for reproducible training.
     public var random: SeededRandom
 
-    public init(_ network: Network) {
+    /// False for classifying only: no room for gradients (half the activations' memory again),
+    /// and `backward` refuses the workspace.
+    public let forTraining: Bool
+
+    public init(_ network: Network, forTraining: Bool = true) {
+        self.forTraining = forTraining
         var offset = 0
         func take(_ n: Int) -> Int { defer { offset += n }; return offset }
         let shapes = [network.inputShape] + network.layers.map(\.output)
         activationOffsets = shapes.map { take($0.count) }
-        gradientOffsets = shapes.map { take($0.count) }
+        gradientOffsets = shapes.map { take(forTraining ? $0.count : 0) }
         scratchOffsets = network.layers.map { l in
             let s = l.input
             let paddedSize = s.channels * (s.height + 2) * (s.width + 2)
             let sizes: [ScratchKind: Int]
             switch l.spec {
             case .conv3x3: sizes = [.padded: paddedSize, .columns: s.channels * 9 * s.positions]
-            case .depthwise3x3: sizes = [.padded: paddedSize, .paddedGradient: paddedSize, .wide: s.height * (s.width + 2)]
+            case .depthwise3x3: sizes = [.padded: paddedSize, .paddedGradient: forTraining ? paddedSize : 0,
+                                         .wide: s.height * (s.width + 2)]
             case .dropout: sizes = [.mask: s.count]
             default: sizes = [:]
             }

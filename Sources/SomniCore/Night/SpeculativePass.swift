@@ -201,6 +201,9 @@ final class SpeculativePass<Classifier: SoundClassifier> {
         }
         let url = clipFolder.appendingPathComponent("\(range.lowerBound)-\(range.upperBound).\(encoder.fileExtension)")
         try writeClip(range, of: samples, buffer: &clipBuffer, encoder: encoder, to: url)
+        // A long event's buffer is not kept while FFmpeg may still hold a compressed night's
+        // index: most clips are a few seconds.
+        if clipBuffer.count > 8 * analysisSampleRate { clipBuffer = [] }
         clips.insert(range)
     }
 }
