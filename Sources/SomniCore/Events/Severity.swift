@@ -44,6 +44,14 @@ public enum ClipMaker {
         clipRange(start: event.start, end: event.end, padding: padding, duration: duration)
     }
 
+    /// The samples of an event's clip: the event ± `padding` seconds at the analysis rate,
+    /// clamped to the recording. The morning pass and its speculative pass both ask this, and
+    /// a clip written ahead is used only for exactly the same range.
+    public static func clipSamples(start: Double, end: Double, padding: Double = 1, duration: Double,
+                                   totalSamples: Int) -> Range<Int> {
+        sampleRange(clipRange(start: start, end: end, padding: padding, duration: duration), totalSamples: totalSamples)
+    }
+
     /// Sample offsets of a range at `sampleRate`, clamped to `totalSamples`.
     public static func sampleRange(_ range: TimeRange, sampleRate: Int = analysisSampleRate, totalSamples: Int) -> Range<Int> {
         range.indices(rate: Double(sampleRate), limit: totalSamples)

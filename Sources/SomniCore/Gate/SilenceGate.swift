@@ -97,11 +97,17 @@ public enum SilenceGate {
         return stride(from: range.lowerBound, to: range.upperBound - 1, by: 2).map { max(track.low[$0], track.low[$0 + 1]) }
     }
 
-    /// Two sorted lists of stretches as one, those less than `mergeGap` apart merged.
+    /// Two lists of stretches as one, those less than `mergeGap` apart merged.
     static func union(_ a: [TimeRange], _ b: [TimeRange], mergeGap: Double) -> [TimeRange] {
+        merged((a + b).sorted { $0.start < $1.start }, gap: mergeGap)
+    }
+
+    /// Stretches in order of their starts, each merged into the one before when less than `gap`
+    /// after its end.
+    static func merged(_ sorted: [TimeRange], gap: Double) -> [TimeRange] {
         var merged: [TimeRange] = []
-        for stretch in (a + b).sorted(by: { $0.start < $1.start }) {
-            if let last = merged.last, stretch.start - last.end < mergeGap {
+        for stretch in sorted {
+            if let last = merged.last, stretch.start - last.end < gap {
                 merged[merged.count - 1].end = max(last.end, stretch.end)
             } else {
                 merged.append(stretch)
@@ -116,23 +122,18 @@ public enum SilenceGate {
     public static func stretches(_ envelope: [Float], in range: Range<Int>, above threshold: Float, rate: Double = 10,
                                  pad: Double = SilenceGate.pad, mergeGap: Double = SilenceGate.mergeGap,
                                  duration: Double) -> [TimeRange] {
-        var stretches: [TimeRange] = []
+        var padded: [TimeRange] = []
         var runStart: Int?
         for i in range.lowerBound...range.upperBound {
             // Non-finite values (a damaged file) never count as active.
             let active = i < range.upperBound && envelope[i].isFinite && envelope[i] > threshold
             if active, runStart == nil { runStart = i }
             if !active, let s = runStart {
-                let stretch = TimeRange(start: max(0, Double(s) / rate - pad), end: min(duration, Double(i) / rate + pad))
-                if let last = stretches.last, stretch.start - last.end < mergeGap {
-                    stretches[stretches.count - 1].end = stretch.end
-                } else {
-                    stretches.append(stretch)
-                }
+                padded.append(TimeRange(start: max(0, Double(s) / rate - pad), end: min(duration, Double(i) / rate + pad)))
                 runStart = nil
             }
         }
-        return stretches
+        return merged(padded, gap: mergeGap)
     }
 
     /// The `p` quantile (0…1) of the finite values, nearest rank; 0 when there are none.

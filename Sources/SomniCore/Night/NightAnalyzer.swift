@@ -192,8 +192,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             throw SomniError(.io, "cannot create \(clips.path)", cause: error)
         }
         let ranges = events.map {
-            ClipMaker.sampleRange(ClipMaker.clipRange(start: $0.start, end: $0.end, duration: duration),
-                                  totalSamples: samples.count)
+            ClipMaker.clipSamples(start: $0.start, end: $0.end, duration: duration, totalSamples: samples.count)
         }
         let names = events.map { "\($0.id).\(encoder.fileExtension)" }
         var missing: [Int] = []

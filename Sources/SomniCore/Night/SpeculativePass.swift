@@ -185,7 +185,7 @@ final class SpeculativePass<Classifier: SoundClassifier> {
         let upper = end - settleMargin
         for event in EventDetector.detect(windows: known, frames: frames, sensitivity: sensitivity, duration: duration)
         where event.end > settledUpTo && event.end <= upper && (from == 0 || event.start >= from + settleMargin) {
-            let range = ClipMaker.sampleRange(ClipMaker.clipRange(start: event.start, end: event.end, duration: duration),
+            let range = ClipMaker.clipSamples(start: event.start, end: event.end, duration: duration,
                                               totalSamples: samples.count)
             if queuedClips.insert(range).inserted { clipQueue.append(range) }
         }

@@ -12,8 +12,10 @@ struct WindowClassifier<Classifier: SoundClassifier> {
 
     /// The ranked labels of the window that starts at sample `start`.
     mutating func labels(at start: Int, of samples: PCM16Samples) throws -> WindowLabels {
-        var scores = self.scores
-        defer { self.scores = scores }
+        // Moved out, not copied: a copy would be written to, and so allocated, every window.
+        var scores: [Float] = []
+        swap(&scores, &self.scores)
+        defer { swap(&scores, &self.scores) }
         try scores.withUnsafeMutableBufferPointer { try classify(at: start, of: samples, into: $0) }
         return scores.withUnsafeBufferPointer { labels(at: start, scores: $0) }
     }
