@@ -2,14 +2,44 @@ import Foundation
 import Testing
 @testable import SomniCore
 
-/// Runs a network whose parameters and input the test sets by hand.
+/// Runs a network whose parameters and input the test sets by hand, in a training workspace
+/// (convolutions through the column copy and the GEMM) and in a classifying one (convolutions
+/// straight from the padded planes); the two must give the same floats.
 private func run(_ layers: [LayerSpec], input: TensorShape, x: [Float], parameters: [Float]) throws -> [Float] {
     let net = try Network(input: input, layers: layers)
     #expect(net.parameterCount == parameters.count)
-    let ws = NetworkWorkspace(net)
-    ws.input.baseAddress!.update(from: x, count: x.count)
-    parameters.withUnsafeBufferPointer { net.forward($0.baseAddress!, ws) }
-    return Array(ws.output)
+    let outputs = [true, false].map { forTraining in
+        let ws = NetworkWorkspace(net, forTraining: forTraining)
+        ws.input.baseAddress!.update(from: x, count: x.count)
+        parameters.withUnsafeBufferPointer { net.forward($0.baseAddress!, ws) }
+        return Array(ws.output)
+    }
+    #expect(outputs[0] == outputs[1])
+    return outputs[0]
+}
+
+/// 3×3 convolution with zero padding, written out plainly: out[o][y][x], weights[o][c][tap].
+private func naiveConv3x3(_ x: [Float], channels: Int, height: Int, width: Int, weights: [Float], bias: [Float],
+                          depthwise: Bool) -> [Float] {
+    let outChannels = bias.count
+    var y = [Float](repeating: 0, count: outChannels * height * width)
+    for o in 0..<outChannels {
+        for row in 0..<height {
+            for col in 0..<width {
+                var sum = bias[o]
+                for c in (depthwise ? o...o : 0...(channels - 1)) {
+                    for tap in 0..<9 {
+                        let (r, q) = (row + tap / 3 - 1, col + tap % 3 - 1)
+                        guard r >= 0, r < height, q >= 0, q < width else { continue }
+                        let w = depthwise ? weights[o * 9 + tap] : weights[(o * channels + c) * 9 + tap]
+                        sum += w * x[(c * height + r) * width + q]
+                    }
+                }
+                y[(o * height + row) * width + col] = sum
+            }
+        }
+    }
+    return y
 }
 
 @Suite struct LearningLayerTests {
@@ -60,8 +90,26 @@ private func run(_ layers: [LayerSpec], input: TensorShape, x: [Float], paramete
         #expect(t == [3, 4, 5])
     }
 
+    @Test(arguments: [(1, 9, 19), (3, 5, 16), (2, 4, 7)])
+    func wideConvolutionsMatchAPlainLoop(channels: Int, height: Int, width: Int) throws {
+        // Widths with and without a vector tail, one input channel (the registers path) and more.
+        var rng = SeededRandom(seed: UInt64(channels * 100 + width))
+        let x = (0..<(channels * height * width)).map { _ in rng.nextUniform(-1...1) }
+        let shape = TensorShape(channels: channels, height: height, width: width)
+        let w = (0..<(4 * channels * 9)).map { _ in rng.nextUniform(-1...1) }, b = (0..<4).map { _ in rng.nextUniform(-1...1) }
+        let y = try run([.conv3x3(channels: 4)], input: shape, x: x, parameters: w + b)
+        let expected = naiveConv3x3(x, channels: channels, height: height, width: width, weights: w, bias: b, depthwise: false)
+        #expect(zip(y, expected).allSatisfy { abs($0 - $1) < 1e-5 })
+
+        let dw = (0..<(channels * 9)).map { _ in rng.nextUniform(-1...1) }, db = (0..<channels).map { _ in rng.nextUniform(-1...1) }
+        let d = try run([.depthwise3x3], input: shape, x: x, parameters: dw + db)
+        let dExpected = naiveConv3x3(x, channels: channels, height: height, width: width, weights: dw, bias: db, depthwise: true)
+        #expect(zip(d, dExpected).allSatisfy { abs($0 - $1) < 1e-5 })
+    }
+
     @Test func wideGEMMUsesTheVectorPathAndTheTail() throws {
-        // 4 + 1 output rows over 11 positions exercise the blocked SIMD loop and the scalar tails.
+        // 4 + 1 output rows over 11 positions: the blocked SIMD loop, a last vector overlapping
+        // the one before, and the row left over.
         var rng = SeededRandom(seed: 3)
         let x = (0..<(3 * 11)).map { _ in rng.nextUniform(-1...1) }
         let w = (0..<15).map { _ in rng.nextUniform(-1...1) }, b = (0..<5).map { _ in rng.nextUniform(-1...1) }

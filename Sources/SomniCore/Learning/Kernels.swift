@@ -12,14 +12,19 @@ enum Kernels {
     }
 
     /// out[o][p] = bias[o] + Σ_k weights[o][k] · x[k][p]   (weights: rows × depth, x: depth × positions)
+    /// Positions that do not fill a last vector are covered by one more vector ending at the
+    /// last position, overlapping the one before: the shared lanes get the same sums again, and
+    /// no lane is left to a scalar loop (30 positions, the last pointwise layer's, left 6 of them).
     static func gemm(weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, x: UnsafePointer<Float>,
                      out: UnsafeMutablePointer<Float>, rows: Int, depth: Int, positions: Int) {
-        let vectorEnd = positions & ~7
+        let overlapsTail = positions > 8 && positions & 7 != 0
+        let vectorEnd = overlapsTail ? positions : positions & ~7
         var o = 0
         while o + 4 <= rows {
             let w0 = weights + o * depth, w1 = w0 + depth, w2 = w1 + depth, w3 = w2 + depth
             var p = 0
             while p < vectorEnd {
+                if p + 8 > positions { p = positions - 8 }
                 var a0 = SIMD8<Float>(repeating: bias[o]), a1 = SIMD8<Float>(repeating: bias[o + 1])
                 var a2 = SIMD8<Float>(repeating: bias[o + 2]), a3 = SIMD8<Float>(repeating: bias[o + 3])
                 var xp = x + p
@@ -39,6 +44,7 @@ enum Kernels {
             let w = weights + o * depth
             var p = 0
             while p < vectorEnd {
+                if p + 8 > positions { p = positions - 8 }
                 var a = SIMD8<Float>(repeating: bias[o])
                 for k in 0..<depth { a += w[k] * load8(x + k * positions + p) }
                 store8(a, out + o * positions + p)
@@ -58,6 +64,103 @@ enum Kernels {
             var a = bias[row]
             for k in 0..<depth { a += w[k] * x[k * positions + p] }
             out[row * positions + p] = a
+        }
+    }
+
+    /// out[o][y][x] = bias[o] + Σ_c Σ_tap weights[o][c][tap] · padded[c][y + dy][x + dx]: a 3×3
+    /// convolution read straight from the zero-bordered planes, without the nine-fold column copy
+    /// a GEMM needs. The sum runs in the GEMM's order (bias, then c and tap ascending), so both
+    /// give the same floats. One channel in (the first layer) keeps its nine weights in registers.
+    static func conv3x3(padded: UnsafePointer<Float>, weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                        out: UnsafeMutablePointer<Float>, inChannels: Int, outChannels: Int, height: Int, width: Int) {
+        let pw = width + 2, plane = (height + 2) * pw, positions = height * width
+        let vectorEnd = width & ~7
+        for o in 0..<outChannels {
+            let wo = weights + o * inChannels * 9, dst = out + o * positions
+            let b = SIMD8<Float>(repeating: bias[o])
+            if inChannels == 1 {
+                let t0 = SIMD8<Float>(repeating: wo[0]), t1 = SIMD8<Float>(repeating: wo[1]), t2 = SIMD8<Float>(repeating: wo[2])
+                let t3 = SIMD8<Float>(repeating: wo[3]), t4 = SIMD8<Float>(repeating: wo[4]), t5 = SIMD8<Float>(repeating: wo[5])
+                let t6 = SIMD8<Float>(repeating: wo[6]), t7 = SIMD8<Float>(repeating: wo[7]), t8 = SIMD8<Float>(repeating: wo[8])
+                for row in 0..<height {
+                    let r0 = padded + row * pw, r1 = r0 + pw, r2 = r1 + pw
+                    var x = 0
+                    while x < vectorEnd {
+                        var a = b
+                        a += t0 * load8(r0 + x); a += t1 * load8(r0 + x + 1); a += t2 * load8(r0 + x + 2)
+                        a += t3 * load8(r1 + x); a += t4 * load8(r1 + x + 1); a += t5 * load8(r1 + x + 2)
+                        a += t6 * load8(r2 + x); a += t7 * load8(r2 + x + 1); a += t8 * load8(r2 + x + 2)
+                        store8(a, dst + row * width + x)
+                        x += 8
+                    }
+                    conv3x3ScalarTail(padded, wo, bias[o], dst, inChannels: 1, plane: plane, row: row, width: width, from: vectorEnd)
+                }
+            } else {
+                for row in 0..<height {
+                    var x = 0
+                    while x < vectorEnd {
+                        var a = b
+                        for c in 0..<inChannels {
+                            let src = padded + c * plane + row * pw + x, wc = wo + c * 9
+                            for tap in 0..<9 { a += wc[tap] * load8(src + tapOffset(tap, paddedWidth: pw)) }
+                        }
+                        store8(a, dst + row * width + x)
+                        x += 8
+                    }
+                    conv3x3ScalarTail(padded, wo, bias[o], dst, inChannels: inChannels, plane: plane, row: row, width: width, from: vectorEnd)
+                }
+            }
+        }
+    }
+
+    /// out[c][y][x] = bias[c] + Σ_tap weights[c][tap] · padded[c][y + dy][x + dx]. Each plane is
+    /// swept as one run over its padded rows (`wide`, height × (width + 2)), the two extra
+    /// columns discarded when the rows are copied out; the nine weights sit in registers.
+    static func depthwise3x3(padded: UnsafePointer<Float>, weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                             wide: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>,
+                             channels: Int, height: Int, width: Int) {
+        let pw = width + 2, plane = (height + 2) * pw, span = height * pw
+        // A last vector overlapping the one before covers a short tail, as in the GEMM.
+        let vectorEnd = span > 8 ? span : span & ~7
+        for c in 0..<channels {
+            let r0 = padded + c * plane, r1 = r0 + pw, r2 = r1 + pw, wc = weights + c * 9
+            let t0 = SIMD8<Float>(repeating: wc[0]), t1 = SIMD8<Float>(repeating: wc[1]), t2 = SIMD8<Float>(repeating: wc[2])
+            let t3 = SIMD8<Float>(repeating: wc[3]), t4 = SIMD8<Float>(repeating: wc[4]), t5 = SIMD8<Float>(repeating: wc[5])
+            let t6 = SIMD8<Float>(repeating: wc[6]), t7 = SIMD8<Float>(repeating: wc[7]), t8 = SIMD8<Float>(repeating: wc[8])
+            let b = SIMD8<Float>(repeating: bias[c])
+            var k = 0
+            while k < vectorEnd {
+                if k + 8 > span { k = span - 8 }
+                var a = b
+                a += t0 * load8(r0 + k); a += t1 * load8(r0 + k + 1); a += t2 * load8(r0 + k + 2)
+                a += t3 * load8(r1 + k); a += t4 * load8(r1 + k + 1); a += t5 * load8(r1 + k + 2)
+                a += t6 * load8(r2 + k); a += t7 * load8(r2 + k + 1); a += t8 * load8(r2 + k + 2)
+                store8(a, wide + k)
+                k += 8
+            }
+            while k < span {
+                var a = bias[c]
+                for tap in 0..<9 { a += wc[tap] * r0[k + tapOffset(tap, paddedWidth: pw)] }
+                wide[k] = a
+                k += 1
+            }
+            for row in 0..<height { (out + (c * height + row) * width).update(from: wide + row * pw, count: width) }
+        }
+    }
+
+    @inline(__always)
+    private static func conv3x3ScalarTail(_ padded: UnsafePointer<Float>, _ wo: UnsafePointer<Float>, _ bias: Float,
+                                          _ dst: UnsafeMutablePointer<Float>, inChannels: Int, plane: Int,
+                                          row: Int, width: Int, from: Int) {
+        guard from < width else { return }
+        let pw = width + 2
+        for x in from..<width {
+            var a = bias
+            for c in 0..<inChannels {
+                let src = padded + c * plane + row * pw + x
+                for tap in 0..<9 { a += wo[c * 9 + tap] * src[tapOffset(tap, paddedWidth: pw)] }
+            }
+            dst[row * width + x] = a
         }
     }
 

@@ -134,32 +134,21 @@ public struct Network: Sendable, Equatable {
             let inC = l.input.channels, h = l.input.height, wd = l.input.width, positions = l.input.positions
             switch l.spec {
             case .conv3x3:
-                let col = ws.scratch(i, .columns), padded = ws.scratch(i, .padded)
+                let padded = ws.scratch(i, .padded)
                 Kernels.pad(x, into: padded, channels: inC, height: h, width: wd)
-                im2col(UnsafePointer(padded), col, channels: inC, height: h, width: wd)
-                Kernels.gemm(weights: w, bias: b, x: col, out: y, rows: l.output.channels, depth: inC * 9, positions: positions)
+                if ws.forTraining {
+                    // backward reads the columns, so training builds them and multiplies those.
+                    let col = ws.scratch(i, .columns)
+                    im2col(UnsafePointer(padded), col, channels: inC, height: h, width: wd)
+                    Kernels.gemm(weights: w, bias: b, x: col, out: y, rows: l.output.channels, depth: inC * 9, positions: positions)
+                } else {
+                    Kernels.conv3x3(padded: padded, weights: w, bias: b, out: y, inChannels: inC,
+                                    outChannels: l.output.channels, height: h, width: wd)
+                }
             case .depthwise3x3:
                 let padded = ws.scratch(i, .padded), wide = ws.scratch(i, .wide)
                 Kernels.pad(x, into: padded, channels: inC, height: h, width: wd)
-                let pw = wd + 2, plane = (h + 2) * pw, span = h * pw
-                for c in 0..<inC {
-                    let src = padded + c * plane
-                    var k = 0
-                    let bias = SIMD8<Float>(repeating: b[c])
-                    while k + 8 <= span {
-                        var a = bias
-                        for tap in 0..<9 { a += w[c * 9 + tap] * Kernels.load8(src + k + Kernels.tapOffset(tap, paddedWidth: pw)) }
-                        Kernels.store8(a, wide + k)
-                        k += 8
-                    }
-                    while k < span {
-                        var a = b[c]
-                        for tap in 0..<9 { a += w[c * 9 + tap] * src[k + Kernels.tapOffset(tap, paddedWidth: pw)] }
-                        wide[k] = a
-                        k += 1
-                    }
-                    for row in 0..<h { (y + (c * h + row) * wd).update(from: wide + row * pw, count: wd) }
-                }
+                Kernels.depthwise3x3(padded: padded, weights: w, bias: b, wide: wide, out: y, channels: inC, height: h, width: wd)
             case .pointwise:
                 Kernels.gemm(weights: w, bias: b, x: x, out: y, rows: l.output.channels, depth: inC, positions: positions)
             case .dense:
@@ -364,7 +353,7 @@ public final class NetworkWorkspace {
             let paddedSize = s.channels * (s.height + 2) * (s.width + 2)
             let sizes: [ScratchKind: Int]
             switch l.spec {
-            case .conv3x3: sizes = [.padded: paddedSize, .columns: s.channels * 9 * s.positions]
+            case .conv3x3: sizes = [.padded: paddedSize, .columns: forTraining ? s.channels * 9 * s.positions : 0]
             case .depthwise3x3: sizes = [.padded: paddedSize, .paddedGradient: forTraining ? paddedSize : 0,
                                          .wide: s.height * (s.width + 2)]
             case .dropout: sizes = [.mask: s.count]
