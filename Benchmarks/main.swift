@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   swift build -c release --product SomniBench && .build/release/SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]
+//   scripts/build-release.sh --product SomniBench && .build/release/SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]
 import Foundation
 import SomniAudio
 

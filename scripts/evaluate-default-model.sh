@@ -17,8 +17,8 @@ HOURS="${HOURS:-8}"
 SEED="${SEED:-1}"
 WORK="${WORK:-$(mktemp -d)}"
 mkdir -p "$WORK"
-swift build -c release --product somni >&2
-SOMNI="$(swift build -c release --show-bin-path)/somni"
+scripts/build-release.sh --product somni >&2
+SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
 for night in quiet fan noise-only; do
   case $night in
     quiet) scene=(--scene quiet) ;;

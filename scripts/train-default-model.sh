@@ -27,7 +27,7 @@ ln -s "$DATA/cough-coughseg/cough" "$STAGE/cough/coughseg"
 ln -s "$DATA/snoring-khan/no_snoring" "$STAGE/other/khan-no-snoring"
 ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/other/coughseg-no-cough"
 ln -s "$DATA/noise" "$STAGE/other/noise"
-swift build -c release --product somni >&2
-"$(swift build -c release --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
+scripts/build-release.sh --product somni >&2
+"$(scripts/build-release.sh --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
   --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed 1 \
   --epochs 30 --patience 30 --examples-per-class 2000 "${@:3}"
