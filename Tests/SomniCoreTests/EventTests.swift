@@ -157,6 +157,28 @@ import Testing
         #expect(coughs.first.map { abs($0.start - 12.2) <= 0.1 && $0.confidence == Double(Float(0.7)) } == true)
     }
 
+    @Test func runsWidenOverFramesAboveTheKeepLevel() {
+        // Floor 1; one frame clears 3, its neighbours only 2.
+        var v = [Float](repeating: 1, count: 30)
+        v[9] = 2.5; v[10] = 3.5; v[11] = 2.5; v[12] = 2.2; v[13] = 1.5
+        v[20] = 2.6  // above the keep level, but no frame of its own clears the threshold
+        #expect(BoundaryRefiner.activeRuns(v, region: 0..<30, threshold: 3, bridge: 1) == [10..<11])
+        #expect(BoundaryRefiner.activeRuns(v, region: 0..<30, threshold: 3, keepAbove: 2, bridge: 1) == [9..<13])
+    }
+
+    @Test func aCoughThatClearsThreeTimesTheFloorForOneFrameKeepsItsOnset() {
+        // Under a fan the mid band sits high: a cough rises to 2.5 × the floor, peaks at 3.5 ×
+        // for one frame and falls back. Its onset is where it rose, not its peak.
+        var t = Self.track(seconds: 40, bursts: [])
+        for i in t.mid.indices { t.mid[i] = 0.01 }
+        for (k, level) in [Float(0.025), 0.035, 0.028, 0.022].enumerated() { t.mid[400 + k] = level; t.raw[400 + k] = level }
+        let windows = Self.windows(seconds: 40, labelled: [(20, 20.3, "cough", 0.8)])
+        let coughs = EventDetector.detect(windows: windows, frames: t, sensitivity: 5, duration: 40)
+        #expect(coughs.count == 1)
+        #expect(coughs.first.map { abs($0.start - 20) < 0.01 && abs($0.end - 20.2) < 0.01 } == true,
+                "\(coughs.map { ($0.start, $0.end) })")
+    }
+
     @Test func snoringEventsGroupIntoEpisodes() {
         let e = { (s: Double, d: Double, c: EventClass) in
             DetectedEvent(eventClass: c, start: s, end: s + d, confidence: 0.8, peakDBFS: -30, meanDBFS: -35, severity: 40)

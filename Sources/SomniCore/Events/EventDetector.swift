@@ -406,7 +406,11 @@ enum BoundaryRefiner {
         let threshold = threshold(c, around: span, frames: frames)
         let region = frames.frames(in: TimeRange(start: span.start - reach, end: span.end + reach))
         let inside = frames.frames(in: span)
-        let runs = activeRuns(values, region: region, threshold: threshold, bridge: c == .cough ? 1 : 2)
+        // A cough under a steady noise (a fan) often clears 3 × the floor in one frame only, and
+        // a one-frame piece reads as a click: its run is widened by the frames around it above
+        // 2 × the floor, a level a steady noise's frames stay well below.
+        let keep = c == .cough ? threshold * coughKeepShare : threshold
+        let runs = activeRuns(values, region: region, threshold: threshold, keepAbove: keep, bridge: c == .cough ? 1 : 2)
             .filter { $0.overlaps(inside) }
         guard !runs.isEmpty else { return [span] }
         let time = { (i: Int) in Double(i) / FrameTrack.rate }
@@ -423,12 +427,25 @@ enum BoundaryRefiner {
     /// Runs of frames above `threshold` within `region`, joining runs separated by at most
     /// `bridge` frames (100 ms within a snore or a sentence; 50 ms between coughs, which need a
     /// breath in between — closer ones are told apart by their onsets).
-    static func activeRuns(_ v: [Float], region: Range<Int>, threshold: Float, bridge: Int) -> [Range<Int>] {
+    /// With `keepAbove` below `threshold`, a run is widened both ways over frames above
+    /// `keepAbove` (hysteresis).
+    static func activeRuns(_ v: [Float], region: Range<Int>, threshold: Float, keepAbove: Float? = nil,
+                           bridge: Int) -> [Range<Int>] {
         var runs: [Range<Int>] = []
         var start: Int?
-        for i in region.lowerBound...region.upperBound {
-            let active = i < region.upperBound && v[i] > threshold
-            if active, start == nil { start = i }
+        let keep = min(keepAbove ?? threshold, threshold)
+        var i = region.lowerBound
+        while i <= region.upperBound {
+            defer { i += 1 }
+            var active = i < region.upperBound && v[i] > threshold
+            if !active, start != nil, i < region.upperBound, v[i] > keep { active = true }
+            if active, start == nil {
+                start = i
+                // Widen backwards over frames above keep.
+                while let s = start, s > region.lowerBound, v[s - 1] > keep, s - 1 >= (runs.last?.upperBound ?? region.lowerBound) {
+                    start = s - 1
+                }
+            }
             if !active, let s = start {
                 if let last = runs.last, s - last.upperBound <= bridge {
                     runs[runs.count - 1] = last.lowerBound..<i
@@ -453,6 +470,9 @@ enum BoundaryRefiner {
     /// A cough piece must reach this share of the loudest piece in its span (−14 dB): quieter
     /// ones are breaths and throat noises between coughs.
     static let prominence: Float = 0.2
+    /// A cough's run, once a frame clears the threshold, goes on over frames above this share of
+    /// it (2 × the floor instead of 3 ×).
+    static let coughKeepShare: Float = 2.0 / 3.0
 
     /// Pieces (in time order) joined while one starts less than `minimumOnsetFrames` after the
     /// start of the one before.
