@@ -157,6 +157,21 @@ import Testing
         #expect(coughs.first.map { abs($0.start - 12.2) <= 0.1 && $0.confidence == Double(Float(0.7)) } == true)
     }
 
+    @Test func theContextOfSnoringIsItsGapsAndHalfAMinuteEitherSide() {
+        func event(_ c: EventClass, _ start: Double, _ end: Double) -> DetectedEvent {
+            DetectedEvent(eventClass: c, start: start, end: end, confidence: 0.9, peakDBFS: -30, meanDBFS: -33, severity: 40)
+        }
+        // Two runs (the second 74 s after the first ends), a cough that is not snoring, and a
+        // run near the start of the night whose lead-in is cut at 0.
+        let events = [event(.snoring, 100, 101), event(.snoring, 105, 106), event(.cough, 110, 110.3),
+                      event(.snoring, 125, 126), event(.snoring, 200, 201), event(.snoring, 10, 11)]
+        let context = EventDetector.snoringContext(of: events, duration: 220)
+        let expected: [(Double, Double)] = [(0, 10), (11, 41), (70, 100), (101, 105), (106, 125), (126, 156),
+                                            (170, 200), (201, 220)]
+        #expect(context.map { [$0.start, $0.end] } == expected.map { [$0.0, $0.1] })
+        #expect(EventDetector.snoringContext(of: [event(.cough, 5, 6)], duration: 60).isEmpty)
+    }
+
     @Test func runsWidenOverFramesAboveTheKeepLevel() {
         // Floor 1; one frame clears 3, its neighbours only 2.
         var v = [Float](repeating: 1, count: 30)

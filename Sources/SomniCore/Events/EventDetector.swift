@@ -294,6 +294,32 @@ public enum EventDetector {
             .filter { ClassSets.eventClass(forLabel: $0.label) == .snoring }.map(\.confidence).max() ?? 0
     }
 
+    /// How far around snoring the gate's closed stretches are worth classifying after all:
+    /// gaps up to this long between snoring events, and this long before and after each run.
+    public static let snoringContext = 30.0
+
+    /// Where snores the silence gate kept from the classifier may lie: the gaps of at most
+    /// `snoringContext` between snoring events and that long before and after each run of them.
+    /// Under a fan a quiet snore clears neither the gate's level nor its snore-band test, and
+    /// a train split in two, or was found late, although the classifier hears those snores.
+    public static func snoringContext(of events: [DetectedEvent], duration: Double,
+                                      reach: Double = snoringContext) -> [TimeRange] {
+        let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
+        var ranges: [TimeRange] = []
+        var runStart: Double?
+        for (i, e) in snores.enumerated() {
+            if runStart == nil { runStart = e.start }
+            if i + 1 < snores.count, snores[i + 1].start - e.end <= reach {
+                if snores[i + 1].start > e.end { ranges.append(TimeRange(start: e.end, end: snores[i + 1].start)) }
+                continue
+            }
+            ranges.append(TimeRange(start: max(0, runStart! - reach), end: runStart!))
+            ranges.append(TimeRange(start: e.end, end: min(duration, e.end + reach)))
+            runStart = nil
+        }
+        return ranges.filter { $0.end > $0.start }.sorted { $0.start < $1.start }
+    }
+
     /// Snoring events less than `maxGap` seconds apart, grouped.
     public static func episodes(of events: [DetectedEvent], maxGap: Double = 10) -> [SnoringEpisode] {
         var episodes: [SnoringEpisode] = []

@@ -18,6 +18,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
     public var speculates = true
     /// What the speculative pass of the last analysis made, and how much of it was used.
     public private(set) var speculation = SpeculationCounts()
+    /// At most this many rounds of classifying around snoring (each reaches
+    /// `EventDetector.snoringContext` further when it found more of a train).
+    static var snoringContextRounds: Int { 16 }
 
     public init(classifier: Classifier, sensitivity: Int = 5, clipEncoder: (any ClipEncoder)?) {
         self.classifier = classifier
@@ -108,14 +111,28 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
 
         // 3. Classify, the windows dealt out to the workers; each has its own copy of the
         //    classifier (its buffers) and one window and one score buffer for the whole night.
-        let labelled = try classifyWindows(at: starts, of: samples, reusing: speculation) {
+        var labelled = try classifyWindows(at: starts, of: samples, reusing: speculation) {
             progress(.classifying, $0)
         }
-        progress(.classifying, 1)
 
-        // 4. Events and episodes.
-        let detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity,
+        // 4. Events and episodes. The gate's closed stretches between and around snoring are
+        //    classified too, round by round while that finds more of a train, then the events
+        //    found again from all the windows.
+        var detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity,
                                             duration: duration)
+        var classified = Set(starts), contextStretches: [TimeRange] = []
+        for _ in 0..<Self.snoringContextRounds {
+            let context = EventDetector.snoringContext(of: detected, duration: duration)
+            let extra = WindowPlanner.windowStarts(stretches: context, totalSamples: totalSamples,
+                                                   windowLength: classifier.windowLength).filter { !classified.contains($0) }
+            guard !extra.isEmpty else { break }
+            classified.formUnion(extra)
+            contextStretches += context
+            labelled = (labelled + (try classifyWindows(at: extra, of: samples, reusing: speculation) { _ in }))
+                .sorted { $0.start < $1.start }
+            detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity, duration: duration)
+        }
+        progress(.classifying, 1)
         let episodes = EventDetector.episodes(of: detected)
         var events: [SessionEvent] = []
         for (i, d) in detected.enumerated() {
@@ -135,7 +152,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             for i in events.indices { events[i].clip = "clips/\(names[i])" }
         }
 
-        let analysed = gate.stretches.reduce(0) { $0 + ($1.end - $1.start) }
+        let analysed = SilenceGate.union(gate.stretches, contextStretches, mergeGap: 0).reduce(0) { $0 + ($1.end - $1.start) }
         let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
                                      gateBypassed: gate.bypassed, events: events, episodes: episodes)
         let session = Session(source: sourceName, startedAt: startedAt.map(isoDateString), duration: duration,
@@ -164,7 +181,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                 missing.append(i)
             }
         }
-        self.speculation.windowsUsed = starts.count - missing.count
+        self.speculation.windowsUsed += starts.count - missing.count
         let workers = max(1, min(self.workers, missing.count / 64 + 1))
         let classifier = self.classifier
         try labelled.withUnsafeMutableBufferPointer { out in
