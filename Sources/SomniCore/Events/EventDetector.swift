@@ -460,9 +460,7 @@ enum BoundaryRefiner {
         var runs: [Range<Int>] = []
         var start: Int?
         let keep = min(keepAbove ?? threshold, threshold)
-        var i = region.lowerBound
-        while i <= region.upperBound {
-            defer { i += 1 }
+        for i in region.lowerBound...region.upperBound {
             var active = i < region.upperBound && v[i] > threshold
             if !active, start != nil, i < region.upperBound, v[i] > keep { active = true }
             if active, start == nil {

@@ -79,18 +79,12 @@ enum Kernels {
             let wo = weights + o * inChannels * 9, dst = out + o * positions
             let b = SIMD8<Float>(repeating: bias[o])
             if inChannels == 1 {
-                let t0 = SIMD8<Float>(repeating: wo[0]), t1 = SIMD8<Float>(repeating: wo[1]), t2 = SIMD8<Float>(repeating: wo[2])
-                let t3 = SIMD8<Float>(repeating: wo[3]), t4 = SIMD8<Float>(repeating: wo[4]), t5 = SIMD8<Float>(repeating: wo[5])
-                let t6 = SIMD8<Float>(repeating: wo[6]), t7 = SIMD8<Float>(repeating: wo[7]), t8 = SIMD8<Float>(repeating: wo[8])
+                let taps = Taps3x3(wo)
                 for row in 0..<height {
-                    let r0 = padded + row * pw, r1 = r0 + pw, r2 = r1 + pw
+                    let top = padded + row * pw
                     var x = 0
                     while x < vectorEnd {
-                        var a = b
-                        a += t0 * load8(r0 + x); a += t1 * load8(r0 + x + 1); a += t2 * load8(r0 + x + 2)
-                        a += t3 * load8(r1 + x); a += t4 * load8(r1 + x + 1); a += t5 * load8(r1 + x + 2)
-                        a += t6 * load8(r2 + x); a += t7 * load8(r2 + x + 1); a += t8 * load8(r2 + x + 2)
-                        store8(a, dst + row * width + x)
+                        store8(taps.sum(b, top + x, rowLength: pw), dst + row * width + x)
                         x += 8
                     }
                     conv3x3ScalarTail(padded, wo, bias[o], dst, inChannels: 1, plane: plane, row: row, width: width, from: vectorEnd)
@@ -100,10 +94,7 @@ enum Kernels {
                     var x = 0
                     while x < vectorEnd {
                         var a = b
-                        for c in 0..<inChannels {
-                            let src = padded + c * plane + row * pw + x, wc = wo + c * 9
-                            for tap in 0..<9 { a += wc[tap] * load8(src + tapOffset(tap, paddedWidth: pw)) }
-                        }
+                        for c in 0..<inChannels { a = Taps3x3(wo + c * 9).sum(a, padded + c * plane + row * pw + x, rowLength: pw) }
                         store8(a, dst + row * width + x)
                         x += 8
                     }
@@ -123,28 +114,45 @@ enum Kernels {
         // A last vector overlapping the one before covers a short tail, as in the GEMM.
         let vectorEnd = span > 8 ? span : span & ~7
         for c in 0..<channels {
-            let r0 = padded + c * plane, r1 = r0 + pw, r2 = r1 + pw, wc = weights + c * 9
-            let t0 = SIMD8<Float>(repeating: wc[0]), t1 = SIMD8<Float>(repeating: wc[1]), t2 = SIMD8<Float>(repeating: wc[2])
-            let t3 = SIMD8<Float>(repeating: wc[3]), t4 = SIMD8<Float>(repeating: wc[4]), t5 = SIMD8<Float>(repeating: wc[5])
-            let t6 = SIMD8<Float>(repeating: wc[6]), t7 = SIMD8<Float>(repeating: wc[7]), t8 = SIMD8<Float>(repeating: wc[8])
-            let b = SIMD8<Float>(repeating: bias[c])
+            let top = padded + c * plane, wc = weights + c * 9
+            let taps = Taps3x3(wc), b = SIMD8<Float>(repeating: bias[c])
             var k = 0
             while k < vectorEnd {
                 if k + 8 > span { k = span - 8 }
-                var a = b
-                a += t0 * load8(r0 + k); a += t1 * load8(r0 + k + 1); a += t2 * load8(r0 + k + 2)
-                a += t3 * load8(r1 + k); a += t4 * load8(r1 + k + 1); a += t5 * load8(r1 + k + 2)
-                a += t6 * load8(r2 + k); a += t7 * load8(r2 + k + 1); a += t8 * load8(r2 + k + 2)
-                store8(a, wide + k)
+                store8(taps.sum(b, top + k, rowLength: pw), wide + k)
                 k += 8
             }
             while k < span {
                 var a = bias[c]
-                for tap in 0..<9 { a += wc[tap] * r0[k + tapOffset(tap, paddedWidth: pw)] }
+                for tap in 0..<9 { a += wc[tap] * top[k + tapOffset(tap, paddedWidth: pw)] }
                 wide[k] = a
                 k += 1
             }
             for row in 0..<height { (out + (c * height + row) * width).update(from: wide + row * pw, count: width) }
+        }
+    }
+
+    /// A 3×3 kernel's nine weights, each in all lanes, kept in registers across a sweep.
+    struct Taps3x3 {
+        let t0, t1, t2, t3, t4, t5, t6, t7, t8: SIMD8<Float>
+
+        @inline(__always)
+        init(_ w: UnsafePointer<Float>) {
+            t0 = SIMD8(repeating: w[0]); t1 = SIMD8(repeating: w[1]); t2 = SIMD8(repeating: w[2])
+            t3 = SIMD8(repeating: w[3]); t4 = SIMD8(repeating: w[4]); t5 = SIMD8(repeating: w[5])
+            t6 = SIMD8(repeating: w[6]); t7 = SIMD8(repeating: w[7]); t8 = SIMD8(repeating: w[8])
+        }
+
+        /// `bias` plus the nine taps over eight outputs whose top-left neighbours start at `top`
+        /// in a padded plane of `rowLength`, added in tap order (as the GEMM adds them).
+        @inline(__always)
+        func sum(_ bias: SIMD8<Float>, _ top: UnsafePointer<Float>, rowLength: Int) -> SIMD8<Float> {
+            let r1 = top + rowLength, r2 = r1 + rowLength
+            var a = bias
+            a += t0 * load8(top); a += t1 * load8(top + 1); a += t2 * load8(top + 2)
+            a += t3 * load8(r1); a += t4 * load8(r1 + 1); a += t5 * load8(r1 + 2)
+            a += t6 * load8(r2); a += t7 * load8(r2 + 1); a += t8 * load8(r2 + 2)
+            return a
         }
     }
 

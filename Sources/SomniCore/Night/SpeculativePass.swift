@@ -115,7 +115,11 @@ final class SpeculativePass<Classifier: SoundClassifier> {
     /// Where the clip of `range` was written, if it was.
     func clipURL(for range: Range<Int>) -> URL? {
         guard clips.contains(range), let encoder = clipEncoder else { return nil }
-        return clipFolder.appendingPathComponent("\(range.lowerBound)-\(range.upperBound).\(encoder.fileExtension)")
+        return clipURL(range, encoder)
+    }
+
+    private func clipURL(_ range: Range<Int>, _ encoder: any ClipEncoder) -> URL {
+        clipFolder.appendingPathComponent("\(range.lowerBound)-\(range.upperBound).\(encoder.fileExtension)")
     }
 
     /// Removes the clips the final pass did not take.
@@ -199,8 +203,7 @@ final class SpeculativePass<Classifier: SoundClassifier> {
         if clips.isEmpty {
             try FileManager.default.createDirectory(at: clipFolder, withIntermediateDirectories: true)
         }
-        let url = clipFolder.appendingPathComponent("\(range.lowerBound)-\(range.upperBound).\(encoder.fileExtension)")
-        try writeClip(range, of: samples, buffer: &clipBuffer, encoder: encoder, to: url)
+        try writeClip(range, of: samples, buffer: &clipBuffer, encoder: encoder, to: clipURL(range, encoder))
         // A long event's buffer is not kept while FFmpeg may still hold a compressed night's
         // index: most clips are a few seconds.
         if clipBuffer.count > 8 * analysisSampleRate { clipBuffer = [] }
