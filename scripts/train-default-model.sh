@@ -2,7 +2,10 @@
 # Reproduces Sources/SomniCore/Resources/default.somnimodel from ../shared/data (see its README
 # for the sources and their licences). Nothing is copied: the class folders are links into the data.
 #
-#   scripts/train-default-model.sh [DATA_DIR] [OUT_MODEL]
+#   scripts/train-default-model.sh [DATA_DIR] [OUT_MODEL] [extra somni train options]
+#
+# SEED=N trains the same recipe from another seed (the shipped model is seed 1), to see how
+# much the figures move with the draw alone.
 #
 # Classes: snoring (Khan's snoring clips), speech (Speech Commands words, a stand-in for
 # sleep-talk), cough (CoughSeg coughs cut at their marked onsets/offsets), other (Khan's ten
@@ -29,5 +32,5 @@ ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/other/coughseg-no-cough"
 ln -s "$DATA/noise" "$STAGE/other/noise"
 scripts/build-release.sh --product somni >&2
 "$(scripts/build-release.sh --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
-  --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed 1 \
+  --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed "${SEED:-1}" \
   --epochs 30 --patience 30 --examples-per-class 2000 "${@:3}"

@@ -43,6 +43,9 @@ struct TrainCommand: Command {
       --gain-db LOW:HIGH       random gain applied to every training example (default -20:6)
       --snr-db LOW:HIGH        signal-to-noise ratio of the mixed-in background (default -3:25)
       --same-class-mix P       share of examples mixed with a second one of their class (default 0.3)
+      --channels A,B,C,D       widths of the first convolution and the three depthwise-separable
+                           blocks (default 16,32,64,128); wider can learn more and classifies
+                           more slowly (24,48,96,128: about twice the work per window)
       --threads N              training threads (default: all cores)
       --name NAME              model name written into the file (default "somni-cnn v1")
       --no-augment             no noise mixing, gain, shift or masks
@@ -58,6 +61,7 @@ struct TrainCommand: Command {
     var groupBlock = 25
     var sharedDataSplit = false
     var options = TrainingOptions()
+    var channels: [Int]?
 
     init(_ a: inout Arguments) throws {
         guard let out = try a.option("--out") else { throw UsageError("--out MODEL is required") }
@@ -81,6 +85,13 @@ struct TrainCommand: Command {
         options.gainDecibels = try Self.decibelRange(a.option("--gain-db"), name: "--gain-db") ?? options.gainDecibels
         options.sameClassMixProbability = try a.option("--same-class-mix", as: Float.self) ?? options.sameClassMixProbability
         options.signalToNoise = try Self.decibelRange(a.option("--snr-db"), name: "--snr-db") ?? options.signalToNoise
+        if let text = try a.option("--channels") {
+            let c = text.split(separator: ",", omittingEmptySubsequences: false).compactMap { Int($0) }
+            guard c.count == 4, text.filter({ $0 == "," }).count == 3, c.allSatisfy({ (1...512).contains($0) }) else {
+                throw UsageError("--channels takes four counts from 1 to 512, as 16,32,64,128, not '\(text)'")
+            }
+            channels = c
+        }
         options.threads = try a.option("--threads", as: Int.self) ?? ProcessInfo.processInfo.activeProcessorCount
         options.name = try a.option("--name") ?? options.name
         options.augment = !a.flag("--no-augment")
@@ -149,6 +160,8 @@ struct TrainCommand: Command {
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
                           data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))
+        var options = options
+        if let channels { options.layers = CNNArchitecture.standard(classes: data.labels.count, channels: channels) }
         let trainer = try Trainer(data: data, train: train, validation: validation, test: test, backgrounds: beds, options: options)
         let epochs = options.maxEpochs
         let (model, report) = try trainer.train { e in

@@ -2,14 +2,15 @@ import Foundation
 
 /// The default architecture: a 3×3 convolution, then three depthwise-separable blocks
 /// (MobileNet-style) with 2×2 max-pooling, an average over time that keeps frequency, dropout and
-/// one dense layer. About 1.1 M multiply-accumulates per 48 × 40 window.
+/// one dense layer. About 1.1 M multiply-accumulates per 48 × 40 window with the default widths.
 public enum CNNArchitecture {
-    public static func standard(classes: Int) -> [LayerSpec] {
+    /// `channels`: the widths of the first convolution and of the three blocks.
+    public static func standard(classes: Int, channels c: [Int] = [16, 32, 64, 128]) -> [LayerSpec] {
         // Pooling before ReLU gives the same values (both are monotone) for a quarter of the work.
-        [.conv3x3(channels: 16), .maxPool2, .relu,
-         .depthwise3x3, .pointwise(channels: 32), .maxPool2, .relu,
-         .depthwise3x3, .pointwise(channels: 64), .maxPool2, .relu,
-         .depthwise3x3, .pointwise(channels: 128), .relu,
+        [.conv3x3(channels: c[0]), .maxPool2, .relu,
+         .depthwise3x3, .pointwise(channels: c[1]), .maxPool2, .relu,
+         .depthwise3x3, .pointwise(channels: c[2]), .maxPool2, .relu,
+         .depthwise3x3, .pointwise(channels: c[3]), .relu,
          .timeAveragePool, .dropout(rate: 0.3), .dense(outputs: classes)]
     }
 }

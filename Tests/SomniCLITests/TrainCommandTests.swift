@@ -1,0 +1,86 @@
+import Foundation
+import SomniCore
+import Testing
+
+/// `somni train` as a person drives it, Create ML style: a folder per class in, a model and its
+/// report out, and the model then used by `somni classify`.
+@Suite struct TrainCommandTests {
+    /// `tone/` and `hiss/` folders of 1.2 s clips in groups of five (file names `NAME_N`, so the
+    /// split keeps each group together): steady tones at 300–3000 Hz against white noise.
+    func writeClassFolders(in dir: URL) throws {
+        var rng = SeededRandom(seed: 11)
+        for label in ["tone", "hiss"] {
+            let folder = dir.appendingPathComponent(label)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for i in 0..<40 {
+                let level = rng.nextUniform(0.05...0.4), frequency = Double(rng.nextUniform(300...3000))
+                let samples: [Float] = (0..<19_200).map { n in
+                    label == "tone" ? level * Float(sin(2 * Double.pi * frequency * Double(n) / 16_000)) : level * rng.nextGaussian() / 3
+                }
+                let writer = try WAVWriter(url: folder.appendingPathComponent("\(label)_\(i).wav"))
+                try samples.withUnsafeBufferPointer { try writer.write($0) }
+                try writer.finish()
+            }
+        }
+    }
+
+    @Test func trainsAModelFromClassFoldersThatClassifyThenUses() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let data = dir.appendingPathComponent("data")
+        try writeClassFolders(in: data)
+        let model = dir.appendingPathComponent("tones.somnimodel")
+        let r = try CLI.run(["train", data.path, "--out", model.path, "--channels", "4,8,8,16", "--epochs", "6",
+                             "--examples-per-class", "64", "--group-block", "5", "--no-augment", "--seed", "3"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("epoch"), "progress per epoch on stderr: \(r.stderr)")
+        for split in ["Training:", "Validation:", "Test:"] { #expect(r.stdout.contains(split), "\(r.stdout)") }
+
+        // The file holds the asked widths, and the report beside it the figures of each split.
+        let trained = try CNNModel(contentsOf: model)
+        #expect(trained.labels.sorted() == ["hiss", "tone"])
+        let widths = trained.network.layers.compactMap { layer -> Int? in
+            switch layer.spec {
+            case .conv3x3(let c), .pointwise(let c): c
+            default: nil
+            }
+        }
+        #expect(widths == [4, 8, 8, 16])
+        let reportURL = dir.appendingPathComponent("tones.report.json")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: reportURL)) as? [String: Any]
+        let test = try #require(report?["test"] as? [String: Any])
+        #expect((test["count"] as? Int ?? 0) > 0)
+        #expect((test["accuracy"] as? Double ?? 0) >= 0.9, "test accuracy \(test["accuracy"] ?? "none")")
+        #expect((test["confusion"] as? [[Int]])?.count == 2)
+
+        // A tone it never saw is labelled a tone, and a hiss a hiss.
+        func topLabel(_ sample: @escaping (Int) -> Float, _ name: String) throws -> String? {
+            let url = dir.appendingPathComponent(name)
+            let writer = try WAVWriter(url: url)
+            let samples = (0..<16_000).map(sample)
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.finish()
+            let c = try CLI.run(["classify", url.path, "--model", model.path, "--json"])
+            #expect(c.status == 0, "\(c.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(c.stdout.utf8)) as? [String: Any]
+            let windows = json?["windows"] as? [[String: Any]]
+            return (windows?.first?["labels"] as? [[String: Any]])?.first?["label"] as? String
+        }
+        #expect(try topLabel({ Float(0.2 * sin(2 * Double.pi * 1_234 * Double($0) / 16_000)) }, "fresh-tone.wav") == "tone")
+        var rng = SeededRandom(seed: 99)
+        let noise = (0..<16_000).map { _ in 0.08 * rng.nextGaussian() }
+        #expect(try topLabel({ noise[$0] }, "fresh-hiss.wav") == "hiss")
+    }
+
+    @Test func badChannelCountsAreOneUsageError() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for bad in ["16,32,64", "16,32,64,128,256", "16,x,64,128", "16,32,,64,128", "0,32,64,128", "16,32,64,1000"] {
+            let model = dir.appendingPathComponent("m.somnimodel")
+            let r = try CLI.run(["train", dir.path, "--out", model.path, "--channels", bad])
+            #expect(r.status != 0)
+            #expect(r.stderr.contains("--channels"), "\(bad): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: model.path))
+        }
+    }
+}
