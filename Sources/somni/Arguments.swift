@@ -5,11 +5,14 @@ import SomniCore
 /// positionals out of the list in `init`, and anything left over is an error.
 struct Arguments {
     private var items: [String]
+    /// Flags and options already read, so one given twice is named as such by `finish()`.
+    private var read: Set<String> = []
 
     init(_ items: [String]) { self.items = items }
 
     /// `--name` present?
     mutating func flag(_ name: String) -> Bool {
+        read.insert(name)
         guard let i = items.firstIndex(of: name) else { return false }
         items.remove(at: i)
         return true
@@ -17,6 +20,7 @@ struct Arguments {
 
     /// `--name VALUE` or `--name=VALUE`.
     mutating func option(_ name: String) throws -> String? {
+        read.insert(name)
         if let i = items.firstIndex(where: { $0.hasPrefix(name + "=") }) {
             let v = String(items[i].dropFirst(name.count + 1))
             items.remove(at: i)
@@ -48,7 +52,10 @@ struct Arguments {
 
     /// Throws when anything was not consumed.
     func finish() throws {
-        if let extra = items.first { throw UsageError("unexpected argument '\(extra)'") }
+        guard let extra = items.first else { return }
+        let name = String(extra.prefix { $0 != "=" })
+        if read.contains(name) { throw UsageError("\(name) is given more than once") }
+        throw UsageError("unexpected argument '\(extra)'")
     }
 }
 

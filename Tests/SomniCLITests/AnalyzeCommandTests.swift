@@ -127,6 +127,18 @@ import Testing
         #expect(r.status == 64)
         #expect(r.stderr.contains("--sensitivity"))
     }
+
+    @Test func anOptionGivenTwiceIsNamedAsSuch() throws {
+        for twice in [["--sensitivity", "3", "--sensitivity", "4"], ["--sensitivity=3", "--sensitivity", "4"],
+                      ["--json", "--json"]] {
+            let r = try CLI.run(["analyze", "x.wav"] + twice)
+            #expect(r.status == 64)
+            #expect(r.stderr.contains("\(twice[0].prefix { $0 != "=" }) is given more than once"), "\(twice): \(r.stderr)")
+        }
+        let r = try CLI.run(["analyze", "x.wav", "--sensitivty", "3"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("unexpected argument '--sensitivty'"), "\(r.stderr)")
+    }
 }
 
 /// Without --out a night lands in the store, where the other commands find it.
