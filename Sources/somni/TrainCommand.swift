@@ -43,6 +43,9 @@ struct TrainCommand: Command {
       --gain-db LOW:HIGH       random gain applied to every training example (default -20:6)
       --snr-db LOW:HIGH        signal-to-noise ratio of the mixed-in background (default -3:25)
       --same-class-mix P       share of examples mixed with a second one of their class (default 0.3)
+      --window-floor Q         a second input channel: each mel band less its value at quantile Q
+                           (0–1) over the window's frames, so the network also reads how far a
+                           sound rises above a steady background (the default model uses 0.2)
       --channels A,B,C,D       widths of the first convolution and the three depthwise-separable
                            blocks (default 16,32,64,128); wider can learn more and classifies
                            more slowly (24,48,96,128: about twice the work per window)
@@ -85,6 +88,10 @@ struct TrainCommand: Command {
         options.gainDecibels = try Self.decibelRange(a.option("--gain-db"), name: "--gain-db") ?? options.gainDecibels
         options.sameClassMixProbability = try a.option("--same-class-mix", as: Float.self) ?? options.sameClassMixProbability
         options.signalToNoise = try Self.decibelRange(a.option("--snr-db"), name: "--snr-db") ?? options.signalToNoise
+        options.features.windowFloorQuantile = try a.option("--window-floor", as: Float.self)
+        if let q = options.features.windowFloorQuantile, !(0...1).contains(q) {
+            throw UsageError("--window-floor takes a quantile from 0 to 1, not \(q)")
+        }
         if let text = try a.option("--channels") {
             let c = text.split(separator: ",", omittingEmptySubsequences: false).compactMap { Int($0) }
             guard c.count == 4, text.filter({ $0 == "," }).count == 3, c.allSatisfy({ (1...512).contains($0) }) else {

@@ -75,4 +75,38 @@ import Testing
         silence.withUnsafeBufferPointer { t in out.withUnsafeMutableBufferPointer { extractor.extract(t, into: $0) } }
         #expect(out.allSatisfy { abs($0 - log(s.logFloor)) < 1e-4 })
     }
+
+    /// 40 bands go eight at a time, 20 end with a group overlapping the one before, 5 go singly.
+    @Test(arguments: [40, 20, 5])
+    func theSecondChannelIsEachBandAboveItsFloorInTheWindow(bands: Int) throws {
+        var s = FeatureSettings.standard
+        s.melBands = bands
+        let plain = try LogMelExtractor(settings: s)
+        s.windowFloorQuantile = 0.2
+        let twoChannel = try LogMelExtractor(settings: s)
+        #expect(twoChannel.outputCount == 2 * plain.outputCount)
+        // Noise whose level doubles halfway through the window.
+        var rng = SeededRandom(seed: 3)
+        let noise = (0..<s.windowLength).map { i in 0.05 * rng.nextGaussian() * (i < s.windowLength / 2 ? 1 : 2) }
+        func extract(_ e: LogMelExtractor, _ x: [Float]) -> [Float] {
+            var out = [Float](repeating: 0, count: e.outputCount)
+            x.withUnsafeBufferPointer { w in out.withUnsafeMutableBufferPointer { e.extract(w, into: $0) } }
+            return out
+        }
+        let single = extract(plain, noise), both = extract(twoChannel, noise)
+        let plane = single.count, frames = s.frameCount, middle = bands / 2
+        #expect(Array(both[..<plane]) == single)
+        for b in 0..<bands {
+            let column = (0..<frames).map { single[$0 * bands + b] }
+            let floor = column.sorted()[Int((0.2 * Float(frames - 1)).rounded())]
+            for t in 0..<frames { #expect(abs(both[plane + t * bands + b] - (column[t] - floor)) < 1e-5) }
+        }
+        // A steady change of level moves the first channel and leaves the second alone.
+        let louder = extract(twoChannel, noise.map { $0 * 4 })
+        #expect(abs(louder[5 * bands + middle] - both[5 * bands + middle] - log(16)) < 1e-3)
+        #expect(zip(louder[plane...], both[plane...]).allSatisfy { abs($0 - $1) < 1e-3 })
+        // The louder second half stands about 6 dB (ln 4 in natural-log power) above the floor.
+        let lateMean = (frames * 3 / 4..<frames).map { both[plane + $0 * bands + middle] }.reduce(0, +) / Float(frames / 4)
+        #expect(abs(lateMean - log(4)) < 0.6, "\(lateMean)")
+    }
 }

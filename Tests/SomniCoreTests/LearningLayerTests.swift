@@ -90,7 +90,7 @@ private func naiveConv3x3(_ x: [Float], channels: Int, height: Int, width: Int, 
         #expect(t == [3, 4, 5])
     }
 
-    @Test(arguments: [(1, 9, 19), (3, 5, 16), (2, 4, 7)])
+    @Test(arguments: [(1, 9, 19), (3, 5, 16), (2, 4, 7), (2, 5, 20)])
     func wideConvolutionsMatchAPlainLoop(channels: Int, height: Int, width: Int) throws {
         // Widths with and without a vector tail, one input channel (the registers path) and more.
         var rng = SeededRandom(seed: UInt64(channels * 100 + width))

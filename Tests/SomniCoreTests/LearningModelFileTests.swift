@@ -94,6 +94,34 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
             h["features"] = f
         }, mentioning: "FFT size")
         expectBadModel(try file { $0["name"] = 7 }, mentioning: "header")
+        // A second input channel asked of a model trained without one: its statistics do not fit.
+        expectBadModel(try file { h in
+            var f = h["features"] as! [String: Any]
+            f["windowFloorQuantile"] = 0.2
+            h["features"] = f
+        }, mentioning: "2 × 16 mel bands")
+        expectBadModel(try file { h in
+            var f = h["features"] as! [String: Any]
+            f["windowFloorQuantile"] = 1.5
+            h["features"] = f
+        }, mentioning: "window floor quantile")
+    }
+
+    @Test func aTwoChannelModelRoundTripsAndClassifies() throws {
+        var features = tinyFeatures
+        features.windowFloorQuantile = 0.2
+        let model = try CNNModel(name: "two channels", labels: ["tone", "noise"], features: features,
+                                 bandMean: [Float](repeating: -5, count: 32), bandDeviation: [Float](repeating: 2, count: 32),
+                                 layers: [.conv3x3(channels: 4), .relu, .maxPool2, .timeAveragePool, .dense(outputs: 2)],
+                                 temperature: 1, seed: 2)
+        #expect(model.network.inputShape == TensorShape(channels: 2, height: features.frameCount, width: 16))
+        let loaded = try CNNModel(data: model.encoded())
+        #expect(loaded.features.windowFloorQuantile == 0.2 && loaded.parameters == model.parameters)
+        var classifier = try CNNClassifier(model: loaded)
+        var scores = [Float](repeating: 0, count: 2)
+        let window = (0..<4_000).map { Float(0.3 * sin(Double($0) * 0.4)) }
+        window.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+        #expect(abs(scores[0] + scores[1] - 1) < 1e-5 && scores.allSatisfy(\.isFinite))
     }
 
     @Test func classifierCopiesKeepTheirOwnBuffersAndShortWindowsArePadded() throws {

@@ -89,6 +89,18 @@ enum Kernels {
                     }
                     conv3x3ScalarTail(padded, wo, bias[o], dst, inChannels: 1, plane: plane, row: row, width: width, from: vectorEnd)
                 }
+            } else if inChannels == 2 {
+                // The default model's two input channels: both channels' taps stay in registers.
+                let taps0 = Taps3x3(wo), taps1 = Taps3x3(wo + 9)
+                for row in 0..<height {
+                    let top = padded + row * pw
+                    var x = 0
+                    while x < vectorEnd {
+                        store8(taps1.sum(taps0.sum(b, top + x, rowLength: pw), top + plane + x, rowLength: pw), dst + row * width + x)
+                        x += 8
+                    }
+                    conv3x3ScalarTail(padded, wo, bias[o], dst, inChannels: 2, plane: plane, row: row, width: width, from: vectorEnd)
+                }
             } else {
                 for row in 0..<height {
                     var x = 0

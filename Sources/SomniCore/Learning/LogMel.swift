@@ -15,6 +15,15 @@ public struct FeatureSettings: Codable, Sendable, Equatable {
     public var maxFrequency: Double
     /// Power below this is clamped before the log (keeps digital silence finite).
     public var logFloor: Float
+    /// When set, a second input channel: each band less its value at this quantile over the
+    /// window's frames, so the network also reads how far a sound rises above the window's own
+    /// floor (which a steady fan or hum lifts in every frame alike). nil: the log-mel alone.
+    public var windowFloorQuantile: Float? = nil
+
+    /// Input channels: the log-mel, and the log-mel above the window's floor when asked for.
+    public var channels: Int { windowFloorQuantile == nil ? 1 : 2 }
+    /// What the network reads: channels × frames × mel bands.
+    public var inputShape: TensorShape { TensorShape(channels: channels, height: frameCount, width: melBands) }
 
     /// 25 ms Hann frames every 20 ms, 40 mel bands 50–8000 Hz: 48 frames per 0.975 s window.
     /// (A 20 ms hop and 40 bands instead of 10 ms / 64 keep the network within its time budget.)
@@ -38,6 +47,7 @@ public struct FeatureSettings: Codable, Sendable, Equatable {
             throw fail("band \(minFrequency)–\(maxFrequency) Hz")
         }
         guard logFloor > 0, logFloor.isFinite else { throw fail("log floor \(logFloor)") }
+        if let q = windowFloorQuantile, !(0...1).contains(q) { throw fail("window floor quantile \(q)") }
     }
 }
 
@@ -101,6 +111,8 @@ public final class LogMelExtractor {
     private let flatWeights: [Float]
     /// Band b's weights are flatWeights[weightOffset[b]..<weightOffset[b + 1]], from bin firstBin[b].
     private let weightOffset: [Int]
+    /// The smallest values so far of eight bands, for their floor quantile.
+    private let smallest: UnsafeMutablePointer<SIMD8<Float>>
 
     public init(settings: FeatureSettings) throws {
         do { try settings.validate() } catch let e as SomniError { throw SomniError(.badInput, e.message) }
@@ -116,14 +128,17 @@ public final class LogMelExtractor {
         power.initialize(repeating: SIMD8(), count: settings.fftSize / 2 + 1)
         flatWeights = filterbank.weights.flatMap { $0 }
         weightOffset = filterbank.weights.reduce(into: [0]) { $0.append($0[$0.count - 1] + $1.count) }
+        smallest = .allocate(capacity: max(settings.frameCount, 1))
+        smallest.initialize(repeating: SIMD8(), count: max(settings.frameCount, 1))
     }
 
     deinit {
         frames.deallocate()
         power.deallocate()
+        smallest.deallocate()
     }
 
-    public var outputCount: Int { settings.frameCount * settings.melBands }
+    public var outputCount: Int { settings.inputShape.count }
 
     /// `window.count` must equal `settings.windowLength`; `output.count` must equal `outputCount`.
     public func extract(_ window: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) {
@@ -159,6 +174,47 @@ public final class LogMelExtractor {
                     }
                 }
             }
+        }
+        if let q = s.windowFloorQuantile { subtractBandFloors(output, quantile: q) }
+    }
+
+    /// Writes the second channel: each band of the first less its value at `quantile` over the
+    /// frames. Eight bands at a time keep their `rank + 1` smallest values sorted lane by lane:
+    /// each frame's values are pushed down that list with a min and a max per step.
+    private func subtractBandFloors(_ output: UnsafeMutableBufferPointer<Float>, quantile: Float) {
+        let bands = settings.melBands, count = settings.frameCount, plane = count * bands
+        guard count > 0 else { return }
+        let rank = Int((quantile * Float(count - 1)).rounded())
+        let base = output.baseAddress!
+        guard bands >= 8 else {
+            for b in 0..<bands {
+                for k in 0...rank { smallest[k] = SIMD8(repeating: .infinity) }
+                for t in 0..<count { pushDown(SIMD8(repeating: base[t * bands + b]), rank: rank) }
+                for t in 0..<count { base[plane + t * bands + b] = base[t * bands + b] - smallest[rank][0] }
+            }
+            return
+        }
+        var b = 0
+        while b < bands {
+            // A last group overlapping the one before covers bands past a multiple of eight: it
+            // reads the first channel only, so writing an overlapped band twice gives the same.
+            let first = min(b, bands - 8)
+            for k in 0...rank { smallest[k] = SIMD8(repeating: .infinity) }
+            for t in 0..<count { pushDown(Kernels.load8(base + t * bands + first), rank: rank) }
+            let floor = smallest[rank]
+            for t in 0..<count { Kernels.store8(Kernels.load8(base + t * bands + first) - floor, base + plane + t * bands + first) }
+            b += 8
+        }
+    }
+
+    @inline(__always)
+    private func pushDown(_ value: SIMD8<Float>, rank: Int) {
+        var v = value
+        for k in 0...rank {
+            let below = v .< smallest[k]
+            let kept = smallest[k].replacing(with: v, where: below)
+            v = v.replacing(with: smallest[k], where: below)
+            smallest[k] = kept
         }
     }
 

@@ -23,7 +23,7 @@ public struct CNNModel: Sendable {
 
     public init(name: String, labels: [String], features: FeatureSettings, bandMean: [Float], bandDeviation: [Float],
                 layers: [LayerSpec], parameters: [Float]? = nil, temperature: Float = 1, seed: UInt64 = 1) throws {
-        let network = try Network(input: TensorShape(channels: 1, height: features.frameCount, width: features.melBands), layers: layers)
+        let network = try Network(input: features.inputShape, layers: layers)
         self.name = name; self.labels = labels; self.features = features
         self.bandMean = bandMean; self.bandDeviation = bandDeviation
         self.network = network
@@ -39,14 +39,15 @@ public struct CNNModel: Sendable {
         guard !labels.isEmpty, Set(labels).count == labels.count, labels.allSatisfy({ !$0.isEmpty }) else {
             throw fail("labels must be distinct and non-empty, got \(labels)")
         }
-        guard network.inputShape == TensorShape(channels: 1, height: features.frameCount, width: features.melBands) else {
-            throw fail("network input \(network.inputShape) but features give 1×\(features.frameCount)×\(features.melBands)")
+        guard network.inputShape == features.inputShape else {
+            throw fail("network input \(network.inputShape) but features give \(features.inputShape)")
         }
         guard network.outputShape.count == labels.count else {
             throw fail("network has \(network.outputShape.count) outputs for \(labels.count) labels")
         }
-        guard bandMean.count == features.melBands, bandDeviation.count == features.melBands else {
-            throw fail("normalisation has \(bandMean.count)/\(bandDeviation.count) values for \(features.melBands) mel bands")
+        let statistics = features.channels * features.melBands
+        guard bandMean.count == statistics, bandDeviation.count == statistics else {
+            throw fail("normalisation has \(bandMean.count)/\(bandDeviation.count) values for \(features.channels) × \(features.melBands) mel bands")
         }
         guard bandMean.allSatisfy(\.isFinite), bandDeviation.allSatisfy({ $0.isFinite && $0 > 0 }) else {
             throw fail("normalisation statistics are not finite and positive")

@@ -168,8 +168,7 @@ public final class Trainer {
         trainIndices = train; validationIndices = validation; testIndices = test
         trainByClass = data.labels.indices.map { c in train.filter { data.examples[$0].label == c } }
         let layers = options.layers ?? CNNArchitecture.standard(classes: data.labels.count)
-        network = try Network(input: TensorShape(channels: 1, height: options.features.frameCount, width: options.features.melBands),
-                              layers: layers)
+        network = try Network(input: options.features.inputShape, layers: layers)
         guard network.outputShape.count == data.labels.count else {
             throw SomniError(.badInput, "the architecture has \(network.outputShape.count) outputs for \(data.labels.count) classes")
         }
@@ -181,7 +180,7 @@ public final class Trainer {
         let o = options
         // Centred, unaugmented features of every split, computed once.
         let trainFeatures = features(trainIndices), validationFeatures = features(validationIndices)
-        let (mean, deviation) = bandStatistics(trainFeatures, bands: o.features.melBands)
+        let (mean, deviation) = bandStatistics(trainFeatures, settings: o.features)
         var model = try CNNModel(name: o.name, labels: data.labels, features: o.features, bandMean: mean, bandDeviation: deviation,
                                  layers: network.layers.map(\.spec), seed: o.seed)
         let validationInputs = normalised(validationFeatures, model)
@@ -338,12 +337,17 @@ public final class Trainer {
         return copy
     }
 
-    private func bandStatistics(_ features: [Float], bands: Int) -> ([Float], [Float]) {
-        var sum = [Double](repeating: 0, count: bands), square = [Double](repeating: 0, count: bands)
-        for (i, v) in features.enumerated() { sum[i % bands] += Double(v); square[i % bands] += Double(v) * Double(v) }
-        let n = Double(max(features.count / bands, 1))
-        let mean = sum.map { $0 / n }
-        let deviation = zip(square, mean).map { max(($0 / n - $1 * $1).squareRoot(), 1e-3) }
+    /// Mean and deviation of each band of each channel over all frames of `features`.
+    private func bandStatistics(_ features: [Float], settings: FeatureSettings) -> ([Float], [Float]) {
+        let bands = settings.melBands, plane = settings.frameCount * bands, n = settings.channels * bands
+        var sum = [Double](repeating: 0, count: n), square = [Double](repeating: 0, count: n)
+        for (i, v) in features.enumerated() {
+            let s = (i % (plane * settings.channels)) / plane * bands + i % bands
+            sum[s] += Double(v); square[s] += Double(v) * Double(v)
+        }
+        let count = Double(max(features.count / n, 1))
+        let mean = sum.map { $0 / count }
+        let deviation = zip(square, mean).map { max(($0 / count - $1 * $1).squareRoot(), 1e-3) }
         return (mean.map(Float.init), deviation.map(Float.init))
     }
 
@@ -502,7 +506,7 @@ final class Worker: @unchecked Sendable {
         let input = workspace.input
         window.withUnsafeBufferPointer { extractor.extract($0, into: input) }
         normalise(input, model: model)
-        if o.augment { maskSpectrogram(input, bands: o.features.melBands, rng: &rng) }
+        if o.augment { maskSpectrogram(input, settings: o.features, rng: &rng) }
         workspace.random = SeededRandom(seed: rng.next())
         model.parameters.withUnsafeBufferPointer { network.forward($0.baseAddress!, workspace, training: true) }
 
@@ -553,16 +557,21 @@ final class Worker: @unchecked Sendable {
         for i in 0..<n { window[i] += scale * bed[offset + i] }
     }
 
-    /// SpecAugment-style: one band of frames and one band of mel bands set to the mean (0).
-    private func maskSpectrogram(_ x: UnsafeMutableBufferPointer<Float>, bands: Int, rng: inout SeededRandom) {
-        let frames = x.count / bands
+    /// SpecAugment-style: one band of frames and one band of mel bands set to the mean (0), in
+    /// every channel alike.
+    private func maskSpectrogram(_ x: UnsafeMutableBufferPointer<Float>, settings: FeatureSettings, rng: inout SeededRandom) {
+        let bands = settings.melBands, frames = settings.frameCount, plane = frames * bands
         if rng.nextUnit() < 0.5 {
             let width = Int(rng.next() % 6), start = Int(rng.next() % UInt64(max(frames - width, 1)))
-            for t in start..<min(start + width, frames) { for b in 0..<bands { x[t * bands + b] = 0 } }
+            for c in 0..<settings.channels {
+                for t in start..<min(start + width, frames) { for b in 0..<bands { x[c * plane + t * bands + b] = 0 } }
+            }
         }
         if rng.nextUnit() < 0.5 {
             let width = Int(rng.next() % 5), start = Int(rng.next() % UInt64(max(bands - width, 1)))
-            for t in 0..<frames { for b in start..<min(start + width, bands) { x[t * bands + b] = 0 } }
+            for c in 0..<settings.channels {
+                for t in 0..<frames { for b in start..<min(start + width, bands) { x[c * plane + t * bands + b] = 0 } }
+            }
         }
     }
 }
