@@ -33,4 +33,4 @@ ln -s "$DATA/noise" "$STAGE/other/noise"
 scripts/build-release.sh --product somni >&2
 "$(scripts/build-release.sh --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
   --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed "${SEED:-1}" \
-  --epochs 30 --patience 30 --examples-per-class 2000 "${@:3}"
+  --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --name "somni-cnn v2" "${@:3}"

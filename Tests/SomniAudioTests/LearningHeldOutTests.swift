@@ -75,11 +75,13 @@ import Testing
         let cough = metrics.classes[list.labels.firstIndex(of: "cough")!]
         let speech = metrics.classes[list.labels.firstIndex(of: "speech")!]
         #expect(khan.count >= 100)
-        // What the shipped model reaches now: a failure here is a regression.
-        #expect(khanAccuracy >= 0.91)
-        #expect(cough.recall >= 0.9 && cough.precision >= 0.8)
-        #expect(speech.recall >= 0.83 && speech.precision >= 0.9)
-        #expect(metrics.accuracy >= 0.9)
+        // What the shipped model reaches now: a failure here is a regression. (somni-cnn v2 on
+        // this sample: Khan 0.925, cough 0.894 / 0.857, speech 0.925 / 0.925, accuracy 0.926;
+        // v1 had cough 0.882 / 0.918 and speech 0.978 / 0.849.)
+        #expect(khanAccuracy >= 0.92)
+        #expect(cough.recall >= 0.85 && cough.precision >= 0.85)
+        #expect(speech.recall >= 0.9 && speech.precision >= 0.9)
+        #expect(metrics.accuracy >= 0.92)
         // Issue 3's targets, not reached yet: all ten held-out Khan TV-news clips pass for snoring
         // (a quieter recording than the three TV-news recordings trained on), some Khan snores and
         // CoughSeg coughs for other, and quiet Speech Commands words for other. Recorded as a known issue so
