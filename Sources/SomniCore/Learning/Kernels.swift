@@ -90,15 +90,16 @@ enum Kernels {
                     conv3x3ScalarTail(padded, wo, bias[o], dst, inChannels: 1, plane: plane, row: row, width: width, from: vectorEnd)
                 }
             } else if inChannels == 2 {
-                // The default model's two input channels: both channels' taps stay in registers.
+                // The default model's two input channels, one pass each over the output row, so
+                // each pass's nine taps stay in registers (eighteen do not fit). The sums are
+                // added in the same order as the general path's.
                 let taps0 = Taps3x3(wo), taps1 = Taps3x3(wo + 9)
                 for row in 0..<height {
-                    let top = padded + row * pw
+                    let top = padded + row * pw, out = dst + row * width
                     var x = 0
-                    while x < vectorEnd {
-                        store8(taps1.sum(taps0.sum(b, top + x, rowLength: pw), top + plane + x, rowLength: pw), dst + row * width + x)
-                        x += 8
-                    }
+                    while x < vectorEnd { store8(taps0.sum(b, top + x, rowLength: pw), out + x); x += 8 }
+                    x = 0
+                    while x < vectorEnd { store8(taps1.sum(load8(out + x), top + plane + x, rowLength: pw), out + x); x += 8 }
                     conv3x3ScalarTail(padded, wo, bias[o], dst, inChannels: 2, plane: plane, row: row, width: width, from: vectorEnd)
                 }
             } else {
