@@ -12,6 +12,7 @@
 # non-snoring categories, CoughSeg's no-cough recordings, the gaps between marked coughs and the
 # Speech Commands noise recordings, 10 minutes of generated white/pink/brown/fan/rumble noise). The
 # noise recordings and the generated noise are also mixed under every class at −3…25 dB SNR.
+# Input: the log-mel and, as a second channel, each band above its 20th percentile in the window.
 # Split: the shared held-out rule of ../shared/data (DataSplit: Khan indices 30–39 of each 50,
 # one Speech Commands speaker / CoughSeg recording in five, the last 20 % of each noise
 # recording) is the test split, so test nights from 'somni synth' hold nothing trained on; the rest

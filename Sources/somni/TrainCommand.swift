@@ -89,12 +89,10 @@ struct TrainCommand: Command {
         options.sameClassMixProbability = try a.option("--same-class-mix", as: Float.self) ?? options.sameClassMixProbability
         options.signalToNoise = try Self.decibelRange(a.option("--snr-db"), name: "--snr-db") ?? options.signalToNoise
         options.features.windowFloorQuantile = try a.option("--window-floor", as: Float.self)
-        if let q = options.features.windowFloorQuantile, !(0...1).contains(q) {
-            throw UsageError("--window-floor takes a quantile from 0 to 1, not \(q)")
-        }
         if let text = try a.option("--channels") {
-            let c = text.split(separator: ",", omittingEmptySubsequences: false).compactMap { Int($0) }
-            guard c.count == 4, text.filter({ $0 == "," }).count == 3, c.allSatisfy({ (1...512).contains($0) }) else {
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+            let c = parts.compactMap { Int($0) }
+            guard parts.count == 4, c.count == 4, c.allSatisfy({ (1...512).contains($0) }) else {
                 throw UsageError("--channels takes four counts from 1 to 512, as 16,32,64,128, not '\(text)'")
             }
             channels = c
@@ -123,6 +121,9 @@ struct TrainCommand: Command {
         guard options.threads > 0, options.threads <= 64 else { throw UsageError("--threads must be 1…64") }
         guard options.learningRate > 0, options.learningRate < 1 else { throw UsageError("--learning-rate must be in (0, 1)") }
         guard (0...1).contains(options.sameClassMixProbability) else { throw UsageError("--same-class-mix must be in [0, 1]") }
+        if let q = options.features.windowFloorQuantile, !(0...1).contains(q) {
+            throw UsageError("--window-floor takes a quantile from 0 to 1, not \(q)")
+        }
     }
 
     func run() throws {

@@ -90,11 +90,11 @@ public struct CNNClassifier: SoundClassifier {
 /// Normalises frame-major log-mel values band by band (and channel by channel) with a model's
 /// statistics: one window's input, or several one after another.
 func normalise(_ values: UnsafeMutableBufferPointer<Float>, model: CNNModel) {
-    let bands = model.features.melBands, plane = model.features.frameCount * bands, channels = model.features.channels
+    let bands = model.features.melBands, plane = model.features.frameCount * bands
     model.bandMean.withUnsafeBufferPointer { mean in
         model.bandDeviation.withUnsafeBufferPointer { dev in
             for p in 0..<(values.count / plane) {
-                let first = p % channels * bands
+                let first = model.features.statisticsOffset(plane: p)
                 for i in p * plane..<(p + 1) * plane {
                     let b = first + i % bands
                     values[i] = (values[i] - mean[b]) / dev[b]

@@ -24,6 +24,9 @@ public struct FeatureSettings: Codable, Sendable, Equatable {
     public var channels: Int { windowFloorQuantile == nil ? 1 : 2 }
     /// What the network reads: channels × frames × mel bands.
     public var inputShape: TensorShape { TensorShape(channels: channels, height: frameCount, width: melBands) }
+    /// Where the normalisation statistics of the `plane`-th frames × bands plane of consecutive
+    /// inputs start (planes run channel by channel, input by input).
+    func statisticsOffset(plane: Int) -> Int { plane % channels * melBands }
 
     /// 25 ms Hann frames every 20 ms, 40 mel bands 50–8000 Hz: 48 frames per 0.975 s window.
     /// (A 20 ms hop and 40 bands instead of 10 ms / 64 keep the network within its time budget.)

@@ -341,9 +341,12 @@ public final class Trainer {
     private func bandStatistics(_ features: [Float], settings: FeatureSettings) -> ([Float], [Float]) {
         let bands = settings.melBands, plane = settings.frameCount * bands, n = settings.channels * bands
         var sum = [Double](repeating: 0, count: n), square = [Double](repeating: 0, count: n)
-        for (i, v) in features.enumerated() {
-            let s = (i % (plane * settings.channels)) / plane * bands + i % bands
-            sum[s] += Double(v); square[s] += Double(v) * Double(v)
+        for p in 0..<(features.count / plane) {
+            let first = settings.statisticsOffset(plane: p)
+            for i in p * plane..<(p + 1) * plane {
+                let s = first + i % bands, v = Double(features[i])
+                sum[s] += v; square[s] += v * v
+            }
         }
         let count = Double(max(features.count / n, 1))
         let mean = sum.map { $0 / count }
