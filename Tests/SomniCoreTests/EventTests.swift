@@ -307,12 +307,25 @@ import Testing
         #expect(classes([w(10, "snoring"), w(15, "snoring")]).isEmpty)
         #expect(classes([w(10, "snoring"), w(15, "snoring"), w(60, "snoring")]).isEmpty)   // the third is 44 s later
         #expect(classes([w(10, "snoring"), w(15, "snoring"), w(20, "snoring")]) == [.snoring, .snoring, .snoring])
-        // Close snores merge into one event: five seconds of it is a train too.
-        let merged = stride(from: 10.0, through: 14.5, by: 0.5).map { w($0, "snoring") }
+        // Close snores merge into one event: half a minute of it is a train too.
+        let merged = stride(from: 10.0, through: 39.5, by: 0.5).map { w($0, "snoring") }
         #expect(classes(merged) == [.snoring])
-        #expect(classes(Array(merged.prefix(6))).isEmpty)   // 3.5 s
+        #expect(classes(Array(merged.prefix(50))).isEmpty)   // 25.5 s
         // Other classes stand alone.
         #expect(classes([w(10, "speech", 0.95), w(50, "cough")]) == [.sleepTalk, .cough])
+    }
+
+    @Test func weakSnoringAroundOneOrTwoSureSnoresIsNoTrain() {
+        let snoring = { (windows: [WindowLabels]) in
+            EventDetector.detect(windows: windows.sorted { $0.start < $1.start }, frames: FrameTrack(), sensitivity: 5, duration: 120)
+                .filter { $0.eventClass == .snoring }.map(\.start)
+        }
+        // At sensitivity 5 a window needs 0.5; near found snoring, 0.2 × that continues it.
+        let weak = [w(14, "snoring", 0.2), w(18, "snoring", 0.15), w(22, "snoring", 0.3)]
+        #expect(snoring([w(10, "snoring")] + weak).isEmpty)
+        #expect(snoring([w(10, "snoring"), w(26, "snoring")] + weak).isEmpty)
+        // Three sure snores make the train, and the weak ones between and around them join it.
+        #expect(snoring([w(10, "snoring"), w(26, "snoring"), w(30, "snoring")] + weak) == [10, 14, 18, 22, 26, 30])
     }
 
     @Test func anUnsureWordOrCoughBetweenSnoresIsASnore() {

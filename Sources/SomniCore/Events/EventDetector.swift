@@ -52,7 +52,8 @@ public struct DetectedEvent: Sendable, Equatable {
 /// 4. Snoring and sleep-talk events of one class within 2 s merge again; sleep-talk under 0.5 s
 ///    drops, and snoring whose core is under 0.2 s.
 /// 5. Context: an unsure word or cough between snores is another snore, and snoring needs a
-///    train: three snores less than 10 s apart, or 5 s of snoring.
+///    train: three snores less than 10 s apart heard at the full threshold, or 30 s of such
+///    snoring; snores heard only at the lowered continuation threshold extend a train.
 /// 6. Sleep-talk heard by a single window needs a sure one (0.9): a deviation from the seeds,
 ///    whose threshold alone let one unsure window of a noise become an event.
 public enum EventDetector {
@@ -73,6 +74,7 @@ public enum EventDetector {
             guard let (c, confidence) = decide(w.ranked, minimum: minimum) else { undecided.append(i); continue }
             hits[c, default: []].append(Hit(range: TimeRange(start: w.start, end: w.end), confidence: Double(confidence)))
         }
+        let sureSnoring = (hits[.snoring] ?? []).map(\.range)
         hits[.snoring, default: []] += continuedSnoring(windows, undecided: undecided, accepted: hits[.snoring] ?? [],
                                                        minimum: minimum * snoringContinuationShare)
         reassignUnsureSoundsWithinSnoring(&hits)
@@ -99,7 +101,7 @@ public enum EventDetector {
         // only join and extend them, and cannot make a train of two lone snore-like sounds.
         // (Bridging to a lone snore beyond a train as well was tried: it split more fan-night
         // episodes than it joined, since a lone snore then broke the gap it stood in.)
-        events = withoutLoneSnores(events)
+        events = withoutLoneSnores(events, sure: sureSnoring)
         events += bridgedSnores(events, windows: windows, frames: frames)
         events += leadingSnores(events, windows: windows, frames: frames)
         return events.sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
@@ -228,18 +230,33 @@ public enum EventDetector {
         return event(.snoring, Hit(range: range, confidence: Double(heard)), frames: frames)
     }
 
-    /// Snoring is a train of breaths: an episode needs this many snores, or `minimumEpisodeSnoring`
-    /// seconds of snoring (snores less than 2 s apart merge into one event). One or two short
-    /// snore-like sounds on their own (a door, a grunt, a passing lorry) are not reported.
+    /// Snoring is a train of breaths: an episode needs this many snores the classifier heard at
+    /// the full threshold (runs of such windows, apart from each other), or
+    /// `minimumEpisodeSnoring` seconds of such windows (a snorer whose snores run together).
+    /// One or two snore-like sounds on their own (a door, a grunt, a passing lorry) are not
+    /// reported, nor are they when the weak continuation windows around them make events: on
+    /// nights of street noise alone, models trained from other seeds made false trains of one
+    /// or two sure windows and the rumble the continuation gathered round them. Counting events
+    /// instead would not do: snores less than about 3.5 s apart refine into one event.
     public static let minimumEpisodeSnores = 3
-    public static let minimumEpisodeSnoring = 5.0
+    public static let minimumEpisodeSnoring = 30.0
 
-    static func withoutLoneSnores(_ events: [DetectedEvent]) -> [DetectedEvent] {
-        let snores = events.filter { $0.eventClass == .snoring }
+    /// `sure`: the ranges of the windows that reached the full threshold for snoring, in order.
+    static func withoutLoneSnores(_ events: [DetectedEvent], sure: [TimeRange]) -> [DetectedEvent] {
+        // Consecutive windows overlap by half; one that falls short between two sure ones
+        // leaves them touching, and so apart.
+        var runs: [TimeRange] = []
+        for r in sure.sorted(by: { $0.start < $1.start }) {
+            if let last = runs.last, r.start < last.end - 0.1 {
+                runs[runs.count - 1].end = max(last.end, r.end)
+            } else {
+                runs.append(r)
+            }
+        }
         let lone = episodes(of: events).filter { episode in
-            guard episode.eventCount < minimumEpisodeSnores else { return false }
-            let inside = snores.filter { $0.start >= episode.start && $0.end <= episode.end }
-            return inside.reduce(0) { $0 + $1.duration } < minimumEpisodeSnoring
+            let span = TimeRange(start: episode.start, end: episode.end)
+            let heard = runs.filter { $0.overlaps(span) }
+            return heard.count < minimumEpisodeSnores && heard.reduce(0) { $0 + $1.duration } < minimumEpisodeSnoring
         }
         guard !lone.isEmpty else { return events }
         return events.filter { e in
