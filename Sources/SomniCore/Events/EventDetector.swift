@@ -246,7 +246,7 @@ public enum EventDetector {
         // Consecutive windows overlap by half; one that falls short between two sure ones
         // leaves them touching, and so apart.
         var runs: [TimeRange] = []
-        for r in sure.sorted(by: { $0.start < $1.start }) {
+        for r in sure {
             if let last = runs.last, r.start < last.end - 0.1 {
                 runs[runs.count - 1].end = max(last.end, r.end)
             } else {

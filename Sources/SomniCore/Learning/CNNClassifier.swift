@@ -90,14 +90,15 @@ public struct CNNClassifier: SoundClassifier {
 /// Normalises frame-major log-mel values band by band (and channel by channel) with a model's
 /// statistics: one window's input, or several one after another.
 func normalise(_ values: UnsafeMutableBufferPointer<Float>, model: CNNModel) {
-    let bands = model.features.melBands, plane = model.features.frameCount * bands
+    let bands = model.features.melBands, frames = model.features.frameCount
     model.bandMean.withUnsafeBufferPointer { mean in
         model.bandDeviation.withUnsafeBufferPointer { dev in
-            for p in 0..<(values.count / plane) {
+            // Frame by frame and band by band: no division per value to find its band.
+            for p in 0..<(values.count / (frames * bands)) {
                 let first = model.features.statisticsOffset(plane: p)
-                for i in p * plane..<(p + 1) * plane {
-                    let b = first + i % bands
-                    values[i] = (values[i] - mean[b]) / dev[b]
+                for t in 0..<frames {
+                    let row = (p * frames + t) * bands
+                    for b in 0..<bands { values[row + b] = (values[row + b] - mean[first + b]) / dev[first + b] }
                 }
             }
         }
