@@ -64,12 +64,21 @@ private func writeGeneratedAudio(to url: URL, format: EncodedAudioWriter.Format,
     try writer.finish()
 }
 
+/// This process's peak resident size in MiB: the kernel's high-water mark of its own memory map
+/// (`VmHWM`). Not `getrusage`'s `ru_maxrss`: a child started by `posix_spawn` shares its parent's
+/// map until `exec`, which carries the parent's peak over into the child's (every step read 145 MB
+/// in a run whose parent had just synthesised the night).
 func peakResidentMegabytes() -> Int {
-    #if canImport(Glibc)
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return usage.ru_maxrss / 1024
-    #else
-    return 0
-    #endif
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kilobytes = Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "") else {
+        #if canImport(Glibc)
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_maxrss / 1024
+        #else
+        return 0
+        #endif
+    }
+    return kilobytes / 1024
 }
