@@ -83,7 +83,7 @@ func runNightBenchmark(hours: Double, classifiers: [String], rounds: Int = 1) th
         let v = values.sorted()
         return v.isEmpty ? 0 : v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
     }
-    print("file                         step                                  seconds  × real time  × decode  peak MB  gate passed")
+    print("file                         step                                  seconds  × real time  × decode peak MiB  gate passed")
     for step in steps {
         let seconds = step.runs.map { $0[step.key] ?? 0 }
         let decode = steps.first { $0.file == step.file && $0.name.hasPrefix("decode") }

@@ -9,6 +9,10 @@
 # on the command line rather than written into Package.swift, where SwiftPM would refuse the
 # library as another package's dependency. SOMNI_PORTABLE=1 builds for any x86-64, for a binary
 # to copy to another machine. Other architectures (a Raspberry Pi's arm64) build as they are.
+#
+# The Swift runtime and Foundation are linked in (--static-swift-stdlib): only what Somni uses
+# is loaded and relocated, 5–6 MB less resident memory on every run (an 8-hour 48 kHz M4A night
+# peaked at 94.7 MiB against 100.5 MiB), and the binary runs without a Swift toolchain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=()
@@ -20,4 +24,4 @@ if [[ "$(uname -m)" == x86_64 && "${SOMNI_PORTABLE:-0}" != 1 && -r /proc/cpuinfo
   done
   if [[ $haswell == 1 ]]; then flags=(-Xswiftc -target-cpu -Xswiftc haswell); fi
 fi
-exec swift build -c release "${flags[@]}" "$@"
+exec swift build -c release --static-swift-stdlib "${flags[@]}" "$@"

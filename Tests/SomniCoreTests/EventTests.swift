@@ -346,11 +346,12 @@ import Testing
     }
 
     /// Snores at `heard` (1 s each) that the windows label, plus `missed` ones only the frames show.
+    /// `quiet`: snores whose snore band reaches only the level given (the others reach 0.05).
     /// `peaks`: snores whose snore band rises above the floor for one frame only.
-    func snoring(heard: [Double], missed: [Double], quiet: [Double] = [], peaks: [Double] = [],
+    func snoring(heard: [Double], missed: [Double], quiet: [Double: Float] = [:], peaks: [Double] = [],
                  talk: [(Double, Double)] = [], seconds: Double = 80) -> [DetectedEvent] {
         var frames = EventTests.track(seconds: seconds, bursts: (heard + missed).map { ($0, $0 + 1) } + talk)
-        for t in quiet { for i in Int(t * 20)..<Int((t + 1) * 20) { frames.low[i] = 0.004 } }
+        for (t, level) in quiet { for i in Int(t * 20)..<Int((t + 1) * 20) { frames.low[i] = level } }
         for t in peaks { frames.low[Int(t * 20)] = 0.01 }
         let windows = EventTests.windows(seconds: seconds, labelled: heard.map { ($0, $0 + 1, "snoring", 0.9) }
                                          + talk.map { ($0.0, $0.1, "speech", 0.95) })
@@ -399,7 +400,13 @@ import Testing
         #expect(start(snoring(heard: heard, missed: [10, 15])) == 10)
         // Not a period away, or too quiet next to the train: the train starts where it was heard.
         #expect(start(snoring(heard: heard, missed: [11])) == 20)
-        #expect(start(snoring(heard: heard, missed: [], quiet: [15])) == 20)
+        #expect(start(snoring(heard: heard, missed: [], quiet: [15: 0.004])) == 20)
+        // A sixth as loud (16 dB under the train) is a room noise; half as loud is a softer snore.
+        #expect(start(snoring(heard: heard, missed: [], quiet: [15: 0.05 / 6])) == 20)
+        #expect(start(snoring(heard: heard, missed: [], quiet: [15: 0.05 / 2])) == 15)
+        // Measured against the train's quietest snore: a train that grows from a soft first
+        // snore keeps a missed one as soft before it.
+        #expect(start(snoring(heard: heard, missed: [], quiet: [15: 0.05 / 6, 20: 0.05 / 3])) == 15)
     }
 
     @Test func talkHeardByOneWindowNeedsToBeSure() {
