@@ -348,9 +348,11 @@ import Testing
     /// Snores at `heard` (1 s each) that the windows label, plus `missed` ones only the frames show.
     /// `quiet`: snores whose snore band reaches only the level given (the others reach 0.05).
     /// `peaks`: snores whose snore band rises above the floor for one frame only.
+    /// `higher`: missed snores that only the 250–3000 Hz band shows (a higher-pitched snorer).
     func snoring(heard: [Double], missed: [Double], quiet: [Double: Float] = [:], peaks: [Double] = [],
-                 talk: [(Double, Double)] = [], seconds: Double = 80) -> [DetectedEvent] {
-        var frames = EventTests.track(seconds: seconds, bursts: (heard + missed).map { ($0, $0 + 1) } + talk)
+                 higher: [Double] = [], talk: [(Double, Double)] = [], seconds: Double = 80) -> [DetectedEvent] {
+        var frames = EventTests.track(seconds: seconds, bursts: (heard + missed + higher).map { ($0, $0 + 1) } + talk)
+        for t in higher { for i in Int(t * 20)..<Int((t + 1) * 20) { frames.low[i] = 0.001 } }
         for (t, level) in quiet { for i in Int(t * 20)..<Int((t + 1) * 20) { frames.low[i] = level } }
         for t in peaks { frames.low[Int(t * 20)] = 0.01 }
         let windows = EventTests.windows(seconds: seconds, labelled: heard.map { ($0, $0 + 1, "snoring", 0.9) }
@@ -370,6 +372,15 @@ import Testing
         let talk = snoring(heard: heard, missed: [], talk: [(23, 25)])
         #expect(EventDetector.episodes(of: talk).count == 2)
         #expect(talk.filter { $0.eventClass == .sleepTalk }.count == 1)
+    }
+
+    @Test func snoresOnlyTheMidBandShowsBridgeToo() {
+        let heard = [10.0, 14, 18, 30, 34, 38]
+        let bridged = snoring(heard: heard, missed: [], higher: [22, 26])
+        #expect(EventDetector.episodes(of: bridged).count == 1)
+        #expect(bridged.contains { abs($0.start - 22) < 0.06 } && bridged.contains { abs($0.start - 26) < 0.06 })
+        // Still only between trains: before the first found snore they start nothing.
+        #expect(snoring(heard: heard, missed: [], higher: [2, 6]).allSatisfy { $0.start >= 10 })
     }
 
     @Test func aSnoreThatPeaksAboveTheFloorForOneFrameStillBridges() {

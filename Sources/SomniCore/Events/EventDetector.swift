@@ -169,7 +169,7 @@ public enum EventDetector {
             var chain: [TimeRange] = []
             var last = a.end
             for burst in snoreBursts(in: TimeRange(start: a.end, end: b.start), frames: frames, apartFrom: others,
-                                     shortest: 0) {
+                                     shortest: 0, orMidBand: true) {
                 guard burst.start - last < gap else { break }
                 chain.append(burst); last = burst.end
             }
@@ -216,13 +216,23 @@ public enum EventDetector {
     public static let longestSnore = 4.0
 
     /// Runs in the snore band within `range` above the local floor (as `BoundaryRefiner` finds
-    /// snoring's edges), `shortest` to `longestSnore` long and clear of `others`.
+    /// snoring's edges), `shortest` to `longestSnore` long and clear of `others`. With
+    /// `orMidBand`, runs of the 250–3000 Hz band above its own floor × the same factor count too:
+    /// some snorers' snores sit higher, and under a fan a snore the low band shows only 3–6 dB
+    /// over its floor can stand 11–14 dB over the mid band's.
     static func snoreBursts(in range: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent],
-                            shortest: Double = minimumSnoreCore) -> [TimeRange] {
+                            shortest: Double = minimumSnoreCore, orMidBand: Bool = false) -> [TimeRange] {
         guard frames.count > 0, range.duration > 0 else { return [] }
-        let threshold = BoundaryRefiner.threshold(.snoring, around: range, frames: frames)
+        let region = frames.frames(in: range)
+        let factor = BoundaryRefiner.factor(for: .snoring)
+        var runs = BoundaryRefiner.activeRuns(frames.low, region: region, threshold: BoundaryRefiner.threshold(
+            of: frames.low, factor: factor, around: range, frames: frames), bridge: 2)
+        if orMidBand {
+            runs = BoundaryRefiner.union(runs, BoundaryRefiner.activeRuns(frames.mid, region: region, threshold: BoundaryRefiner.threshold(
+                of: frames.mid, factor: factor, around: range, frames: frames), bridge: 2), bridge: 2)
+        }
         let time = { (i: Int) in Double(i) / FrameTrack.rate }
-        return BoundaryRefiner.activeRuns(frames.low, region: frames.frames(in: range), threshold: threshold, bridge: 2)
+        return runs
             .map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
             .filter { burst in
                 (shortest...longestSnore).contains(burst.duration) && !others.contains { $0.range.overlaps(burst) }
@@ -443,8 +453,13 @@ enum BoundaryRefiner {
     /// The level an event's band must exceed: the local floor (the chosen percentile of the
     /// frames within `context` of `span`) × the class's factor, never below `absoluteMinimum`.
     static func threshold(_ c: EventClass, around span: TimeRange, frames: FrameTrack) -> Float {
+        threshold(of: band(for: c, in: frames), factor: factor(for: c), around: span, frames: frames)
+    }
+
+    /// The same for any band of `frames` and any factor.
+    static func threshold(of band: [Float], factor: Float, around span: TimeRange, frames: FrameTrack) -> Float {
         let around = frames.frames(in: TimeRange(start: span.start - context, end: span.end + context))
-        return max(SilenceGate.percentile(Array(band(for: c, in: frames)[around]), floorPercentile) * factor(for: c), absoluteMinimum)
+        return max(SilenceGate.percentile(Array(band[around]), floorPercentile) * factor, absoluteMinimum)
     }
 
     /// The refined event(s) for a span of positive windows; the span itself when the frames show
@@ -503,6 +518,20 @@ enum BoundaryRefiner {
             }
         }
         return runs
+    }
+
+    /// Two lists of runs as one, in order, runs that overlap or lie at most `bridge` frames
+    /// apart joined.
+    static func union(_ a: [Range<Int>], _ b: [Range<Int>], bridge: Int) -> [Range<Int>] {
+        var joined: [Range<Int>] = []
+        for run in (a + b).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = joined.last, run.lowerBound - last.upperBound <= bridge {
+                joined[joined.count - 1] = last.lowerBound..<max(last.upperBound, run.upperBound)
+            } else {
+                joined.append(run)
+            }
+        }
+        return joined
     }
 
     /// Frames between two cough onsets at the least (0.30 s: in CoughSeg's hand-marked coughs
