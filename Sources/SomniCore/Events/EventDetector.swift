@@ -224,13 +224,12 @@ public enum EventDetector {
                             shortest: Double = minimumSnoreCore, orMidBand: Bool = false) -> [TimeRange] {
         guard frames.count > 0, range.duration > 0 else { return [] }
         let region = frames.frames(in: range)
-        let factor = BoundaryRefiner.factor(for: .snoring)
-        var runs = BoundaryRefiner.activeRuns(frames.low, region: region, threshold: BoundaryRefiner.threshold(
-            of: frames.low, factor: factor, around: range, frames: frames), bridge: 2)
-        if orMidBand {
-            runs = BoundaryRefiner.union(runs, BoundaryRefiner.activeRuns(frames.mid, region: region, threshold: BoundaryRefiner.threshold(
-                of: frames.mid, factor: factor, around: range, frames: frames), bridge: 2), bridge: 2)
+        func runs(_ band: [Float]) -> [Range<Int>] {
+            let threshold = BoundaryRefiner.threshold(of: band, factor: BoundaryRefiner.factor(for: .snoring),
+                                                      around: range, frames: frames)
+            return BoundaryRefiner.activeRuns(band, region: region, threshold: threshold, bridge: 2)
         }
+        let runs = orMidBand ? BoundaryRefiner.union(runs(frames.low), runs(frames.mid), bridge: 2) : runs(frames.low)
         let time = { (i: Int) in Double(i) / FrameTrack.rate }
         return runs
             .map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
