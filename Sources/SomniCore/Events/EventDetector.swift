@@ -223,16 +223,19 @@ public enum EventDetector {
     static func snoreBursts(in range: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent],
                             shortest: Double = minimumSnoreCore, orMidBand: Bool = false) -> [TimeRange] {
         guard frames.count > 0, range.duration > 0 else { return [] }
-        let region = frames.frames(in: range)
-        func runs(_ band: [Float]) -> [Range<Int>] {
+        let region = frames.frames(in: range), bridge = 2
+        func bursts(_ band: [Float]) -> [TimeRange] {
             let threshold = BoundaryRefiner.threshold(of: band, factor: BoundaryRefiner.factor(for: .snoring),
                                                       around: range, frames: frames)
-            return BoundaryRefiner.activeRuns(band, region: region, threshold: threshold, bridge: 2)
+            return BoundaryRefiner.activeRuns(band, region: region, threshold: threshold, bridge: bridge).map {
+                TimeRange(start: Double($0.lowerBound) / FrameTrack.rate, end: Double($0.upperBound) / FrameTrack.rate)
+            }
         }
-        let runs = orMidBand ? BoundaryRefiner.union(runs(frames.low), runs(frames.mid), bridge: 2) : runs(frames.low)
-        let time = { (i: Int) in Double(i) / FrameTrack.rate }
-        return runs
-            .map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
+        // The two bands' runs joined as each band's own are: at most `bridge` frames apart.
+        let found = orMidBand
+            ? SilenceGate.union(bursts(frames.low), bursts(frames.mid), mergeGap: (Double(bridge) + 0.5) / FrameTrack.rate)
+            : bursts(frames.low)
+        return found
             .filter { burst in
                 (shortest...longestSnore).contains(burst.duration) && !others.contains { $0.range.overlaps(burst) }
             }
@@ -259,15 +262,8 @@ public enum EventDetector {
     /// `sure`: the ranges of the windows that reached the full threshold for snoring, in order.
     static func withoutLoneSnores(_ events: [DetectedEvent], sure: [TimeRange]) -> [DetectedEvent] {
         // Consecutive windows overlap by half; one that falls short between two sure ones
-        // leaves them touching, and so apart.
-        var runs: [TimeRange] = []
-        for r in sure {
-            if let last = runs.last, r.start < last.end - 0.1 {
-                runs[runs.count - 1].end = max(last.end, r.end)
-            } else {
-                runs.append(r)
-            }
-        }
+        // leaves them touching, and so apart: only windows overlapping by more than 0.1 s join.
+        let runs = SilenceGate.merged(sure, gap: -0.1)
         let lone = episodes(of: events).filter { episode in
             let span = TimeRange(start: episode.start, end: episode.end)
             let heard = runs.filter { $0.overlaps(span) }
@@ -517,20 +513,6 @@ enum BoundaryRefiner {
             }
         }
         return runs
-    }
-
-    /// Two lists of runs as one, in order, runs that overlap or lie at most `bridge` frames
-    /// apart joined.
-    static func union(_ a: [Range<Int>], _ b: [Range<Int>], bridge: Int) -> [Range<Int>] {
-        var joined: [Range<Int>] = []
-        for run in (a + b).sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = joined.last, run.lowerBound - last.upperBound <= bridge {
-                joined[joined.count - 1] = last.lowerBound..<max(last.upperBound, run.upperBound)
-            } else {
-                joined.append(run)
-            }
-        }
-        return joined
     }
 
     /// Frames between two cough onsets at the least (0.30 s: in CoughSeg's hand-marked coughs
