@@ -2,7 +2,8 @@
 # Night-level figures of the learned classifier against the heuristic baseline (issue 3, item 6):
 # synthesised nights built only from the held-out part of ../shared/data ('somni synth --split
 # test', the same rule 'somni train --split shared-data' keeps out of training), analysed with
-# each classifier and scored with 'somni evaluate''s default protocol.
+# each classifier and scored with 'somni evaluate''s default protocol, with recall by level
+# (each reference's rise over its background) beside the scores.
 #
 #   scripts/evaluate-default-model.sh [DATA_DIR] [MODEL]
 #   HOURS=8 SEED=1 WORK=/tmp/somni-eval scripts/evaluate-default-model.sh
@@ -35,7 +36,7 @@ for night in quiet fan noise-only; do
     "$SOMNI" analyze "$WORK/$night.flac" --out "$WORK/$night-$classifier.night" --classifier "$classifier" \
       "${extra[@]}" --json > /dev/null
     echo "== $night night ($HOURS h, seed $SEED), $classifier classifier, analysed in $(( $(date +%s) - start )) s =="
-    "$SOMNI" evaluate --reference "$WORK/$night.csv" "$WORK/$night-$classifier.night"
+    "$SOMNI" evaluate --reference "$WORK/$night.csv" "$WORK/$night-$classifier.night" --audio "$WORK/$night.flac"
   done
 done
 echo "Nights and results are in $WORK"

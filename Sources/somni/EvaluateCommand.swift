@@ -1,4 +1,5 @@
 import Foundation
+import SomniAudio
 import SomniCore
 
 struct EvaluateCommand: Command {
@@ -22,6 +23,10 @@ struct EvaluateCommand: Command {
                             cough, or the aliases snore, sleeptalk, sleep-talk, speech, coughing)
       --duration SEC        length of the recording in seconds (required for a found CSV;
                             overrides session.json's)
+      --audio FILE          the recording itself: adds recall by level, each scored reference
+                            binned by how far it rises over the background around it in its
+                            class's band (snoring 40-400 Hz, talk and coughs 250-3000 Hz), so
+                            a night's score shows where the detector stops hearing
       --json                print the report as JSON instead of a table
       --collar CLASS=SEC    onset collar for a class (repeatable)
       --segment CLASS=SEC   segment length for a class (repeatable)
@@ -33,12 +38,14 @@ struct EvaluateCommand: Command {
     var nightPath: String
     var json: Bool
     var duration: Double?
+    var audioPath: String?
     var rules: EvaluationProtocol
 
     init(_ a: inout Arguments) throws {
         guard let reference = try a.option("--reference") else { throw UsageError("--reference REF.csv is required") }
         referencePath = reference
         json = a.flag("--json")
+        audioPath = try a.option("--audio")
         duration = try a.option("--duration", as: Double.self)
         if let d = duration, !(d.isFinite && d > 0) { throw UsageError("--duration takes a positive number of seconds") }
         var rules = EvaluationProtocol.somniDefault
@@ -65,6 +72,20 @@ struct EvaluateCommand: Command {
         do { return try ReferenceCSV.parse(text) } catch let e as SomniError {
             throw SomniError(e.code, "\(path): \(e.message)", cause: e)
         }
+    }
+
+    /// The feature loop's 50 ms band levels over the whole recording, decoded in blocks.
+    private static func frames(of url: URL) throws -> FrameTrack {
+        let decoder = try AudioDecoder(url: url)
+        let extractor = FeatureExtractor(keepsZeroCrossingRate: false)
+        if let seconds = decoder.expectedDuration { extractor.reserveCapacity(seconds: seconds) }
+        var block = [Float](repeating: 0, count: 16_384)
+        while case let n = try block.withUnsafeMutableBufferPointer({ try decoder.read(into: $0) }), n > 0 {
+            block.withUnsafeBufferPointer { extractor.process(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+        }
+        extractor.finish()
+        for w in decoder.warnings { printError("somni evaluate: warning: \(w)") }
+        return extractor.frames
     }
 
     private static func repeated(_ a: inout Arguments, _ name: String) throws -> [String] {
@@ -109,7 +130,16 @@ struct EvaluateCommand: Command {
             found = session.events.map(ReferenceEvent.init)
             recordingLength = duration ?? session.duration
         }
-        let report = Evaluator.evaluate(reference: reference, found: found, duration: recordingLength, protocol: rules)
+        var report = Evaluator.evaluate(reference: reference, found: found, duration: recordingLength, protocol: rules)
+        if let audioPath {
+            let frames = try Self.frames(of: URL(fileURLWithPath: audioPath))
+            let seconds = Double(frames.count) / FrameTrack.rate
+            if abs(seconds - recordingLength) > 1 {
+                printError(String(format: "somni evaluate: warning: %@ is %.1f s long, the night %.1f s: is it the same recording?",
+                                  audioPath, seconds, recordingLength))
+            }
+            report.levels = Evaluator.recallByLevel(reference: reference, found: found, frames: frames, protocol: rules)
+        }
         if json {
             print(String(decoding: try report.jsonData(), as: UTF8.self))
         } else {

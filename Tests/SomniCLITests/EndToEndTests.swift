@@ -30,6 +30,24 @@ import Testing
         #expect((snoring.segments.recall ?? 0) >= 0.9, "snoring time: \(snoring.segments)")
         #expect(snoring.falseEventsPerHour <= 10, "false snoring episodes per hour: \(snoring.falseEventsPerHour)")
 
+        // Given the recording, evaluate bins every scored reference by its level: the bins add up
+        // to the scored references and the found ones to the event-based true positives.
+        let withLevels = try CLI.run(["evaluate", "--reference", reference.path, night.path, "--audio", audio.path, "--json"])
+        #expect(withLevels.status == 0, "\(withLevels.stderr)")
+        let levelled = try JSONDecoder().decode(EvaluationReport.self, from: Data(withLevels.stdout.utf8))
+        let levels = try #require(levelled.levels)
+        for c in levelled.classes {
+            let l = try #require(levels.first { $0.eventClass == c.eventClass })
+            #expect(l.bins.reduce(0) { $0 + $1.referenceCount } + l.unmeasuredCount == c.scoredReferenceCount)
+            #expect(l.bins.reduce(0) { $0 + $1.foundCount } == c.events.truePositives)
+        }
+        // A quiet bedroom: every snoring episode rises well clear of the room.
+        let snoringLevels = try #require(levels.first { $0.eventClass == .snoring })
+        #expect(snoringLevels.bins.dropLast(2).allSatisfy { $0.referenceCount == 0 }, "\(snoringLevels.bins)")
+        let missingAudio = try CLI.run(["evaluate", "--reference", reference.path, night.path, "--audio", dir.appendingPathComponent("gone.wav").path])
+        #expect(missingAudio.status != 0)
+        #expect(missingAudio.stderr.split(separator: "\n").count == 1 && missingAudio.stderr.contains("gone.wav"), "\(missingAudio.stderr)")
+
         // The night folder holds what session.json promises.
         let session = try Session.load(from: night.appendingPathComponent("session.json"))
         #expect(!session.events.isEmpty)

@@ -168,4 +168,79 @@ import Testing
         #expect(result(noCoughs, .cough).events.recall == 0)
         #expect(result(noCoughs, .sleepTalk).events.f1 == 1)
     }
+
+    // MARK: recall by level
+
+    /// A track of `seconds` whose every band sits at `rms`, with `loud` stretches set higher.
+    private func frames(seconds: Double, rms: Float, loud: [(start: Double, end: Double, rms: Float)]) -> FrameTrack {
+        var band = [Float](repeating: rms, count: Int(seconds * FrameTrack.rate))
+        for l in loud {
+            for i in Int(l.start * FrameTrack.rate)..<Int(l.end * FrameTrack.rate) { band[i] = l.rms }
+        }
+        return FrameTrack(raw: band, low: band, mid: band, zcr: [])
+    }
+    private func levels(_ all: [LevelRecall], _ c: EventClass) -> LevelRecall { all.first { $0.eventClass == c }! }
+
+    @Test func riseIsTheEventsPowerOverItsBackgroundInDecibels() {
+        // Background power 1e-4; an event of power 1e-3 rises 10·log10(9) = 9.54 dB, one of 2e-4 0 dB.
+        #expect(abs(Evaluator.rise(peak: 1e-3, background: 1e-4) - 9.542) < 0.001)
+        #expect(abs(Evaluator.rise(peak: 2e-4, background: 1e-4)) < 1e-9)
+        // No louder than the background: the floor of −30 dB; around digital silence: very high.
+        #expect(Evaluator.rise(peak: 1e-4, background: 1e-4) == -30)
+        #expect(Evaluator.rise(peak: 1e-4, background: 0) > 60)
+    }
+
+    @Test func referencesAreBinnedByRiseAndCountedFoundWhenMatched() {
+        let loud = event(.cough, 100, 100.5), faint = event(.cough, 200, 200.5), lost = event(.cough, 300, 300.5)
+        let track = frames(seconds: 600, rms: 0.01, loud: [(100, 100.5, 0.01 * Float(10).squareRoot()), (200, 200.5, 0.01 * Float(2).squareRoot()),
+                                                          (300, 300.5, 0.1)])
+        // Only the loud cough is found; the faint one (0 dB) and the 20 dB one are missed.
+        let all = Evaluator.recallByLevel(reference: [loud, faint, lost], found: [loud], frames: track)
+        let cough = levels(all, .cough)
+        #expect(cough.bandHz == 250...3000)
+        let byBin = cough.bins.map { [$0.foundCount, $0.referenceCount] }
+        // Bins: < 3, 3–6, 6–9, 9–12, 12–18, ≥ 18 dB.
+        #expect(byBin == [[0, 1], [0, 0], [0, 0], [1, 1], [0, 0], [0, 1]])
+        #expect(cough.bins[3].recall == 1 && cough.bins[0].recall == 0 && cough.bins[1].recall == nil)
+        #expect(levels(all, .snoring).bins.allSatisfy { $0.referenceCount == 0 })
+    }
+
+    @Test func aSnoringEpisodeTakesTheMedianRiseOfItsSnoresAndIsOneUnit() {
+        // Three snores 4 s apart (one episode) rising 0, 9.5 and 20 dB: the episode reads 9.5 dB.
+        let snores = [event(.snoring, 50, 51), event(.snoring, 55, 56), event(.snoring, 60, 61)]
+        let track = frames(seconds: 300, rms: 0.01, loud: [(50, 51, 0.01 * Float(2).squareRoot()), (55, 56, 0.01 * Float(10).squareRoot()),
+                                                          (60, 61, 0.1)])
+        let snoring = levels(Evaluator.recallByLevel(reference: snores, found: [event(.snoring, 50.5, 60)], frames: track), .snoring)
+        #expect(snoring.bins.map { $0.referenceCount } == [0, 0, 0, 1, 0, 0])
+        #expect(snoring.bins[3].foundCount == 1)
+        #expect(snoring.bandHz == 40...400)
+    }
+
+    @Test func theBackgroundLeavesOutOtherEventsAndLooksOnlyNearby() {
+        // A cough (power 1e-3) between two long loud talks, in a stretch whose background is 1e-4
+        // while the rest of the night is at 1e-6. Counting the talks as background would read
+        // the cough below it; counting the far quiet would read it 30 dB up. Right: 9.5 dB.
+        let cough = event(.cough, 200, 200.5)
+        let talks = [event(.sleepTalk, 140.5, 199.5), event(.sleepTalk, 201, 259)]
+        let track = frames(seconds: 600, rms: 0.001, loud: [(130, 270, 0.01), (140.5, 199.5, 0.1), (201, 259, 0.1),
+                                                           (200, 200.5, 0.01 * Float(10).squareRoot())])
+        let all = Evaluator.recallByLevel(reference: [cough] + talks, found: [], frames: track)
+        #expect(levels(all, .cough).bins.map { $0.referenceCount } == [0, 0, 0, 1, 0, 0])
+        // Past the end of the audio: not measured, and said so.
+        let late = Evaluator.recallByLevel(reference: [event(.cough, 700, 701)], found: [], frames: track)
+        #expect(levels(late, .cough).unmeasuredCount == 1)
+        #expect(levels(late, .cough).bins.allSatisfy { $0.referenceCount == 0 })
+    }
+
+    @Test func levelsAppearInTheTextAndRoundTripThroughJSON() throws {
+        let track = frames(seconds: 120, rms: 0.01, loud: [(10, 10.5, 0.1)])
+        let ref = [event(.cough, 10, 10.5)]
+        var report = Evaluator.evaluate(reference: ref, found: ref, duration: 120)
+        #expect(!report.text().contains("Recall by level"))
+        report.levels = Evaluator.recallByLevel(reference: ref, found: ref, frames: track)
+        #expect(report.text().contains("Recall by level"))
+        #expect(report.text().contains("cough      250-3000 Hz"))
+        let decoded = try JSONDecoder().decode(EvaluationReport.self, from: report.jsonData())
+        #expect(decoded == report)
+    }
 }

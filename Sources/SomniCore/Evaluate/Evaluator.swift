@@ -48,6 +48,8 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
     public var totalEvents: DetectionScores
     public var totalSegments: DetectionScores
     public var falseEventsPerHour: Double
+    /// Recall by each reference's rise above its background, when the recording was given.
+    public var levels: [LevelRecall]?
 
     public func jsonData() throws -> Data {
         let encoder = JSONEncoder()
@@ -93,7 +95,35 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
             }
             lines.append(rule)
         }
+        if let levels { lines += levelLines(levels) }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Found / scored references in each level bin, a line per class.
+    private func levelLines(_ levels: [LevelRecall]) -> [String] {
+        func dB(_ v: Double) -> String { String(format: "%g", v) }
+        let names = (levels.first?.bins ?? []).map { b -> String in
+            switch (b.fromDB, b.toDB) {
+            case (nil, let to?): "< \(dB(to)) dB"
+            case (let from?, nil): ">= \(dB(from)) dB"
+            case (let from?, let to?): "\(dB(from))-\(dB(to)) dB"
+            case (nil, nil): "all"
+            }
+        }
+        func row(_ first: String, _ second: String, _ rest: [String]) -> String {
+            first.padding(toLength: 11, withPad: " ", startingAt: 0) + second.padding(toLength: 12, withPad: " ", startingAt: 0)
+                + rest.map { String(repeating: " ", count: max(0, 10 - $0.count)) + $0 }.joined()
+        }
+        var lines = ["", "Recall by level: found / reference, by each reference's rise over its background in its band",
+                     "(loudest 250 ms against the median of event-free 50 ms frames within 60 s; snoring by episode)",
+                     row("class", "band", names)]
+        for l in levels {
+            let band = String(format: "%g-%g Hz", l.bandHz.lowerBound, l.bandHz.upperBound)
+            var line = row(l.eventClass.rawValue, band, l.bins.map { "\($0.foundCount)/\($0.referenceCount)" })
+            if l.unmeasuredCount > 0 { line += "  (\(l.unmeasuredCount) past the audio's end)" }
+            lines.append(line)
+        }
+        return lines
     }
 }
 
@@ -144,6 +174,14 @@ public enum Evaluator {
     /// and the offset rule, so one reference never takes two found events.
     static func eventScores(reference: [ReferenceEvent], found: [ReferenceEvent],
                             settings: ClassProtocol) -> DetectionScores {
+        let matches = eventMatching(reference: reference, found: found, settings: settings).count { $0 != nil }
+        return DetectionScores(truePositives: matches, falsePositives: found.count - matches,
+                               falseNegatives: reference.count - matches)
+    }
+
+    /// The found event each reference is matched to in the event-based scoring (nil: missed).
+    static func eventMatching(reference: [ReferenceEvent], found: [ReferenceEvent],
+                              settings: ClassProtocol) -> [Int?] {
         let foundStarts = found.map(\.start)
         let adjacency: [[Int]] = reference.map { r in
             let offsetTolerance = max(settings.collar, settings.offsetShareOfLength * r.duration)
@@ -155,9 +193,7 @@ public enum Evaluator {
             }
             return candidates
         }
-        let matches = maximumMatchingSize(adjacency: adjacency, rightCount: found.count)
-        return DetectionScores(truePositives: matches, falsePositives: found.count - matches,
-                               falseNegatives: reference.count - matches)
+        return maximumMatching(adjacency: adjacency, rightCount: found.count).map { $0 < 0 ? nil : $0 }
     }
 
     /// Segment-based counts: a segment is active for a side when any of its events overlaps it.
@@ -207,14 +243,13 @@ public enum Evaluator {
         return low
     }
 
-    /// Size of a maximum bipartite matching (augmenting paths found breadth-first, so deep chains
-    /// need no recursion).
-    static func maximumMatchingSize(adjacency: [[Int]], rightCount: Int) -> Int {
+    /// A maximum bipartite matching, as the right vertex of each left one (−1: unmatched).
+    /// Augmenting paths are found breadth-first, so deep chains need no recursion.
+    static func maximumMatching(adjacency: [[Int]], rightCount: Int) -> [Int] {
         var matchOfRight = [Int](repeating: -1, count: rightCount)
         var matchOfLeft = [Int](repeating: -1, count: adjacency.count)
         var visitedBy = [Int](repeating: -1, count: rightCount)
         var reachedFrom = [Int](repeating: -1, count: rightCount)
-        var size = 0
         var queue: [Int] = []
         for root in adjacency.indices where !adjacency[root].isEmpty {
             queue.removeAll(keepingCapacity: true)
@@ -240,8 +275,7 @@ public enum Evaluator {
                 matchOfRight[right] = left
                 right = previous
             }
-            size += 1
         }
-        return size
+        return matchOfLeft
     }
 }
