@@ -26,6 +26,9 @@ struct SynthCommand: Command {
       --scene S           quiet | fan | street (default quiet)
       --background DB     RMS level of the scene's background in dBFS (default: per scene)
       --noise-only        background and bedroom sounds only, no snoring, talk or coughs
+      --talk-per-hour N   sleep-talk utterances per hour (default 4; 0 for none)
+      --cough-bouts-per-hour N
+                          bouts of 1-4 coughs per hour (default 3; 0 for none)
       --data DIR          draw snores, words, coughs, doors, traffic and noise beds from a data
                           folder laid out like ../shared/data (default: generated sounds)
       --split S           test | train | all: which part of --data to use (default test)
@@ -50,6 +53,8 @@ struct SynthCommand: Command {
         configuration.seed = try a.option("--seed", as: UInt64.self) ?? 1
         configuration.backgroundLevel = try a.option("--background", as: Double.self)
         configuration.noiseOnly = a.flag("--noise-only")
+        if let rate = try a.option("--talk-per-hour", as: Double.self) { configuration.speechPerHour = rate }
+        if let rate = try a.option("--cough-bouts-per-hour", as: Double.self) { configuration.coughBoutsPerHour = rate }
         if let scene = try a.option("--scene") {
             guard let s = NightConfiguration.Scene(rawValue: scene) else {
                 throw UsageError("--scene takes quiet, fan or street, not '\(scene)'")
@@ -69,6 +74,10 @@ struct SynthCommand: Command {
         }
         if let level = configuration.backgroundLevel, !(level.isFinite && level <= 0 && level >= -120) {
             throw UsageError("--background takes a level in dBFS between -120 and 0")
+        }
+        for (flag, rate) in [("--talk-per-hour", configuration.speechPerHour), ("--cough-bouts-per-hour", configuration.coughBoutsPerHour)]
+        where !(rate.isFinite && rate >= 0 && rate <= 3600) {
+            throw UsageError("\(flag) takes a number of events per hour from 0 to 3600")
         }
         try configuration.validate()
         guard synthSinkFactories[format] != nil else {

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// `somni synth`'s event rates: nights of snoring alone (for training on snores at night levels,
+/// or measuring snoring without talk and coughs), or busier ones.
+@Suite struct SynthCommandTests {
+    private func classes(in csv: URL) throws -> [String: Int] {
+        let lines = try String(contentsOf: csv, encoding: .utf8).split(whereSeparator: \.isNewline).dropFirst()
+        return Dictionary(lines.map { (String($0.split(separator: ",").last ?? ""), 1) }, uniquingKeysWith: +)
+    }
+
+    @Test func talkAndCoughRatesSetHowManyArePlanted() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let quietOnes = dir.appendingPathComponent("snoring-only.wav")
+        let none = try CLI.run(["synth", "--out", quietOnes.path, "--hours", "0.5", "--seed", "4",
+                                "--talk-per-hour", "0", "--cough-bouts-per-hour", "0"])
+        #expect(none.status == 0, "\(none.stderr)")
+        let alone = try classes(in: dir.appendingPathComponent("snoring-only.csv"))
+        #expect(alone["sleep_talk"] == nil && alone["cough"] == nil, "\(alone)")
+        #expect((alone["snoring"] ?? 0) > 50, "\(alone)")
+
+        let busy = dir.appendingPathComponent("busy.wav")
+        let many = try CLI.run(["synth", "--out", busy.path, "--hours", "0.5", "--seed", "4",
+                                "--talk-per-hour", "40", "--cough-bouts-per-hour", "20"])
+        #expect(many.status == 0, "\(many.stderr)")
+        let counted = try classes(in: dir.appendingPathComponent("busy.csv"))
+        // Half an hour at 40 utterances and 20 bouts (of 1–4 coughs) an hour.
+        #expect((counted["sleep_talk"] ?? 0) >= 15, "\(counted)")
+        #expect((counted["cough"] ?? 0) >= 10, "\(counted)")
+    }
+
+    @Test func aNegativeRateIsAUsageError() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try CLI.run(["synth", "--out", dir.appendingPathComponent("n.wav").path, "--talk-per-hour", "-1"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("--talk-per-hour"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.wav").path))
+    }
+}
