@@ -52,11 +52,12 @@ func runNightBenchmark(hours: Double, classifiers: [String], rounds: Int = 1) th
     try FileManager.default.createDirectory(at: nights, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: nights) }
     var run = 0
-    func analyse(_ file: URL, _ classifier: String, pinned: Bool, speculating: Bool = true) throws -> [String: Double] {
+    func analyse(_ file: URL, _ classifier: String, pinned: Bool, speculating: Bool = true, keepsClips: Bool = true) throws -> [String: Double] {
         run += 1
         // Pinned, the analysis is told it has one core, as it would be on a one-core machine.
         return try child(["_analyze", file.path, classifier, nights.appendingPathComponent("\(run)").path,
-                          "\(pinned ? 1 : cores)", speculating ? "speculating" : "plain"], pinned: pinned)
+                          "\(pinned ? 1 : cores)", speculating ? "speculating" : "plain", keepsClips ? "clips" : "no-clips"],
+                         pinned: pinned)
     }
     /// Every step's runs, in the order the steps were first made; the rounds interleave the
     /// steps, so a slow spell of the machine falls on all of them.
@@ -70,6 +71,11 @@ func runNightBenchmark(hours: Double, classifiers: [String], rounds: Int = 1) th
             record(file, "decode only, one core", key: "seconds", try child(["_decode", file.path], pinned: true))
             for c in classifiers {
                 record(file, "analyze (\(c)), one core", key: "seconds", try analyse(file, c, pinned: true))
+                // What the clips cost: `somni analyze --no-clips`, for nights analysed for their figures.
+                if c == "model" {
+                    record(file, "analyze (\(c)), no clips, one core", key: "seconds",
+                           try analyse(file, c, pinned: true, keepsClips: false))
+                }
                 let spread = try analyse(file, c, pinned: false)
                 record(file, "analyze (\(c)), \(cores) cores", key: "wallSeconds", spread)
                 if (spread["speculation.windowsClassified"] ?? 0) > 0 {
@@ -157,9 +163,10 @@ func childDecode(_ path: String) throws {
           "audioSeconds": Double(total) / Double(analysisSampleRate), "peakMB": Double(peakResidentMegabytes())])
 }
 
-/// `_analyze FILE CLASSIFIER FOLDER [WORKERS [speculating|plain]]`: the whole morning pass into a
+/// `_analyze FILE CLASSIFIER FOLDER [WORKERS [speculating|plain [clips|no-clips]]]`: the whole morning pass into a
 /// new night folder, which the caller removes.
-func childAnalyze(_ path: String, classifier: String, into folderPath: String, workers: Int?, speculating: Bool) throws {
+func childAnalyze(_ path: String, classifier: String, into folderPath: String, workers: Int?, speculating: Bool,
+                  keepsClips: Bool) throws {
     let folder = URL(fileURLWithPath: folderPath)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let start = Date()
@@ -169,7 +176,7 @@ func childAnalyze(_ path: String, classifier: String, into folderPath: String, w
     var stageStarts: [String: Double] = [:]
     var speculation = SpeculationCounts()
     func run<C: SoundClassifier>(_ classifier: C) throws -> Session {
-        var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: MP3ClipEncoder())
+        var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: keepsClips ? MP3ClipEncoder() : nil)
         if let workers { analyzer.workers = workers }
         analyzer.speculates = speculating
         defer { speculation = analyzer.speculation }

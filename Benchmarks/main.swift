@@ -11,7 +11,8 @@ do {
     case "_analyze":
         try childAnalyze(arguments[1], classifier: arguments[2], into: arguments[3],
                          workers: arguments.count > 4 ? Int(arguments[4]) : nil,
-                         speculating: arguments.count > 5 ? arguments[5] != "plain" : true)
+                         speculating: arguments.count > 5 ? arguments[5] != "plain" : true,
+                         keepsClips: arguments.count > 6 ? arguments[6] != "no-clips" : true)
     case "night":
         let hours = arguments.count > 1 ? Double(arguments[1]) ?? 8 : 8
         try runNightBenchmark(hours: hours, classifiers: ["model", "heuristic"],

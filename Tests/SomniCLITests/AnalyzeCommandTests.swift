@@ -141,6 +141,27 @@ import Testing
     }
 }
 
+/// `--no-clips`: the same events and summary, no clips written or named.
+@Suite struct AnalyzeWithoutClipsTests {
+    @Test func noClipsGivesTheSameEventsAndNoClipFolder() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        #expect(try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "6"]).status == 0)
+        let with = dir.appendingPathComponent("with.night"), without = dir.appendingPathComponent("without.night")
+        let a = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--out", with.path])
+        let b = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--out", without.path, "--no-clips"])
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+        let kept = try Session.load(from: with.appendingPathComponent("session.json"))
+        let bare = try Session.load(from: without.appendingPathComponent("session.json"))
+        #expect(!kept.events.isEmpty && kept.events.allSatisfy { $0.clip != nil })
+        #expect(bare.events.map { [$0.start, $0.end] } == kept.events.map { [$0.start, $0.end] })
+        #expect(bare.events.allSatisfy { $0.clip == nil })
+        #expect(!FileManager.default.fileExists(atPath: without.appendingPathComponent("clips").path))
+        #expect(FileManager.default.fileExists(atPath: without.appendingPathComponent("envelope.bin").path))
+    }
+}
+
 /// Without --out a night lands in the store, where the other commands find it.
 @Suite struct AnalyzeIntoStoreTests {
     @Test func analysedNightIsSavedInTheStoreAndListed() throws {
