@@ -383,6 +383,22 @@ import Testing
         #expect(snoring(heard: heard, missed: [], higher: [2, 6]).allSatisfy { $0.start >= 10 })
     }
 
+    @Test func faintSnoresOverAFanStillBridge() {
+        // Missed snores at 22 and 26 s rising 1.7 × over the floor in both bands, as a quiet
+        // snorer's do under a fan: they carry the chain. At 1.3 × they are the fan's own wobble.
+        let heard = [10.0, 14, 18, 30, 34, 38]
+        func detect(faint: Float) -> [DetectedEvent] {
+            var frames = EventTests.track(seconds: 80, bursts: heard.map { ($0, $0 + 1) })
+            for t in [22.0, 26] {
+                for i in Int(t * 20)..<Int((t + 1) * 20) { frames.low[i] = 0.001 * faint; frames.mid[i] = 0.001 * faint }
+            }
+            let windows = EventTests.windows(seconds: 80, labelled: heard.map { ($0, $0 + 1, "snoring", 0.9) })
+            return EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 80)
+        }
+        #expect(EventDetector.episodes(of: detect(faint: 1.7)).count == 1)
+        #expect(EventDetector.episodes(of: detect(faint: 1.3)).count == 2)
+    }
+
     @Test func aSnoreThatPeaksAboveTheFloorForOneFrameStillBridges() {
         let heard = [10.0, 14, 18, 34, 38, 42]
         // 24 → 34 s is a step of 10 s: the chain breaks without the snore at 28.5 s.

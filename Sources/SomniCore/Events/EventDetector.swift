@@ -160,6 +160,8 @@ public enum EventDetector {
     /// no episode.
     /// Within a chain a single frame above the floor is enough: under a fan, a quieter snore
     /// of the train may rise above it only at its peak, and without it the chain broke.
+    /// A burst here needs `bridgeFactor` × the band's local floor, not the 2 × that places a
+    /// snore's edges.
     static func bridgedSnores(_ events: [DetectedEvent], windows: [WindowLabels], frames: FrameTrack,
                               gap: Double = 10) -> [DetectedEvent] {
         let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
@@ -169,7 +171,7 @@ public enum EventDetector {
             var chain: [TimeRange] = []
             var last = a.end
             for burst in snoreBursts(in: TimeRange(start: a.end, end: b.start), frames: frames, apartFrom: others,
-                                     shortest: 0, orMidBand: true) {
+                                     shortest: 0, orMidBand: true, factor: bridgeFactor) {
                 guard burst.start - last < gap else { break }
                 chain.append(burst); last = burst.end
             }
@@ -211,21 +213,29 @@ public enum EventDetector {
     /// two room-noise bursts for first snores, 7 s early (13–14 dB under the quietest).
     static let leadingSnoreShare: Float = 0.25
 
+    /// How far over the local floor (its 20th percentile, in RMS) a burst must rise to carry a
+    /// chain between two found trains. Under a fan the snores of a quiet snorer rise 3–6 dB
+    /// over the background (`somni evaluate --audio`), where 2 × (6 dB over that floor) lost
+    /// them and split the episode. A fan's own 50 ms frames seldom reach 1.5 ×, and a chain
+    /// breaks at the first 10 s without a burst, so the fan alone does not carry one.
+    static let bridgeFactor: Float = 1.5
+
     /// A snore is one breath in: a longer burst in the snore band found without the classifier
     /// is a rumble (traffic, a lorry), not a snore.
     public static let longestSnore = 4.0
 
     /// Runs in the snore band within `range` above the local floor (as `BoundaryRefiner` finds
-    /// snoring's edges), `shortest` to `longestSnore` long and clear of `others`. With
+    /// snoring's edges), `shortest` to `longestSnore` long and clear of `others`, above `factor` × the local floor. With
     /// `orMidBand`, runs of the 250–3000 Hz band above its own floor × the same factor count too:
     /// some snorers' snores sit higher, and under a fan a snore the low band shows only 3–6 dB
     /// over its floor can stand 11–14 dB over the mid band's.
     static func snoreBursts(in range: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent],
-                            shortest: Double = minimumSnoreCore, orMidBand: Bool = false) -> [TimeRange] {
+                            shortest: Double = minimumSnoreCore, orMidBand: Bool = false,
+                            factor: Float = BoundaryRefiner.factor(for: .snoring)) -> [TimeRange] {
         guard frames.count > 0, range.duration > 0 else { return [] }
         let region = frames.frames(in: range), bridge = 2
         func bursts(_ band: [Float]) -> [TimeRange] {
-            let threshold = BoundaryRefiner.threshold(of: band, factor: BoundaryRefiner.factor(for: .snoring),
+            let threshold = BoundaryRefiner.threshold(of: band, factor: factor,
                                                       around: range, frames: frames)
             return BoundaryRefiner.activeRuns(band, region: region, threshold: threshold, bridge: bridge).map {
                 TimeRange(start: Double($0.lowerBound) / FrameTrack.rate, end: Double($0.upperBound) / FrameTrack.rate)
