@@ -46,10 +46,12 @@ public struct HeuristicClassifier: SoundClassifier, Sendable {
         frameLength = max(sampleRate / 20, 1)
         let rate = Double(max(sampleRate, 20))
         let top = 0.45 * rate
+        func band(_ hz: ClosedRange<Double>) -> [Biquad] {
+            Biquad.butterworthBand(low: hz.lowerBound, high: min(hz.upperBound, top), sampleRate: rate)
+        }
         bands = FilterBank(chains: [
-            Biquad.butterworthBand(low: 40, high: min(400, top), sampleRate: rate),
-            Biquad.butterworthBand(low: 250, high: min(3000, top), sampleRate: rate),
-            Biquad.butterworth4Qs.map { Biquad.highPass(cutoff: min(3000, top), q: $0, sampleRate: rate) },
+            band(FrameTrack.lowBand), band(FrameTrack.midBand),
+            Biquad.butterworth4Qs.map { Biquad.highPass(cutoff: min(FrameTrack.midBand.upperBound, top), q: $0, sampleRate: rate) },
         ])
         let frames = (self.windowLength + frameLength - 1) / frameLength
         raw = [Float](repeating: 0, count: frames)

@@ -15,7 +15,8 @@ public struct LevelRecall: Codable, Sendable, Equatable {
     }
 
     public var eventClass: EventClass
-    /// The band the rise is measured in (Hz): 40–400 for snoring, 250–3000 for talk and coughs.
+    /// The band the rise is measured in (Hz): the snore band for snoring, the voice band for talk
+    /// and coughs, as `BoundaryRefiner` reads them.
     public var bandHz: ClosedRange<Double>
     public var bins: [Bin]
     /// Scored references (episodes for snoring) that lie past the end of the audio: not measured.
@@ -29,12 +30,6 @@ public struct LevelRecall: Codable, Sendable, Equatable {
     static let minimumBackgroundFrames = 20
     /// The loudest this many 50 ms frames (250 ms) stand for an event's level.
     static let peakFrames = 5
-
-    /// The band a class is measured in: the feature loop's snore band or voice band.
-    static func band(of eventClass: EventClass) -> (hz: ClosedRange<Double>, keyPath: KeyPath<FrameTrack, [Float]>) {
-        if eventClass == .snoring { return (40...400, \FrameTrack.low) }
-        return (250...3000, \FrameTrack.mid)
-    }
 }
 
 extension Evaluator {
@@ -57,8 +52,8 @@ extension Evaluator {
         }
         return EventClass.allCases.map { eventClass in
             let settings = rules.settings(for: eventClass)
-            let (hz, keyPath) = LevelRecall.band(of: eventClass)
-            let power = frames[keyPath: keyPath].map { Double($0) * Double($0) }
+            let hz = BoundaryRefiner.bandHz(for: eventClass)
+            let power = BoundaryRefiner.band(for: eventClass, in: frames).map { Double($0) * Double($0) }
             let quietPower = zip(power, busy).filter { !$0.1 }.map(\.0)
             let recordingBackground = median(quietPower) ?? 0
 
@@ -73,11 +68,12 @@ extension Evaluator {
                                 referenceCount: 0, foundCount: 0)
             }
             var unmeasured = 0
+            let reach = Int(LevelRecall.backgroundReach * rate)
             for (unit, match) in zip(units, matching) {
                 let members = ref.filter { $0.start >= unit.start && $0.end <= unit.end && !frameRange($0).isEmpty }
                 guard !members.isEmpty else { unmeasured += 1; continue }
-                let reach = Int(LevelRecall.backgroundReach * rate)
-                let around = max(0, frameRange(unit).lowerBound - reach)..<min(frames.count, frameRange(unit).upperBound + reach)
+                let span = frameRange(unit)
+                let around = max(0, span.lowerBound - reach)..<min(frames.count, span.upperBound + reach)
                 let nearby = around.filter { !busy[$0] }.map { power[$0] }
                 let background = nearby.count >= LevelRecall.minimumBackgroundFrames ? median(nearby)! : recordingBackground
                 let rises = members.map { e in

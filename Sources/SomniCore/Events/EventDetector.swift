@@ -225,10 +225,10 @@ public enum EventDetector {
     public static let longestSnore = 4.0
 
     /// Runs in the snore band within `range` above the local floor (as `BoundaryRefiner` finds
-    /// snoring's edges), `shortest` to `longestSnore` long and clear of `others`, above `factor` × the local floor. With
-    /// `orMidBand`, runs of the 250–3000 Hz band above its own floor × the same factor count too:
-    /// some snorers' snores sit higher, and under a fan a snore the low band shows only 3–6 dB
-    /// over its floor can stand 11–14 dB over the mid band's.
+    /// snoring's edges, `factor` × the floor), `shortest` to `longestSnore` long and clear of
+    /// `others`. With `orMidBand`, runs of the 250–3000 Hz band above its own floor × the same
+    /// factor count too: some snorers' snores sit higher, and under a fan a snore the low band
+    /// shows only 3–6 dB over its floor can stand 11–14 dB over the mid band's.
     static func snoreBursts(in range: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent],
                             shortest: Double = minimumSnoreCore, orMidBand: Bool = false,
                             factor: Float = BoundaryRefiner.factor(for: .snoring)) -> [TimeRange] {
@@ -449,10 +449,12 @@ enum BoundaryRefiner {
     static let absoluteMinimum: Float = 0.0003
 
     static func band(for c: EventClass, in frames: FrameTrack) -> [Float] {
-        switch c {
-        case .snoring: frames.low
-        case .sleepTalk, .cough: frames.mid
-        }
+        c == .snoring ? frames.low : frames.mid
+    }
+
+    /// The edges of that band, in Hz.
+    static func bandHz(for c: EventClass) -> ClosedRange<Double> {
+        c == .snoring ? FrameTrack.lowBand : FrameTrack.midBand
     }
 
     /// The level an event's band must exceed: the local floor (the chosen percentile of the

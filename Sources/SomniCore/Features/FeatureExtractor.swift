@@ -4,13 +4,17 @@ import Foundation
 public struct FrameTrack: Sendable, Equatable {
     /// Unfiltered RMS.
     public var raw: [Float] = []
-    /// RMS in the snore band, 40–400 Hz.
+    /// RMS in the snore band, `lowBand`.
     public var low: [Float] = []
-    /// RMS in the voice band, 250–3000 Hz.
+    /// RMS in the voice band, `midBand`.
     public var mid: [Float] = []
     /// Zero crossings ÷ frame length (a 1 kHz sine gives 0.125 at 16 kHz); empty when the
     /// extractor was told not to keep them.
     public var zcr: [Float] = []
+
+    /// The snore band and the voice band, in Hz (MoyiSnore's).
+    public static let lowBand: ClosedRange<Double> = 40...400
+    public static let midBand: ClosedRange<Double> = 250...3000
 
     public static let rate = 20.0
     /// Seconds per frame.
@@ -68,8 +72,10 @@ public final class FeatureExtractor {
         frameLength = self.sampleRate / 20
         let rate = Double(self.sampleRate)
         let nyquistGuard = 0.45 * rate
-        let low = Biquad.butterworthBand(low: 40, high: min(400, nyquistGuard), sampleRate: rate)
-        let mid = Biquad.butterworthBand(low: 250, high: min(3000, nyquistGuard), sampleRate: rate)
+        func band(_ hz: ClosedRange<Double>) -> [Biquad] {
+            Biquad.butterworthBand(low: hz.lowerBound, high: min(hz.upperBound, nyquistGuard), sampleRate: rate)
+        }
+        let low = band(FrameTrack.lowBand), mid = band(FrameTrack.midBand)
         bands = PipelinedBands(low: low, mid: mid)
     }
 
