@@ -8,8 +8,11 @@
 #   scripts/evaluate-default-model.sh [DATA_DIR] [MODEL]
 #   HOURS=8 SEED=1 WORK=/tmp/somni-eval scripts/evaluate-default-model.sh
 #
-# Nights: a quiet bedroom, a bedroom with a fan, and a street-side night of background and
-# bedroom sounds alone (no snoring, talk or coughs: every event found there is a false one).
+# Nights: a quiet bedroom; a bedroom with a fan, where the noise recordings (a cat, dishes, white
+# and pink noise) also take turns under the night at the fan's level; the same with one steady
+# fan alone ('steady-fan', 'somni synth --no-recorded-bed'); and a street-side night of
+# background and bedroom sounds alone (no snoring, talk or coughs: every event found there is a
+# false one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="$(cd "${1:-../shared/data}" && pwd)"
@@ -20,10 +23,11 @@ WORK="${WORK:-$(mktemp -d)}"
 mkdir -p "$WORK"
 scripts/build-release.sh --product somni >&2
 SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
-for night in quiet fan noise-only; do
+for night in quiet fan steady-fan noise-only; do
   case $night in
     quiet) scene=(--scene quiet) ;;
     fan) scene=(--scene fan) ;;
+    steady-fan) scene=(--scene fan --no-recorded-bed) ;;
     noise-only) scene=(--scene street --noise-only) ;;
   esac
   "$SOMNI" synth --out "$WORK/$night.flac" --format flac --hours "$HOURS" --seed "$SEED" \

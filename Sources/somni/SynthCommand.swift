@@ -32,6 +32,9 @@ struct SynthCommand: Command {
       --data DIR          draw snores, words, coughs, doors, traffic and noise beds from a data
                           folder laid out like ../shared/data (default: generated sounds)
       --split S           test | train | all: which part of --data to use (default test)
+      --no-recorded-bed   with --data, leave the noise recordings out of the background: the
+                          scene's generated bed alone (in the fan scene, one steady fan; with
+                          them, a cat, dishes and two noises take turns at the fan's level)
       --reference FILE    where to write the reference CSV (default: beside --out, .csv)
       --format F          \(synthSinkFactories.keys.sorted().joined(separator: " | ")) (default wav)
     """
@@ -53,6 +56,7 @@ struct SynthCommand: Command {
         configuration.seed = try a.option("--seed", as: UInt64.self) ?? 1
         configuration.backgroundLevel = try a.option("--background", as: Double.self)
         configuration.noiseOnly = a.flag("--noise-only")
+        configuration.recordedBed = !a.flag("--no-recorded-bed")
         if let rate = try a.option("--talk-per-hour", as: Double.self) { configuration.speechPerHour = rate }
         if let rate = try a.option("--cough-bouts-per-hour", as: Double.self) { configuration.coughBoutsPerHour = rate }
         if let scene = try a.option("--scene") {
@@ -78,6 +82,9 @@ struct SynthCommand: Command {
         for (flag, rate) in [("--talk-per-hour", configuration.speechPerHour), ("--cough-bouts-per-hour", configuration.coughBoutsPerHour)]
         where !(rate.isFinite && rate >= 0 && rate <= 3600) {
             throw UsageError("\(flag) takes a number of events per hour from 0 to 3600")
+        }
+        if !configuration.recordedBed, data == nil {
+            throw UsageError("--no-recorded-bed only applies with --data: generated nights have no recorded bed")
         }
         try configuration.validate()
         guard synthSinkFactories[format] != nil else {

@@ -38,4 +38,13 @@ import Testing
         #expect(r.stderr.contains("--talk-per-hour"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.wav").path))
     }
+
+    @Test func noRecordedBedWithoutDataIsAUsageError() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try CLI.run(["synth", "--out", dir.appendingPathComponent("n.wav").path, "--no-recorded-bed"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--no-recorded-bed only applies with --data"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.wav").path))
+    }
 }

@@ -300,6 +300,23 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(samples == again)
     }
 
+    @Test func withoutTheRecordedBedOnlyTheGeneratedSceneIsUnderTheNight() throws {
+        let root = try makeDataFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let bank = try RecordingSoundBank(dataDirectory: root, split: .test, loader: loadWAV)
+        var configuration = shortNight(seed: 2, minutes: 2)
+        configuration.scene = .fan
+        configuration.recordedBed = false
+        let steady = try NightSynthesizer(configuration: configuration, bank: bank)
+        #expect(!steady.plan.placements.contains { $0.kind == .roomNoise })
+        // The same targets from recordings, whether the recordings also make the bed or not.
+        #expect(steady.plan.events.contains { $0.eventClass == .snoring })
+        #expect(steady.plan.events.allSatisfy { $0.eventClass != .snoring || abs($0.duration - 0.6) < 0.011 })
+        configuration.recordedBed = true
+        let withBed = try NightSynthesizer(configuration: configuration, bank: bank)
+        #expect(withBed.plan.placements.contains { $0.kind == .roomNoise })
+    }
+
     @Test func emptySelectionIsABadInput() throws {
         let root = try makeDataFolder()
         defer { try? FileManager.default.removeItem(at: root) }

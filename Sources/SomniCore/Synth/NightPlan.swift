@@ -19,6 +19,10 @@ public struct NightConfiguration: Sendable, Equatable {
     public var backgroundLevel: Double?
     /// Background and bedroom distractors only, no snoring, talk or coughs: for false-alarm tests.
     public var noiseOnly: Bool
+    /// With a bank of recordings, lay its noise recordings end to end under the whole night at
+    /// the scene's background level, on top of the generated bed. Off: the generated bed alone
+    /// (one steady fan in the fan scene), whose floor never changes.
+    public var recordedBed = true
     /// Snoring comes in episodes of this many minutes, pulses every `snoreInterval` seconds
     /// (onset to onset), separated by `quietMinutes` without snoring.
     public var snoreEpisodeMinutes: ClosedRange<Double> = 2...20
@@ -128,7 +132,7 @@ public struct NightPlan: Sendable {
         sampleCount = Int(c.hours * 3600 * rate)
         var builder = PlanBuilder(sampleCount: sampleCount, rng: SeededRandom(seed: c.seed), bank: bank)
         bedRandom = builder.rng.split()
-        if bank.providesBeds { try builder.layRecordedBed(level: c.bedLevels.last?.1 ?? -50) }
+        if bank.providesBeds, c.recordedBed { try builder.layRecordedBed(level: c.bedLevels.last?.1 ?? -50) }
         if !c.noiseOnly {
             try builder.placeSnoring(c)
             try builder.placeScattered(.speech, perHour: c.speechPerHour * c.hours, levels: c.speechLevel)
