@@ -27,6 +27,10 @@ struct EvaluateCommand: Command {
                             binned by how far it rises over the background around it in its
                             class's band (snoring 40-400 Hz, talk and coughs 250-3000 Hz), so
                             a night's score shows where the detector stops hearing
+      --errors              list where the event score was lost: each scored reference no
+                            found event matched (missed; onset: found late or early; offset;
+                            split) and each found event that matched none (false; extra: a
+                            second piece of a sound already matched), with times
       --json                print the report as JSON instead of a table
       --collar CLASS=SEC    onset collar for a class (repeatable)
       --segment CLASS=SEC   segment length for a class (repeatable)
@@ -39,6 +43,7 @@ struct EvaluateCommand: Command {
     var json: Bool
     var duration: Double?
     var audioPath: String?
+    var listsErrors: Bool
     var rules: EvaluationProtocol
 
     init(_ a: inout Arguments) throws {
@@ -46,6 +51,7 @@ struct EvaluateCommand: Command {
         referencePath = reference
         json = a.flag("--json")
         audioPath = try a.option("--audio")
+        listsErrors = a.flag("--errors")
         duration = try a.option("--duration", as: Double.self)
         if let d = duration, !(d.isFinite && d > 0) { throw UsageError("--duration takes a positive number of seconds") }
         var rules = EvaluationProtocol.somniDefault
@@ -140,6 +146,7 @@ struct EvaluateCommand: Command {
             }
             report.levels = Evaluator.recallByLevel(reference: reference, found: found, frames: frames, protocol: rules)
         }
+        if listsErrors { report.errors = Evaluator.scoringErrors(reference: reference, found: found, protocol: rules) }
         if json {
             print(String(decoding: try report.jsonData(), as: UTF8.self))
         } else {

@@ -118,6 +118,51 @@ import Testing
         #expect(result(r, .cough).events.recall == nil)
     }
 
+    @Test func scoringErrorsSayHowEachUnmatchedEventWasLost() throws {
+        let ref = [
+            event(.cough, 10, 10.3),                                    // found: no error
+            event(.cough, 20, 20.3),                                    // nothing near: missed
+            event(.cough, 30, 30.3),                                    // found 0.7 s early: onset
+            event(.cough, 40, 40.3),                                    // onset fine, ends 3 s late: offset
+            event(.sleepTalk, 100, 104),                                // two pieces, neither within the rules: split
+            event(.snoring, 200, 201), event(.snoring, 205, 206),       // one episode (< 10 s apart), found whole
+        ]
+        let found = [
+            event(.cough, 10.1, 10.3), event(.cough, 10.2, 10.35),      // the second: a piece of a matched cough
+            event(.cough, 29.3, 30.2), event(.cough, 40.1, 43.3),
+            event(.cough, 70, 70.2),                                    // overlaps nothing: false
+            event(.sleepTalk, 98, 101), event(.sleepTalk, 102, 104.2),
+            event(.snoring, 200.5, 201), event(.snoring, 204, 206),
+        ]
+        let errors = Evaluator.scoringErrors(reference: ref, found: found)
+        let coughs = errors.filter { $0.eventClass == .cough }
+        #expect(coughs.map(\.kind) == [.extra, .missed, .onset, .offset, .falseEvent], "\(coughs)")
+        let onset = try #require(coughs.first { $0.kind == .onset })
+        #expect(abs((onset.onsetError ?? 0) + 0.7) < 1e-9 && onset.found == [TimeRange(start: 29.3, end: 30.2)])
+        let talk = errors.filter { $0.eventClass == .sleepTalk }
+        #expect(talk.map(\.kind) == [.split] && talk.first?.found.count == 2 && talk.first?.onsetError == -2)
+        #expect(!errors.contains { $0.eventClass == .snoring })
+
+        // The reference errors are the event score's misses, the rest its false events.
+        let report = Evaluator.evaluate(reference: ref, found: found, duration: 3600)
+        for c in EventClass.allCases {
+            let mine = errors.filter { $0.eventClass == c }
+            let unmatchedReferences = mine.filter { ![.falseEvent, .extra].contains($0.kind) }.count
+            #expect(unmatchedReferences == result(report, c).events.falseNegatives, "\(c)")
+            // Found events shown with a reference are counted there, not again.
+            let shownFound = mine.reduce(0) { $0 + $1.found.count } + mine.count - unmatchedReferences
+            #expect(shownFound >= result(report, c).events.falsePositives, "\(c)")
+        }
+
+        var withErrors = report
+        withErrors.errors = errors
+        let onsetLine = withErrors.text().split(separator: "\n").first { $0.hasPrefix("cough") && $0.contains("onset ") }
+        #expect(onsetLine?.hasSuffix("30.0–30.3 s  found 29.3–30.2 (onset -0.7 s)") == true, "\(withErrors.text())")
+        let decoded = try JSONDecoder().decode(EvaluationReport.self, from: withErrors.jsonData())
+        #expect(decoded == withErrors)
+        #expect(!report.text().contains("Scoring errors"))
+    }
+
     @Test func reportEncodesAndPrints() throws {
         let r = Evaluator.evaluate(reference: [event(.cough, 1, 1.2)], found: [], duration: 3600)
         let decoded = try JSONDecoder().decode(EvaluationReport.self, from: r.jsonData())

@@ -50,6 +50,8 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
     public var falseEventsPerHour: Double
     /// Recall by each reference's rise above its background, when the recording was given.
     public var levels: [LevelRecall]?
+    /// Where each class's event score was lost, when asked for (`Evaluator.scoringErrors`).
+    public var errors: [ScoringError]?
 
     public func jsonData() throws -> Data {
         let encoder = JSONEncoder()
@@ -96,6 +98,10 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
             lines.append(rule)
         }
         if let levels { lines += levelLines(levels) }
+        if let errors {
+            lines.append("Scoring errors (\(errors.count); scored units, so snoring as episodes under the default protocol):")
+            lines += errors.map(\.line)
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
