@@ -142,10 +142,8 @@ public enum Evaluator {
         var results: [EvaluationReport.ClassResult] = []
         for eventClass in EventClass.allCases {
             let settings = rules.settings(for: eventClass)
-            let ref = reference.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
-            let hyp = found.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
-            let scoredRef = settings.mergeGap.map { merged(ref, gap: $0) } ?? ref
-            let scoredHyp = settings.mergeGap.map { merged(hyp, gap: $0) } ?? hyp
+            let (ref, scoredRef) = scoringUnits(reference, of: eventClass, settings: settings)
+            let (hyp, scoredHyp) = scoringUnits(found, of: eventClass, settings: settings)
             let events = eventScores(reference: scoredRef, found: scoredHyp, settings: settings)
             let segments = segmentScores(reference: ref, found: hyp, duration: duration,
                                          segmentLength: settings.segmentLength)
@@ -161,6 +159,14 @@ public enum Evaluator {
             duration: duration, classes: results, totalEvents: totalEvents,
             totalSegments: results.reduce(zero) { $0 + $1.segments },
             falseEventsPerHour: hours > 0 ? Double(totalEvents.falsePositives) / hours : 0)
+    }
+
+    /// One class's events sorted by start, and the units its event scores count: those events
+    /// merged when the class merges (snoring episodes), else the events themselves.
+    static func scoringUnits(_ events: [ReferenceEvent], of eventClass: EventClass,
+                             settings: ClassProtocol) -> (events: [ReferenceEvent], units: [ReferenceEvent]) {
+        let sorted = events.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
+        return (sorted, settings.mergeGap.map { merged(sorted, gap: $0) } ?? sorted)
     }
 
     /// Joins events (sorted by start) whose gap to the running group is below `gap` seconds.

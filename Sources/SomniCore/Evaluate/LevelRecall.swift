@@ -57,10 +57,8 @@ extension Evaluator {
             let quietPower = zip(power, busy).filter { !$0.1 }.map(\.0)
             let recordingBackground = median(quietPower) ?? 0
 
-            let ref = reference.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
-            let hyp = found.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
-            let units = settings.mergeGap.map { merged(ref, gap: $0) } ?? ref
-            let matching = eventMatching(reference: units, found: settings.mergeGap.map { merged(hyp, gap: $0) } ?? hyp,
+            let (ref, units) = scoringUnits(reference, of: eventClass, settings: settings)
+            let matching = eventMatching(reference: units, found: scoringUnits(found, of: eventClass, settings: settings).units,
                                          settings: settings)
             var bins = (0...LevelRecall.edges.count).map { i in
                 LevelRecall.Bin(fromDB: i == 0 ? nil : LevelRecall.edges[i - 1],

@@ -41,10 +41,8 @@ extension Evaluator {
         var errors: [ScoringError] = []
         for eventClass in EventClass.allCases {
             let settings = rules.settings(for: eventClass)
-            let ref = reference.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
-            let hyp = found.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
-            let units = settings.mergeGap.map { merged(ref, gap: $0) } ?? ref
-            let foundUnits = settings.mergeGap.map { merged(hyp, gap: $0) } ?? hyp
+            let units = scoringUnits(reference, of: eventClass, settings: settings).units
+            let foundUnits = scoringUnits(found, of: eventClass, settings: settings).units
             let matching = eventMatching(reference: units, found: foundUnits, settings: settings)
             var matchedFound = Set(matching.compactMap { $0 })
             func overlapping(_ e: ReferenceEvent, in events: [ReferenceEvent]) -> [Int] {
