@@ -45,12 +45,10 @@ public struct HeuristicClassifier: SoundClassifier, Sendable {
         self.windowLength = max(windowLength, 1)
         frameLength = max(sampleRate / 20, 1)
         let rate = Double(max(sampleRate, 20))
-        let top = 0.45 * rate
-        func band(_ hz: ClosedRange<Double>) -> [Biquad] {
-            Biquad.butterworthBand(low: hz.lowerBound, high: min(hz.upperBound, top), sampleRate: rate)
-        }
+        let top = Biquad.highestCutoffShare * rate
         bands = FilterBank(chains: [
-            band(FrameTrack.lowBand), band(FrameTrack.midBand),
+            Biquad.butterworthBand(FrameTrack.lowBand, sampleRate: rate),
+            Biquad.butterworthBand(FrameTrack.midBand, sampleRate: rate),
             Biquad.butterworth4Qs.map { Biquad.highPass(cutoff: min(FrameTrack.midBand.upperBound, top), q: $0, sampleRate: rate) },
         ])
         let frames = (self.windowLength + frameLength - 1) / frameLength

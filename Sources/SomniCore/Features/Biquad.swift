@@ -45,6 +45,15 @@ public struct Biquad: Sendable {
             + butterworth4Qs.map { lowPass(cutoff: high, q: $0, sampleRate: sampleRate) }
     }
 
+    /// Below this share of the sample rate a cutoff stays clear of Nyquist, where the bilinear
+    /// transform's sections go unstable (a band's upper edge at a low analysis rate).
+    public static let highestCutoffShare = 0.45
+
+    /// The band `hz`, its upper edge kept under `highestCutoffShare` × the sample rate.
+    public static func butterworthBand(_ hz: ClosedRange<Double>, sampleRate: Double) -> [Biquad] {
+        butterworthBand(low: hz.lowerBound, high: min(hz.upperBound, highestCutoffShare * sampleRate), sampleRate: sampleRate)
+    }
+
     /// Filters one sample.
     @inlinable @inline(__always)
     public mutating func process(_ x: Float) -> Float {

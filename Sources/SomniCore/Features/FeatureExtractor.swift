@@ -71,12 +71,8 @@ public final class FeatureExtractor {
         self.sampleRate = max(sampleRate, 20)
         frameLength = self.sampleRate / 20
         let rate = Double(self.sampleRate)
-        let nyquistGuard = 0.45 * rate
-        func band(_ hz: ClosedRange<Double>) -> [Biquad] {
-            Biquad.butterworthBand(low: hz.lowerBound, high: min(hz.upperBound, nyquistGuard), sampleRate: rate)
-        }
-        let low = band(FrameTrack.lowBand), mid = band(FrameTrack.midBand)
-        bands = PipelinedBands(low: low, mid: mid)
+        bands = PipelinedBands(low: Biquad.butterworthBand(FrameTrack.lowBand, sampleRate: rate),
+                               mid: Biquad.butterworthBand(FrameTrack.midBand, sampleRate: rate))
     }
 
     /// Makes room for the frames and envelope of `seconds` of audio at once. Growing by doubling
