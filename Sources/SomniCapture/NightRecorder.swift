@@ -133,6 +133,7 @@ public final class NightRecorder<C: SoundClassifier> {
         // Backdating may reach as far as the pre-roll holds, less the clip's lead-in.
         segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter,
                                          continuation: live.threshold * live.continuationShare,
+                                         leadIn: live.threshold * live.leadInShare,
                                          lookBack: max(0, live.preRoll - liveClipPadding))
         window = .allocate(capacity: windowLength)
         window.initialize(repeating: 0)

@@ -51,6 +51,21 @@ import Testing
         #expect(abs(unmoved - 30 * 0.4875) < 1e-9)
     }
 
+    @Test func aStartIsBackdatedOverWindowsAtTheLeadInLevelOnly() {
+        // Two faint snores (0.1 in one window) before the loud ones: under the continuation
+        // level (0.24), at the lead-in level (0.06).
+        let windows = Self.train([false, false, true, true]).enumerated().map { i, c in i < 20 && c == 0.3 ? 0.1 : c }
+        var leadIn = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, leadIn: 0.06, lookBack: 12)
+        guard case .started(let at) = Self.feed(windows, into: &leadIn).first else { Issue.record("no episode"); return }
+        #expect(abs(at - 0) < 1e-9)
+        var continuation = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, lookBack: 12)
+        guard case .started(let later) = Self.feed(windows, into: &continuation).first else { return }
+        #expect(abs(later - 20 * 0.4875) < 1e-9)
+        // The lead-in level neither opens an episode nor keeps one open.
+        var faint = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, leadIn: 0.06, lookBack: 12)
+        #expect(Self.feed(windows.map { min($0, 0.1) }, into: &faint).isEmpty)
+    }
+
     @Test func aSureWindowWithAQuieterNeighbourStartsAnEpisodeOnlyWithHysteresis() {
         // One snore: the window holding most of it is sure (0.7), its neighbour less so (0.2).
         let windows: [Float] = [0.01, 0.7, 0.2, 0.01, 0.01]

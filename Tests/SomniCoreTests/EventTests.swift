@@ -286,6 +286,17 @@ import Testing
         #expect(joined.map(\.range.start) == [5])
     }
 
+    @Test func fainterWindowsLeadIntoSnoringButDoNotTrailIt() {
+        let windows = [window(0, 0.04), window(4, 0.07), window(8, 0.8), window(14, 0.07)]
+        let accepted = [EventDetector.Hit(range: TimeRange(start: 8, end: 8.975), confidence: 0.8)]
+        let joined = EventDetector.continuedSnoring(windows, undecided: [0, 1, 3], accepted: accepted,
+                                                    minimum: 0.1, leadIn: 0.05)
+        // 4 s leads in (0.07 ≥ 0.05); 0 s is under the lead-in; 14 s is after, under 0.1.
+        #expect(joined.map(\.range.start) == [4])
+        let without = EventDetector.continuedSnoring(windows, undecided: [0, 1, 3], accepted: accepted, minimum: 0.1)
+        #expect(without.isEmpty)
+    }
+
     @Test func noiseOnlyWindowsNeverBecomeSnoring() {
         let windows = (0..<20).map { window(Double($0) * 0.4875, 0.45) }
         let events = EventDetector.detect(windows: windows, frames: FrameTrack(), sensitivity: 5, duration: 12)

@@ -76,7 +76,8 @@ public enum EventDetector {
         }
         let sureSnoring = (hits[.snoring] ?? []).map(\.range)
         hits[.snoring, default: []] += continuedSnoring(windows, undecided: undecided, accepted: hits[.snoring] ?? [],
-                                                       minimum: minimum * snoringContinuationShare)
+                                                       minimum: minimum * snoringContinuationShare,
+                                                       leadIn: minimum * snoringLeadInShare)
         reassignUnsureSoundsWithinSnoring(&hits)
         hits[.sleepTalk] = hits[.sleepTalk].map(confirmedTalk)
         var events: [DetectedEvent] = []
@@ -291,10 +292,21 @@ public enum EventDetector {
     /// first snore still needs the full threshold.
     public static let snoringContinuationShare: Float = 0.2
 
+    /// Before snoring that is found, windows need only this share of the threshold to lead into
+    /// it. A quiet snorer's train was found late, its first snores scored under the continuation
+    /// level, and a train whose start is more than 3 s out is a missed episode. Over a steady
+    /// fan, the fan alone seldom scores even this (steady-fan night 5: none of 161 fan-only
+    /// windows reached 0.1, a quarter of the late train's snore windows did), and what leads in
+    /// must still chain to the train less than an episode's gap apart. At 0.2 × the threshold
+    /// forward as well, the nights gained nothing more (docs/quality-log.md).
+    public static let snoringLeadInShare: Float = 0.1
+
     /// Undecided windows that continue snoring, found by a forward and a backward sweep from the
-    /// accepted snoring windows (so chains of quieter snores extend an episode both ways).
+    /// accepted snoring windows (so chains of quieter snores extend an episode both ways): at
+    /// `minimum` after snoring, at `leadIn` (default `minimum`) before it.
     static func continuedSnoring(_ windows: [WindowLabels], undecided: [Int], accepted: [Hit], minimum: Float,
-                                 gap: Double = 10) -> [Hit] {
+                                 leadIn: Float? = nil, gap: Double = 10) -> [Hit] {
+        let leadIn = leadIn ?? minimum
         guard !accepted.isEmpty, !undecided.isEmpty else { return [] }
         let acceptedRanges = accepted.map(\.range).sorted { $0.start < $1.start }
         var joined = [Bool](repeating: false, count: undecided.count)
@@ -317,7 +329,7 @@ public enum EventDetector {
             let w = windows[i]
             while a >= 0, acceptedRanges[a].start >= w.start { nextStart = min(nextStart, acceptedRanges[a].start); a -= 1 }
             if joined[k] { nextStart = min(nextStart, w.start); continue }
-            if confidence[k] >= minimum, nextStart - w.end <= gap { joined[k] = true; nextStart = w.start }
+            if confidence[k] >= leadIn, nextStart - w.end <= gap { joined[k] = true; nextStart = w.start }
         }
         return undecided.indices.filter { joined[$0] }.map {
             let w = windows[undecided[$0]]

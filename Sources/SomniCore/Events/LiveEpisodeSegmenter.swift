@@ -13,9 +13,10 @@ import Foundation
 ///   most of a snore, less of its neighbour holding the snore's edge); an open episode goes on
 ///   with windows at `continuation`, so one quieter snore does not split a train of snores.
 ///   With `continuation == threshold` (the default) every window needs the threshold.
-/// - `lookBack`: when an episode starts, earlier windows at the continuation level, chained less
-///   than `hangover` apart, within `lookBack` seconds before the trigger, move the start back (the
-///   first snores of a train are often the quiet ones). Bounded so the pre-roll still holds them.
+/// - `lookBack`: when an episode starts, earlier windows at the `leadIn` level (by default the
+///   continuation level), chained less than `hangover` apart, within `lookBack` seconds before
+///   the trigger, move the start back (the first snores of a train are often the quiet ones, as
+///   the morning pass's `snoringLeadInShare` says). Bounded so the pre-roll still holds them.
 public struct LiveEpisodeSegmenter: Sendable {
     public enum Change: Sendable, Equatable {
         /// An episode opened; `at` is its backdated start.
@@ -26,6 +27,8 @@ public struct LiveEpisodeSegmenter: Sendable {
 
     public let threshold: Float
     public let continuation: Float
+    /// The confidence an earlier window needs to move an episode's start back over it.
+    public let leadIn: Float
     public let windowsToStart: Int
     public let hangover: Double
     public let lookBack: Double
@@ -37,13 +40,14 @@ public struct LiveEpisodeSegmenter: Sendable {
     private var open: SnoringEpisode?
     private var lastPositiveEnd = 0.0
     private var previousWasPositive = false
-    /// Recent windows at the continuation level (start, end), oldest first, for backdating.
+    /// Recent windows at the lead-in level (start, end), oldest first, for backdating.
     private var recent: [(start: Double, end: Double)] = []
 
     public init(threshold: Float = 0.6, windowsToStart: Int = 2, hangover: Double = 10,
-                continuation: Float? = nil, lookBack: Double = 0) {
+                continuation: Float? = nil, leadIn: Float? = nil, lookBack: Double = 0) {
         self.threshold = threshold
         self.continuation = min(continuation ?? threshold, threshold)
+        self.leadIn = min(leadIn ?? self.continuation, threshold)
         self.windowsToStart = max(windowsToStart, 1)
         self.hangover = hangover
         self.lookBack = max(0, lookBack)
@@ -108,15 +112,15 @@ public struct LiveEpisodeSegmenter: Sendable {
         return open
     }
 
-    /// Keeps the windows at the continuation level from the last `lookBack` seconds.
+    /// Keeps the windows at the lead-in level from the last `lookBack` seconds.
     private mutating func remember(_ window: WindowLabels, confidence: Float) {
         guard lookBack > 0 else { return }
         let oldest = window.end - lookBack
         if let first = recent.first, first.start < oldest { recent.removeAll { $0.start < oldest } }
-        if confidence >= continuation { recent.append((window.start, window.end)) }
+        if confidence >= leadIn { recent.append((window.start, window.end)) }
     }
 
-    /// The trigger's start moved back over a chain of earlier continuation-level windows.
+    /// The trigger's start moved back over a chain of earlier lead-in-level windows.
     private func backdated(_ start: Double, triggerEnd: Double) -> Double {
         var start = start
         let limit = triggerEnd - lookBack

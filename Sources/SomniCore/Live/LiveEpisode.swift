@@ -13,16 +13,19 @@ public struct LiveEpisodeSettings: Sendable, Equatable, Codable {
     /// episode's backdated start (less one second of lead-in, as the morning clips have).
     public var preRoll: Double
     /// Share of `threshold` that counts as snoring beside a sure window: the second window of a
-    /// trigger, the windows that keep an open episode going, and the quieter snores just before a
-    /// trigger that its start is backdated over. The morning pass's hysteresis
+    /// trigger and the windows that keep an open episode going. The morning pass's hysteresis
     /// (`EventDetector.snoringContinuationShare`), so live and morning agree on where a train of
     /// snores begins and ends.
     public var continuationShare: Float
+    /// Share of `threshold` that an earlier window needs for a trigger's start to be backdated
+    /// over it: the morning pass's lead-in (`EventDetector.snoringLeadInShare`).
+    public var leadInShare: Float
 
     public init(threshold: Float = 0.6, windowsToStart: Int = 2, endAfter: Double = 10,
-                preRoll: Double = 10, continuationShare: Float = EventDetector.snoringContinuationShare) {
+                preRoll: Double = 10, continuationShare: Float = EventDetector.snoringContinuationShare,
+                leadInShare: Float = EventDetector.snoringLeadInShare) {
         self.threshold = threshold; self.windowsToStart = windowsToStart; self.endAfter = endAfter
-        self.preRoll = preRoll; self.continuationShare = continuationShare
+        self.preRoll = preRoll; self.continuationShare = continuationShare; self.leadInShare = leadInShare
     }
 }
 
