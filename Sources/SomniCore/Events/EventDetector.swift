@@ -53,7 +53,8 @@ public struct DetectedEvent: Sendable, Equatable {
 ///    drops, and snoring whose core is under 0.2 s.
 /// 5. Context: an unsure word or cough between snores is another snore, and snoring needs a
 ///    train: three snores less than 10 s apart heard at the full threshold, or 30 s of such
-///    snoring; snores heard only at the lowered continuation threshold extend a train.
+///    snoring; snores heard only at the lowered continuation threshold extend a train (lower
+///    still before it: `snoringLeadInShare`).
 /// 6. Sleep-talk heard by a single window needs a sure one (0.9): a deviation from the seeds,
 ///    whose threshold alone let one unsure window of a noise become an event.
 public enum EventDetector {
@@ -294,11 +295,11 @@ public enum EventDetector {
 
     /// Before snoring that is found, windows need only this share of the threshold to lead into
     /// it. A quiet snorer's train was found late, its first snores scored under the continuation
-    /// level, and a train whose start is more than 3 s out is a missed episode. Over a steady
-    /// fan, the fan alone seldom scores even this (steady-fan night 5: none of 161 fan-only
-    /// windows reached 0.1, a quarter of the late train's snore windows did), and what leads in
-    /// must still chain to the train less than an episode's gap apart. At 0.2 × the threshold
-    /// forward as well, the nights gained nothing more (docs/quality-log.md).
+    /// level, and a train whose start is more than 3 s out is a missed episode. What leads in
+    /// must still chain to the train less than an episode's gap apart, and starts no train.
+    /// Synthesised nights, seeds 1–24 (docs/quality-log.md): fan-night snoring episodes up, no
+    /// noise-only night changed; at 0.06 more fan nights got worse, and the same share after
+    /// snoring as well changed no episode.
     public static let snoringLeadInShare: Float = 0.1
 
     /// Undecided windows that continue snoring, found by a forward and a backward sweep from the
