@@ -54,6 +54,24 @@ import Testing
         #expect(SilenceGate.percentile([5, 1, 4, 2, 3], 0.5) == 3)
     }
 
+    @Test func selectionGivesWhatSortingWould() {
+        var seed: UInt64 = 11
+        for n in [1, 2, 3, 7, 64, 601] {
+            for repeats in [false, true] {  // many equal values (a steady fan's frames), or none
+                let values: [Float] = (0..<n).map { _ in
+                    seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                    return Float((seed >> 33) % (repeats ? 5 : 1_000_000))
+                }
+                let sorted = values.sorted()
+                for k in Set([0, n / 5, n / 2, n - 1]) {
+                    var scratch = values
+                    #expect(SilenceGate.smallest(k, of: &scratch) == sorted[k], "n \(n), k \(k), repeats \(repeats)")
+                }
+            }
+        }
+        #expect(SilenceGate.percentile([.nan, 3, .infinity, 1, 2], 0.5) == 2)
+    }
+
     @Test func stretchesArePaddedMergedAndClamped() {
         let g = SilenceGate.run(envelope: Self.envelope(seconds: 100, bursts: [(10, 10.1), (15, 15.5), (40, 41), (99.5, 100), (0, 0.3)]))
         // 10–10.1 and 15–15.5 pad to 8–12.1 and 13–17.5: 0.9 s apart, merged. 0–0.3 pads to
