@@ -172,6 +172,36 @@ import Testing
         #expect(EventDetector.snoringContext(of: [event(.cough, 5, 6)], duration: 60).isEmpty)
     }
 
+    @Test func sureSnoresHeardInTheContextCarryItOn() {
+        func snore(_ start: Double, _ end: Double) -> DetectedEvent {
+            DetectedEvent(eventClass: .snoring, start: start, end: end, confidence: 0.9, peakDBFS: -30, meanDBFS: -33, severity: 40)
+        }
+        let train = [snore(100, 101), snore(105, 106), snore(125, 126)]
+        // A sure window 19 s before the train, dropped as a lone snore: the context reaches
+        // half a minute before it instead of before the train.
+        let heard = [TimeRange(start: 80, end: 80.975)]
+        let context = EventDetector.snoringContext(of: train, heard: heard, duration: 220)
+        let expected: [(Double, Double)] = [(50, 80), (80.975, 100), (101, 105), (106, 125), (126, 156)]
+        #expect(context.map { [$0.start, $0.end] } == expected.map { [$0.0, $0.1] })
+        // A heard window within an event does not shorten the run.
+        let inside = EventDetector.snoringContext(of: [snore(100, 110), snore(115, 116)],
+                                                  heard: [TimeRange(start: 102, end: 102.975)], duration: 220)
+        let whole: [(Double, Double)] = [(70, 100), (110, 115), (116, 146)]
+        #expect(inside.map { [$0.start, $0.end] } == whole.map { [$0.0, $0.1] })
+    }
+
+    @Test func sureSnoringIsTakenOnlyWithinTheGivenStretches() {
+        func window(_ t: Double, _ snoring: Float) -> WindowLabels {
+            WindowLabels(start: t, end: t + 0.975, ranked: [.init(label: "snoring", confidence: snoring),
+                                                            .init(label: "other", confidence: 1 - snoring)])
+        }
+        let windows = [window(0, 0.8), window(10, 0.8), window(20, 0.3), window(24.5, 0.8), window(30, 0.8), window(41, 0.9)]
+        let stretches = [TimeRange(start: 9, end: 25), TimeRange(start: 40, end: 50)]
+        let heard = EventDetector.sureSnoring(in: windows, within: stretches, minimum: 0.5)
+        // 0 and 30 s lie outside, 20 s is unsure; 24.5 s overlaps the first stretch's end.
+        #expect(heard.map(\.start) == [10, 24.5, 41])
+    }
+
     @Test func runsWidenOverFramesAboveTheKeepLevel() {
         // Floor 1; one frame clears 3, its neighbours only 2.
         var v = [Float](repeating: 1, count: 30)
@@ -295,6 +325,33 @@ import Testing
         #expect(joined.map(\.range.start) == [4])
         let without = EventDetector.continuedSnoring(windows, undecided: [0, 1, 3], accepted: accepted, minimum: 0.1)
         #expect(without.isEmpty)
+    }
+
+    @Test func aFaintSnoreTheBandCannotPlaceKeepsItsWindowsInAQuietSnorersTrain() {
+        // Three sure snores at 30, 34 and 38 s, and a faint one at 25 s heard at 0.3 (under the
+        // threshold, over the lead-in) whose snore band clears twice its floor for one frame.
+        func snoring(train level: Float, faintCore: ClosedRange<Int>) -> [DetectedEvent] {
+            var frames = EventTests.track(seconds: 60, bursts: [(30.2, 30.8), (34.2, 34.8), (38.2, 38.8)], level: level)
+            for i in faintCore { frames.low[i] = 0.0025 }
+            let windows = EventTests.windows(seconds: 60, labelled: [(25, 25.9, "snoring", 0.3), (30.2, 30.8, "snoring", 0.8),
+                                                                      (34.2, 34.8, "snoring", 0.8), (38.2, 38.8, "snoring", 0.8)])
+            return EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 60)
+                .filter { $0.eventClass == .snoring }
+        }
+        // A quiet snorer (the train 12 dB over the floor): one frame places nothing, so the
+        // faint snore keeps the span of its windows (24.375 s to 26.325 s) and the train starts there.
+        let faint = snoring(train: 0.004, faintCore: 508...508)
+        #expect(faint.count == 4)
+        #expect(faint.first.map { abs($0.start - 24.375) < 1e-6 && abs($0.end - 26.325) < 1e-6 } == true,
+                "\(faint.map { ($0.start, $0.end) })")
+        // A core of 0.4 s places it.
+        let placed = snoring(train: 0.004, faintCore: 506...513)
+        #expect(placed.first.map { abs($0.start - 25.3) < 1e-6 && abs($0.end - 25.7) < 1e-6 } == true,
+                "\(placed.map { ($0.start, $0.end) })")
+        // Before a loud train (34 dB over the floor) the same window is the room, not a snore:
+        // under a quarter of the train's quietest placed snore, it makes no event.
+        let loud = snoring(train: 0.05, faintCore: 508...508)
+        #expect(loud.first.map { abs($0.start - 30.2) < 1e-6 } == true, "\(loud.map { ($0.start, $0.end) })")
     }
 
     @Test func noiseOnlyWindowsNeverBecomeSnoring() {

@@ -50,7 +50,7 @@ public struct DetectedEvent: Sendable, Equatable {
 ///    to where it falls back, within 1 s of the span. Coughs are then split at each sharp onset
 ///    after a dip, so a bout of three is three events.
 /// 4. Snoring and sleep-talk events of one class within 2 s merge again; sleep-talk under 0.5 s
-///    drops, and snoring whose core is under 0.2 s.
+///    drops; snoring whose band core is under 0.2 s keeps its windows' span instead.
 /// 5. Context: an unsure word or cough between snores is another snore, and snoring needs a
 ///    train: three snores less than 10 s apart heard at the full threshold, or 30 s of such
 ///    snoring; snores heard only at the lowered continuation threshold extend a train (lower
@@ -64,6 +64,7 @@ public enum EventDetector {
     /// A snore the classifier heard whose low-band core is shorter than `minimumDuration` is
     /// still a snore (quieter ones rise above the local floor only at their peak); dropping it
     /// split episodes. Lone snore-like blips are removed by `minimumEpisodeSnores` instead.
+    /// A core shorter than this places nothing: the snore keeps its windows' span (below).
     public static let minimumSnoreCore = 0.2
 
     public static func detect(windows: [WindowLabels], frames: FrameTrack, sensitivity: Int,
@@ -81,12 +82,20 @@ public enum EventDetector {
                                                        leadIn: minimum * snoringLeadInShare)
         reassignUnsureSoundsWithinSnoring(&hits)
         hits[.sleepTalk] = hits[.sleepTalk].map(confirmedTalk)
-        var events: [DetectedEvent] = []
+        var events: [DetectedEvent] = [], unplacedSnores: [TimeRange] = []
         for c in EventClass.allCases {
             guard let classHits = hits[c]?.sorted(by: { $0.range.start < $1.range.start }) else { continue }
             var found: [Hit] = []
             for span in merge(classHits, gap: mergeGap) {
-                for range in BoundaryRefiner.refine(span.range, eventClass: c, frames: frames) {
+                for refined in BoundaryRefiner.refine(span.range, eventClass: c, frames: frames) {
+                    // A faint snore under a fan clears the band's floor for a frame or two, too
+                    // little to place it; it keeps its windows' span, as one the band does not
+                    // show at all does (if about as loud as its train: `withoutFaintUnplacedSnores`).
+                    // Dropping it broke the lead-in chains of quiet snorers' trains (found minutes
+                    // late) and split their episodes.
+                    let unplaced = c == .snoring && refined.duration < minimumSnoreCore
+                    if unplaced { unplacedSnores.append(span.range) }
+                    let range = unplaced ? span.range : refined
                     let clamped = TimeRange(start: max(0, range.start), end: min(duration, range.end))
                     guard clamped.end > clamped.start else { continue }
                     let overlapping = classHits.filter { $0.range.overlaps(clamped) }.map(\.confidence)
@@ -95,7 +104,7 @@ public enum EventDetector {
             }
             if c != .cough {
                 found = merge(found.sorted { $0.range.start < $1.range.start }, gap: mergeGap)
-                    .filter { $0.range.duration >= (c == .snoring ? minimumSnoreCore : minimumDuration) }
+                    .filter { c == .snoring || $0.range.duration >= minimumDuration }
             }
             events += found.map { event(c, $0, frames: frames) }
         }
@@ -104,6 +113,7 @@ public enum EventDetector {
         // (Bridging to a lone snore beyond a train as well was tried: it split more fan-night
         // episodes than it joined, since a lone snore then broke the gap it stood in.)
         events = withoutLoneSnores(events, sure: sureSnoring)
+        events = withoutFaintUnplacedSnores(events, unplaced: unplacedSnores, frames: frames)
         events += bridgedSnores(events, windows: windows, frames: frames)
         events += leadingSnores(events, windows: windows, frames: frames)
         return events.sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
@@ -207,6 +217,29 @@ public enum EventDetector {
             }
         }
         return found.map { snoringEvent($0, windows: windows, frames: frames) }
+    }
+
+    /// A snore the band could not place (`minimumSnoreCore`) stands only if its snore band
+    /// reaches `leadingSnoreShare` of the quietest of its train's first three placed snores,
+    /// as a missed first snore must. A quiet snorer's unplaced snores are as faint as the
+    /// placed ones; a loud train's are the room (a recorded noise under a fan, read at the
+    /// lead-in level, made a train start 7 s early).
+    static func withoutFaintUnplacedSnores(_ events: [DetectedEvent], unplaced: [TimeRange],
+                                           frames: FrameTrack) -> [DetectedEvent] {
+        guard !unplaced.isEmpty, frames.count > 0 else { return events }
+        func isUnplaced(_ e: DetectedEvent) -> Bool {
+            unplaced.contains { e.start >= $0.start - 1e-9 && e.end <= $0.end + 1e-9 }
+        }
+        func peak(_ e: DetectedEvent) -> Float { frames.low[frames.frames(in: e.range)].max() ?? 0 }
+        let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
+        var faint: [DetectedEvent] = []
+        for episode in episodes(of: snores) {
+            let members = snores.filter { $0.start >= episode.start && $0.end <= episode.end }
+            let placed = members.filter { !isUnplaced($0) }.prefix(3)
+            guard let quietest = placed.map(peak).min() else { continue }
+            faint += members.filter { isUnplaced($0) && peak($0) < quietest * leadingSnoreShare }
+        }
+        return faint.isEmpty ? events : events.filter { !faint.contains($0) }
     }
 
     /// Measured against the quietest of the first three, not the middle: a found event often
@@ -353,22 +386,42 @@ public enum EventDetector {
     /// `snoringContext` between snoring events and that long before and after each run of them.
     /// Under a fan a quiet snore clears neither the gate's level nor its snore-band test, and
     /// a train split in two, or was found late, although the classifier hears those snores.
-    public static func snoringContext(of events: [DetectedEvent], duration: Double,
+    /// `heard`: windows the classifier heard as snoring at the full threshold that made no
+    /// event (`sureSnoring(in:within:minimum:)`), reached the same way: a quiet snorer's train
+    /// is heard only now and then, each sure snore on its own dropped as lone, and the context
+    /// stopped at the first gap without an event although the classifier heard the train go on.
+    public static func snoringContext(of events: [DetectedEvent], heard: [TimeRange] = [], duration: Double,
                                       reach: Double = snoringContext) -> [TimeRange] {
-        let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
+        let snores = (events.filter { $0.eventClass == .snoring }.map(\.range) + heard).sorted { $0.start < $1.start }
         var ranges: [TimeRange] = []
-        var runStart: Double?
+        var runStart: Double?, runEnd = 0.0  // a heard window may lie within an event
         for (i, e) in snores.enumerated() {
-            if runStart == nil { runStart = e.start }
-            if i + 1 < snores.count, snores[i + 1].start - e.end <= reach {
-                if snores[i + 1].start > e.end { ranges.append(TimeRange(start: e.end, end: snores[i + 1].start)) }
+            if runStart == nil { runStart = e.start; runEnd = e.end } else { runEnd = max(runEnd, e.end) }
+            if i + 1 < snores.count, snores[i + 1].start - runEnd <= reach {
+                if snores[i + 1].start > runEnd { ranges.append(TimeRange(start: runEnd, end: snores[i + 1].start)) }
                 continue
             }
             ranges.append(TimeRange(start: max(0, runStart! - reach), end: runStart!))
-            ranges.append(TimeRange(start: e.end, end: min(duration, e.end + reach)))
+            ranges.append(TimeRange(start: runEnd, end: min(duration, runEnd + reach)))
             runStart = nil
         }
         return ranges.filter { $0.end > $0.start }.sorted { $0.start < $1.start }
+    }
+
+    /// The windows of `windows` (sorted by start) that reached `minimum` for snoring and overlap
+    /// one of `stretches` (sorted, apart).
+    public static func sureSnoring(in windows: [WindowLabels], within stretches: [TimeRange],
+                                   minimum: Float) -> [TimeRange] {
+        var heard: [TimeRange] = []
+        var s = 0
+        for w in windows {
+            while s < stretches.count, stretches[s].end <= w.start { s += 1 }
+            guard s < stretches.count else { break }
+            if stretches[s].start < w.end, snoringConfidence(w) >= minimum {
+                heard.append(TimeRange(start: w.start, end: w.end))
+            }
+        }
+        return heard
     }
 
     /// Snoring events less than `maxGap` seconds apart, grouped.

@@ -19,8 +19,10 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
     /// What the speculative pass of the last analysis made, and how much of it was used.
     public private(set) var speculation = SpeculationCounts()
     /// At most this many rounds of classifying around snoring (each reaches
-    /// `EventDetector.snoringContext` further when it found more of a train).
-    static var snoringContextRounds: Int { 16 }
+    /// `EventDetector.snoringContext` further when it found more of a train): 24 minutes back.
+    /// With 16 rounds (8 minutes) a quiet snorer's train over a steady fan was still found 12
+    /// minutes late.
+    static var snoringContextRounds: Int { 48 }
 
     public init(classifier: Classifier, sensitivity: Int = 5, clipEncoder: (any ClipEncoder)?) {
         self.classifier = classifier
@@ -120,16 +122,20 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         //    found again from all the windows.
         var detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity,
                                             duration: duration)
-        var classified = Set(starts), contextStretches: [TimeRange] = []
+        //    Sure snoring windows within what was classified so far carry the context on too,
+        //    though alone they make no event: a quiet snorer's train is heard only now and then.
+        var classified = Set(starts), contextStretches: [TimeRange] = [], heard: [TimeRange] = []
+        let sure = Sensitivity.minimumConfidence(sensitivity)
         for _ in 0..<Self.snoringContextRounds {
-            let context = EventDetector.snoringContext(of: detected, duration: duration)
+            let context = EventDetector.snoringContext(of: detected, heard: heard, duration: duration)
             let extra = WindowPlanner.windowStarts(stretches: context, totalSamples: totalSamples,
                                                    windowLength: classifier.windowLength).filter { !classified.contains($0) }
             guard !extra.isEmpty else { break }
             classified.formUnion(extra)
-            contextStretches += context
+            contextStretches = SilenceGate.union(contextStretches, context, mergeGap: 0)
             labelled = (labelled + (try classifyWindows(at: extra, of: samples, reusing: speculation) { _ in }))
                 .sorted { $0.start < $1.start }
+            heard = EventDetector.sureSnoring(in: labelled, within: contextStretches, minimum: sure)
             detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity, duration: duration)
         }
         progress(.classifying, 1)
