@@ -204,13 +204,13 @@ public enum EventDetector {
             let train = snores.filter { $0.start >= episode.start && $0.end <= episode.end }.prefix(3)
             guard train.count == 3, let first = train.first?.start, let third = train.last?.start else { continue }
             let period = (third - first) / 2
-            let loudness = (train.map { frames.low[frames.frames(in: $0.range)].max() ?? 0 }.min() ?? 0) * leadingSnoreShare
+            let loudness = leadingSnoreBar(train, frames: frames)
             var start = first
             for _ in 0..<2 {
                 let expected = start - period
                 let candidates = snoreBursts(in: TimeRange(start: start - 1.5 * period, end: start - 0.5 * period),
                                              frames: frames, apartFrom: others)
-                    .filter { frames.low[frames.frames(in: $0)].max() ?? 0 >= loudness }
+                    .filter { snoreBandPeak($0, frames: frames) >= loudness }
                 guard let best = candidates.min(by: { abs($0.start - expected) < abs($1.start - expected) }) else { break }
                 found.append(TimeRange(start: best.start, end: min(start, best.end)))
                 start = best.start
@@ -230,16 +230,27 @@ public enum EventDetector {
         func isUnplaced(_ e: DetectedEvent) -> Bool {
             unplaced.contains { e.start >= $0.start - 1e-9 && e.end <= $0.end + 1e-9 }
         }
-        func peak(_ e: DetectedEvent) -> Float { frames.low[frames.frames(in: e.range)].max() ?? 0 }
         let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
         var faint: [DetectedEvent] = []
         for episode in episodes(of: snores) {
             let members = snores.filter { $0.start >= episode.start && $0.end <= episode.end }
             let placed = members.filter { !isUnplaced($0) }.prefix(3)
-            guard let quietest = placed.map(peak).min() else { continue }
-            faint += members.filter { isUnplaced($0) && peak($0) < quietest * leadingSnoreShare }
+            guard !placed.isEmpty else { continue }
+            let bar = leadingSnoreBar(placed, frames: frames)
+            faint += members.filter { isUnplaced($0) && snoreBandPeak($0.range, frames: frames) < bar }
         }
         return faint.isEmpty ? events : events.filter { !faint.contains($0) }
+    }
+
+    /// How loud in the snore band a snore the classifier or the band missed must be to join
+    /// `train` (its first snores): `leadingSnoreShare` of the quietest of them.
+    static func leadingSnoreBar(_ train: some Collection<DetectedEvent>, frames: FrameTrack) -> Float {
+        (train.map { snoreBandPeak($0.range, frames: frames) }.min() ?? 0) * leadingSnoreShare
+    }
+
+    /// The snore band's loudest 50 ms frame within `range`.
+    static func snoreBandPeak(_ range: TimeRange, frames: FrameTrack) -> Float {
+        frames.low[frames.frames(in: range)].max() ?? 0
     }
 
     /// Measured against the quietest of the first three, not the middle: a found event often
