@@ -134,10 +134,13 @@ import Testing
                 var analyzer = NightAnalyzer(classifier: LoudnessClassifier(), clipEncoder: MP3ClipEncoder())
                 analyzer.workers = 2
                 analyzer.speculates = speculating
-                // A source slower than the analysis (a debug build's), as a compressed night's
-                // decoder is; without speculation, the same source at full speed.
-                let source = SlowDecoder(try AudioDecoder(url: wav), readsBack: !spooled,
-                                         delay: speculating ? 0.01 : 0)
+                // Four minutes in, the source waits until a clip has been written ahead (the
+                // first settled events end by then); without speculation it never waits.
+                let aheadClips = out.appendingPathComponent(".speculative-clips")
+                let source = StallingDecoder(try AudioDecoder(url: wav), readsBack: !spooled,
+                                             stallAt: speculating ? 240 : nil, longest: 60) {
+                    !((try? FileManager.default.contentsOfDirectory(atPath: aheadClips.path)) ?? []).isEmpty
+                }
                 let session = try analyzer.analyze(source: source, sourceName: "night.wav", into: out)
                 return (session, out, analyzer)
             }
@@ -145,8 +148,8 @@ import Testing
             let (ahead, aheadFolder, analyzer) = try analyse(speculating: true)
             #expect(plain.events.count >= 10)
             #expect(ahead.events == plain.events, "spooled: \(spooled)")
-            #expect(analyzer.speculation.windowsUsed > 0, "windows classified while reading were used")
-            #expect(analyzer.speculation.clipsUsed > 0, "clips written while reading were used")
+            #expect(analyzer.speculation.windowsUsed > 0, "windows classified while reading were used: \(analyzer.speculation)")
+            #expect(analyzer.speculation.clipsUsed > 0, "clips written while reading were used: \(analyzer.speculation)")
             for event in ahead.events {
                 let clip = try #require(event.clip)
                 #expect(try Data(contentsOf: aheadFolder.appendingPathComponent(clip))
@@ -162,8 +165,9 @@ import Testing
         let wav = try TestSignals.encode(TestSignals.tones(seconds: 120, sampleRate: 16_000), as: .wav,
                                          sampleRate: 16_000, in: folder.url)
         var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: nil)
-        _ = try analyzer.analyze(source: SlowDecoder(try AudioDecoder(url: wav), readsBack: true, delay: 0.01), sourceName: "tones.wav",
-                                 into: folder.url)
+        // A second of nothing to read, half way: time enough to run ahead, were it allowed.
+        let source = StallingDecoder(try AudioDecoder(url: wav), readsBack: true, stallAt: 60, longest: 1) { false }
+        _ = try analyzer.analyze(source: source, sourceName: "tones.wav", into: folder.url)
         #expect(analyzer.speculation.windowsClassified == 0)
     }
 
@@ -232,16 +236,25 @@ private struct LoudnessClassifier: SoundClassifier {
     }
 }
 
-/// A decoder that takes `delay` seconds over each block, with or without its read-back.
-private final class SlowDecoder: AudioSource {
+/// A decoder, with or without its read-back, that stalls once before block `stallAt` until
+/// `resume` holds or `longest` seconds have passed: the analysing thread then has nothing to
+/// read, as while a compressed night's decoder works, however busy the machine is.
+private final class StallingDecoder: AudioSource {
     let decoder: AudioDecoder
     let readsBack: Bool
-    let delay: Double
-    init(_ decoder: AudioDecoder, readsBack: Bool, delay: Double) {
-        self.decoder = decoder; self.readsBack = readsBack; self.delay = delay
+    let stallAt: Int?
+    let longest: Double
+    let resume: () -> Bool
+    private var reads = 0
+    init(_ decoder: AudioDecoder, readsBack: Bool, stallAt: Int?, longest: Double, until resume: @escaping () -> Bool) {
+        self.decoder = decoder; self.readsBack = readsBack; self.stallAt = stallAt; self.longest = longest; self.resume = resume
     }
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        if reads == stallAt {
+            let until = Date(timeIntervalSinceNow: longest)
+            while !resume(), Date() < until { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        reads += 1
         return try decoder.read(into: buffer)
     }
     func rereadableSamples() -> PCM16Samples? { readsBack ? decoder.rereadableSamples() : nil }
