@@ -487,6 +487,34 @@ import Testing
         #expect(joined.count == 1 && joined.first?.start == 8 && joined.first?.end == 37)
     }
 
+    @Test func aTrainsFirstSnoresCutOffByAMissedOneRejoinIt() {
+        // Sure snores at 2 and 6 s, one the classifier missed at 12 s, and the train heard from
+        // 20 s: 7 → 20 s is more than an episode's gap, so the first two are a lone pair, and the
+        // lead-in (a period, 4.5 s, before 20 s) finds nothing. The missed snore bridges them.
+        let train = [20.0, 24.5, 29, 33.5]
+        let rejoined = snoring(heard: [2, 6] + train, missed: [12])
+        #expect(EventDetector.episodes(of: rejoined).map(\.start) == [2], "\(rejoined.map { ($0.start, $0.end) })")
+        #expect(rejoined.contains { abs($0.start - 12) < 0.06 })
+        // Without it the pair stays lone and the train starts where it was heard.
+        #expect(EventDetector.episodes(of: snoring(heard: [2, 6] + train, missed: [])).map(\.start) == [20])
+        // Two lone pairs bridged to each other are still no train.
+        #expect(snoring(heard: [2, 6, 20, 24.5], missed: [12]).filter { $0.eventClass == .snoring }.isEmpty)
+        // A pair after the train rejoins it the same way.
+        let after = snoring(heard: train + [50, 54], missed: [43])
+        #expect(EventDetector.episodes(of: after).map(\.end) == [55], "\(after.map { ($0.start, $0.end) })")
+    }
+
+    @Test func aLeadingSnoreMustJoinTheTrainItLeadsInto() {
+        // A slow snorer (8 s a breath) heard from 30 s: the lead-in looks 4–12 s before it. A
+        // burst there that ends 8 s before the train is its first snore; one that ends 10.5 s
+        // before would make an episode of its own.
+        let heard = [30.0, 38, 46, 54]
+        let near = snoring(heard: heard, missed: [21])
+        #expect(EventDetector.episodes(of: near).map(\.start) == [21])
+        let far = snoring(heard: heard, missed: [18.5])
+        #expect(EventDetector.episodes(of: far).map(\.start) == [30], "\(far.map { ($0.start, $0.end) })")
+    }
+
     @Test func aMissedFirstSnoreOfATrainIsFoundOnePeriodEarlier() {
         let heard = [20.0, 25, 30, 35]
         let start = { (events: [DetectedEvent]) in events.first.map { ($0.start * 10).rounded() / 10 } }
