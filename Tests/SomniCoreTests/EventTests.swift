@@ -502,6 +502,14 @@ import Testing
         // A pair after the train rejoins it the same way.
         let after = snoring(heard: train + [50, 54], missed: [43])
         #expect(EventDetector.episodes(of: after).map(\.end) == [55], "\(after.map { ($0.start, $0.end) })")
+        // A chain of bursts every 8 s reaches a pair 53 s away, not one 103 s away (`rejoinReach`).
+        func pairBefore(trainAt t: Double) -> [Double] {
+            let far = snoring(heard: [2, 6] + [t, t + 4.5, t + 9, t + 13.5],
+                              missed: Array(stride(from: 13.0, to: t - 5, by: 8)), seconds: t + 20)
+            return EventDetector.episodes(of: far).map(\.start)
+        }
+        #expect(pairBefore(trainAt: 60) == [2])
+        #expect(pairBefore(trainAt: 110) == [110])
     }
 
     @Test func aLeadingSnoreMustJoinTheTrainItLeadsInto() {

@@ -206,11 +206,10 @@ public enum EventDetector {
     /// missed and bridged to it (`bridge`) as two trains would be. A quiet snorer's first snores
     /// come one sure snore at a time, so the train's start was dropped and the train found late
     /// (steady-fan nights: 5 of 9 late onsets on seeds 5, 12, 18 and 23). A piece joins the
-    /// train next to it, or a piece next to it already joined to one; two lone pieces still
-    /// make no train. Like the bridges between trains, a chain may be of any length: held to
-    /// 30 s or 120 s, fan nights lost snoring time (fan night 24: 0.877 → 0.810 or 0.846).
+    /// train next to it, or a piece next to it already joined to one, up to `rejoinReach`
+    /// away; two lone pieces still make no train.
     static func rejoinedLoneSnores(_ lone: [DetectedEvent], trains: [DetectedEvent], frames: FrameTrack,
-                                   gap: Double = 10) -> [DetectedEvent] {
+                                   gap: Double = 10, reach: Double = rejoinReach) -> [DetectedEvent] {
         let pieces = episodes(of: lone)
         guard !pieces.isEmpty else { return [] }
         let others = trains.filter { $0.eventClass != .snoring }
@@ -218,7 +217,8 @@ public enum EventDetector {
         var units = (episodes(of: trains).map { (span: $0, joined: true) } + pieces.map { (span: $0, joined: false) })
             .sorted { $0.span.start < $1.span.start }
         func bridged(_ a: SnoringEpisode, _ b: SnoringEpisode) -> Bool {
-            bridge(TimeRange(start: a.end, end: b.start), frames: frames, apartFrom: others, gap: gap) != nil
+            b.start - a.end <= reach
+                && bridge(TimeRange(start: a.end, end: b.start), frames: frames, apartFrom: others, gap: gap) != nil
         }
         // After a train, then before one: each sweep carries a join on to the next piece.
         for i in units.indices.dropFirst() where !units[i].joined && units[i - 1].joined {
@@ -230,6 +230,14 @@ public enum EventDetector {
         let joined = units.filter(\.joined).map(\.span)
         return lone.filter { e in joined.contains { e.start >= $0.start && e.end <= $0.end } }
     }
+
+    /// How far a lone piece may lie from the train it rejoins. Over a fan, chains of faint snores
+    /// reach a piece minutes away (fan nights, snoring time: 30 s lost most of the gain, 60 s
+    /// some, 90 s little). In a quiet room the band's floor is so low that single frames of
+    /// room noise clear 1.5 × it every few seconds: unbounded, such a chain joined a rumble the
+    /// heuristic took for snoring to a train 115 s away (the demo night), with 40 noise frames
+    /// as snores between them.
+    public static let rejoinReach = 90.0
 
     /// A train whose first snore the classifier missed starts late, outside the scoring collar:
     /// a burst in the snore band about one breathing period (the mean of the train's first two
