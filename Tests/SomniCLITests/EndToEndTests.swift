@@ -59,6 +59,23 @@ import Testing
         #expect(abs(Double(envelope.values.count) / envelope.rate - session.duration) < 0.2)
     }
 
+    @Test func theReadmesDemoNightFindsItsSnoringEpisodes() throws {
+        // The night the README's first command shows: generated sounds in a quiet room, read by
+        // the heuristic. It found every snoring episode; a rule that joined a rumble to a train
+        // through a quiet room's noise frames (stop 18, unbounded) scored 0.667.
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try CLI.run(["demo", "--out", dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let session = try Session.load(from: dir.appendingPathComponent("demo-night.night/session.json"))
+        let reference = try ReferenceCSV.parse(String(contentsOf: dir.appendingPathComponent("demo-night.csv"), encoding: .utf8))
+        let found = session.events.map { ReferenceEvent(eventClass: $0.eventClass, start: $0.start, end: $0.end) }
+        let report = Evaluator.evaluate(reference: reference, found: found, duration: session.duration)
+        let snoring = try #require(report.classes.first { $0.eventClass == .snoring })
+        #expect((snoring.events.f1 ?? 0) >= 0.8, "snoring episodes: \(snoring.events)")
+        #expect((snoring.segments.f1 ?? 0) >= 0.95, "snoring time: \(snoring.segments)")
+    }
+
     @Test func demoNeedsNoDataAndSaysItIsSynthetic() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
