@@ -113,8 +113,8 @@ public enum EventDetector {
         // only join and extend them, and cannot make a train of two lone snore-like sounds.
         // (Bridging to a lone snore beyond a train as well was tried: it split more fan-night
         // episodes than it joined, since a lone snore then broke the gap it stood in.)
-        let trains = withoutLoneSnores(events, sure: sureSnoring)
-        events = trains + rejoinedLoneSnores(events.filter { !trains.contains($0) }, trains: trains, frames: frames)
+        let (trains, lone) = separatingLoneSnores(events, sure: sureSnoring)
+        events = trains + rejoinedLoneSnores(lone, trains: trains, frames: frames)
         events = withoutFaintUnplacedSnores(events, unplaced: unplacedSnores, frames: frames)
         events += bridgedSnores(events, windows: windows, frames: frames)
         events += leadingSnores(events, windows: windows, frames: frames)
@@ -201,7 +201,7 @@ public enum EventDetector {
         return between.end - last < gap ? chain : nil
     }
 
-    /// Lone snores (`withoutLoneSnores`) that belong to a train after all: a piece the classifier
+    /// Lone snores (`separatingLoneSnores`) that belong to a train after all: a piece the classifier
     /// heard fewer than three times, cut off from a train at an episode's gap by a snore it
     /// missed and bridged to it (`bridge`) as two trains would be. A quiet snorer's first snores
     /// come one sure snore at a time, so the train's start was dropped and the train found late
@@ -366,7 +366,9 @@ public enum EventDetector {
     public static let minimumEpisodeSnoring = 30.0
 
     /// `sure`: the ranges of the windows that reached the full threshold for snoring, in order.
-    static func withoutLoneSnores(_ events: [DetectedEvent], sure: [TimeRange]) -> [DetectedEvent] {
+    /// Returns the events less the lone snores, and those lone snores, each in the given order.
+    static func separatingLoneSnores(_ events: [DetectedEvent], sure: [TimeRange])
+        -> (trains: [DetectedEvent], lone: [DetectedEvent]) {
         // Consecutive windows overlap by half; one that falls short between two sure ones
         // leaves them touching, and so apart: only windows overlapping by more than 0.1 s join.
         let runs = SilenceGate.merged(sure, gap: -0.1)
@@ -375,10 +377,16 @@ public enum EventDetector {
             let heard = runs.filter { $0.overlaps(span) }
             return heard.count < minimumEpisodeSnores && heard.reduce(0) { $0 + $1.duration } < minimumEpisodeSnoring
         }
-        guard !lone.isEmpty else { return events }
-        return events.filter { e in
-            e.eventClass != .snoring || !lone.contains { e.start >= $0.start && e.end <= $0.end }
+        guard !lone.isEmpty else { return (events, []) }
+        var trains: [DetectedEvent] = [], loneSnores: [DetectedEvent] = []
+        for e in events {
+            if e.eventClass == .snoring, lone.contains(where: { e.start >= $0.start && e.end <= $0.end }) {
+                loneSnores.append(e)
+            } else {
+                trains.append(e)
+            }
         }
+        return (trains, loneSnores)
     }
 
     /// Once snoring is found, windows within an episode's gap of it whose snoring confidence
