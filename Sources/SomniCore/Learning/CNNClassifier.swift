@@ -1,19 +1,24 @@
 import Foundation
 
 /// The learned classifier: log-mel features through a small CNN, softmax scores calibrated by
-/// temperature. A value type: copies get their own buffers on first use, so each thread can
-/// classify with its own copy. Classifying a window allocates nothing.
+/// temperature; a window whose level holds steady (`SteadySound`) gives its snoring-class scores
+/// to "other", when the model has that label. A value type: copies get their own buffers on
+/// first use, so each thread can classify with its own copy. Classifying a window allocates
+/// nothing.
 public struct CNNClassifier: SoundClassifier {
     public let model: CNNModel
     public var labels: [String] { model.labels }
     public var windowLength: Int { model.features.windowLength }
     public var name: String { model.name }
     private var engine: Engine
+    private let snoringIndices: [Int], otherIndex: Int?
 
     public init(model: CNNModel) throws {
         try model.validate()
         self.model = model
         engine = try Engine(model)
+        snoringIndices = model.labels.indices.filter { ClassSets.eventClass(forLabel: model.labels[$0]) == .snoring }
+        otherIndex = model.labels.firstIndex { $0.lowercased() == "other" }
     }
 
     /// Loads and validates a model file (`.badModel` / `.io` errors).
@@ -38,6 +43,9 @@ public struct CNNClassifier: SoundClassifier {
         if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
         engine.run(window, model: model)
         engine.softmax(into: scores, temperature: model.temperature)
+        if let otherIndex, !snoringIndices.isEmpty, engine.levelSpread(window) < SteadySound.spreadLimit {
+            for i in snoringIndices { scores[otherIndex] += scores[i]; scores[i] = 0 }
+        }
     }
 
     /// The uncalibrated logits of the last `classify` call (for calibration and embeddings).
@@ -48,12 +56,18 @@ public struct CNNClassifier: SoundClassifier {
         let workspace: NetworkWorkspace
         let model: CNNModel
         private var padded: [Float]
+        private var levels: [Float]
 
         init(_ model: CNNModel) throws {
             self.model = model
             extractor = try LogMelExtractor(settings: model.features)
             workspace = NetworkWorkspace(model.network, forTraining: false)
             padded = [Float](repeating: 0, count: model.features.windowLength)
+            levels = [Float](repeating: 0, count: model.features.windowLength / SteadySound.frameLength + 1)
+        }
+
+        func levelSpread(_ window: UnsafeBufferPointer<Float>) -> Float {
+            levels.withUnsafeMutableBufferPointer { SteadySound.levelSpread(window, levels: $0) }
         }
 
         func copy() -> Engine {
