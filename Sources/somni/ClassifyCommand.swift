@@ -51,8 +51,11 @@ struct ClassifyCommand: Command {
         let rate = Double(analysisSampleRate)
 
         func classifyWindow(valid: Int) {
-            for i in valid..<length { window[i] = 0 }
-            window.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+            // A short tail goes in as it is: the classifier pads it for the network, and reads
+            // how steady it is (`SteadySound`) from the samples there are, not from the padding.
+            window.withUnsafeBufferPointer { w in
+                scores.withUnsafeMutableBufferPointer { classifier.classify(UnsafeBufferPointer(rebasing: w[0..<valid]), scores: $0) }
+            }
             let ranked = scores.withUnsafeBufferPointer { classifier.ranked($0, top: top) }
             classified += 1
             let r = WindowResult(start: Double(windowStart) / rate, end: Double(windowStart + valid) / rate, labels: ranked)

@@ -72,6 +72,32 @@ import Testing
         #expect(try topLabel({ noise[$0] }, "fresh-hiss.wav") == "hiss")
     }
 
+    /// A steady hum the network alone reads as snoring: no window of it is snoring, the short
+    /// tail past the last full window included (it was zero-padded before being measured).
+    @Test func classifyCallsNoWindowOfASteadyHumSnoring() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("hum.wav")
+        let writer = try WAVWriter(url: url)
+        let hum = (0..<24_000).map { i -> Float in
+            let t = Double(i) / 16_000
+            var sum = 0.0
+            for h in 1...12 { sum += sin(2 * .pi * 180 * Double(h) * t + Double(h)) / Double(h * h) }
+            return Float(0.05 * sum)
+        }
+        try hum.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let c = try CLI.run(["classify", url.path, "--json"])
+        #expect(c.status == 0, "\(c.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(c.stdout.utf8)) as? [String: Any]
+        let windows = try #require(json?["windows"] as? [[String: Any]])
+        #expect(windows.count == 3)
+        for w in windows {
+            let top = (w["labels"] as? [[String: Any]])?.first?["label"] as? String
+            #expect(top == "other", "window at \(w["start"] ?? "?") s: \(top ?? "none")")
+        }
+    }
+
     @Test func badChannelCountsAreOneUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
