@@ -34,7 +34,9 @@ public enum SteadySound {
         return percentile(0.9, of: sorted) - percentile(0.1, of: sorted)
     }
 
-    /// Linear interpolation between the nearest ranks, as numpy's default.
+    /// Linear interpolation between the nearest ranks, as numpy's default. Not
+    /// `SilenceGate.percentile`: that one copies its values and takes the nearest rank, and with
+    /// the nearest rank eight held-out TV-news clips spread 0.68–1.02 dB, right at the limit.
     static func percentile(_ p: Float, of sorted: UnsafeMutableBufferPointer<Float>) -> Float {
         let position = p * Float(sorted.count - 1)
         let below = Int(position), fraction = position - Float(below)

@@ -63,7 +63,7 @@ public struct CNNClassifier: SoundClassifier {
             extractor = try LogMelExtractor(settings: model.features)
             workspace = NetworkWorkspace(model.network, forTraining: false)
             padded = [Float](repeating: 0, count: model.features.windowLength)
-            levels = [Float](repeating: 0, count: model.features.windowLength / SteadySound.frameLength + 1)
+            levels = [Float](repeating: 0, count: model.features.windowLength / SteadySound.frameLength)
         }
 
         func levelSpread(_ window: UnsafeBufferPointer<Float>) -> Float {
