@@ -224,6 +224,24 @@ import Testing
                 "\(coughs.map { ($0.start, $0.end) })")
     }
 
+    @Test func aQuieterCoughOfABoutThatClearsTheFloorForOneFrameIsACough() {
+        // Under a fan (mid band 0.01) a cough clears 3 × the floor for four frames; the next
+        // cough of the bout, 0.5 s later, for its loudest frame only, its neighbours under 2 ×.
+        // A one-frame piece 0.3 s after an onset is the second phase of that cough instead.
+        func coughs(quieterAt frame: Int) -> [Double] {
+            var t = Self.track(seconds: 40, bursts: [])
+            for i in t.mid.indices { t.mid[i] = 0.01 }
+            let levels: [(Int, Float)] = [(400, 0.035), (401, 0.04), (402, 0.033), (403, 0.031),
+                                          (frame - 1, 0.018), (frame, 0.034), (frame + 1, 0.019)]
+            for (i, level) in levels { t.mid[i] = level; t.raw[i] = level }
+            let windows = Self.windows(seconds: 40, labelled: [(20, 20.975, "cough", 0.8)])
+            return EventDetector.detect(windows: windows, frames: t, sensitivity: 5, duration: 40)
+                .filter { $0.eventClass == .cough }.map { ($0.start * 100).rounded() / 100 }
+        }
+        #expect(coughs(quieterAt: 410) == [20, 20.5])
+        #expect(coughs(quieterAt: 406) == [20])
+    }
+
     @Test func snoringEventsGroupIntoEpisodes() {
         let e = { (s: Double, d: Double, c: EventClass) in
             DetectedEvent(eventClass: c, start: s, end: s + d, confidence: 0.8, peakDBFS: -30, meanDBFS: -35, severity: 40)

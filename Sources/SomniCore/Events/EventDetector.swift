@@ -623,10 +623,13 @@ enum BoundaryRefiner {
         if c != .cough, let first = runs.first, let last = runs.last {
             return [TimeRange(start: time(first.lowerBound), end: time(last.upperBound))]
         }
-        // A piece of a single frame is a click, not a cough, unless nothing longer was found.
+        // A piece of a single frame is a click, not a cough, unless nothing longer was found or
+        // it stands as far apart from its neighbours as the coughs of a bout do (`standsApart`).
         let pieces = joinCloseOnsets(runs.flatMap { splitAtOnsets(values, $0) })
         let loudest = pieces.flatMap { values[$0] }.max() ?? 0
-        let coughs = pieces.filter { p in p.count >= 2 && values[p].contains { $0 >= prominence * loudest } }
+        let coughs = pieces.indices.filter { i in
+            values[pieces[i]].contains { $0 >= prominence * loudest } && (pieces[i].count >= 2 || standsApart(i, in: pieces))
+        }.map { pieces[$0] }
         return (coughs.isEmpty ? pieces : coughs).map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
     }
 
@@ -677,6 +680,24 @@ enum BoundaryRefiner {
     /// A cough's run, once a frame clears the threshold, goes on over frames above this share of
     /// it (2 × the floor instead of 3 ×).
     static let coughKeepShare: Float = 2.0 / 3.0
+
+    /// Frames from the previous piece's onset to a one-frame piece's (0.45 s), and of silence
+    /// between them (0.2 s), for the piece to be a cough of its own. Under a fan a bout's quieter
+    /// coughs clear the band's floor × 3 in their loudest frame only; the second phase of a cough
+    /// comes closer (0.30–0.40 s after its onset, 0–0.15 s after it) and is not one.
+    static let apartOnsetFrames = 9
+    static let apartGapFrames = 4
+
+    /// Whether one-frame piece `i` is a separate cough: far enough after the piece before it, or,
+    /// the first, far enough before the next.
+    static func standsApart(_ i: Int, in pieces: [Range<Int>]) -> Bool {
+        let p = pieces[i]
+        if i > 0 {
+            let before = pieces[i - 1]
+            return p.lowerBound - before.lowerBound >= apartOnsetFrames && p.lowerBound - before.upperBound >= apartGapFrames
+        }
+        return i + 1 < pieces.count && pieces[i + 1].lowerBound - p.lowerBound >= apartOnsetFrames
+    }
 
     /// Pieces (in time order) joined while one starts less than `minimumOnsetFrames` after the
     /// start of the one before.
