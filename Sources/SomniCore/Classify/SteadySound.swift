@@ -29,15 +29,16 @@ public enum SteadySound {
             }
             levels[f] = 10 * log10(lanes.sum() / Float(frameLength) + 1e-12)
         }
-        var sorted = UnsafeMutableBufferPointer(rebasing: levels[0..<count])
-        sorted.sort()
+        var measured = UnsafeMutableBufferPointer(rebasing: levels[0..<count])
+        measured.sort()
+        let sorted = UnsafeBufferPointer(measured)
         return percentile(0.9, of: sorted) - percentile(0.1, of: sorted)
     }
 
     /// Linear interpolation between the nearest ranks, as numpy's default. Not
     /// `SilenceGate.percentile`: that one copies its values and takes the nearest rank, and with
     /// the nearest rank eight held-out TV-news clips spread 0.68–1.02 dB, right at the limit.
-    static func percentile(_ p: Float, of sorted: UnsafeMutableBufferPointer<Float>) -> Float {
+    static func percentile(_ p: Float, of sorted: UnsafeBufferPointer<Float>) -> Float {
         let position = p * Float(sorted.count - 1)
         let below = Int(position), fraction = position - Float(below)
         guard below + 1 < sorted.count else { return sorted[below] }
