@@ -5,7 +5,8 @@
 #   scripts/train-default-model.sh [DATA_DIR] [OUT_MODEL] [extra somni train options]
 #
 # SEED=N trains the same recipe from another seed (the shipped model is seed 1), to see how
-# much the figures move with the draw alone.
+# much the figures move with the draw alone. NAME="..." names a variant's model file (the extra
+# options change the recipe, as --frame-ms 50 --mel-bands 64 --min-hz 30 did at stop 21).
 #
 # Classes: snoring (Khan's snoring clips), speech (Speech Commands words, a stand-in for
 # sleep-talk), cough (CoughSeg coughs cut at their marked onsets/offsets), other (Khan's ten
@@ -34,4 +35,4 @@ ln -s "$DATA/noise" "$STAGE/other/noise"
 scripts/build-release.sh --product somni >&2
 "$(scripts/build-release.sh --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
   --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed "${SEED:-1}" \
-  --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --name "somni-cnn v2" "${@:3}"
+  --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --name "${NAME:-somni-cnn v2}" "${@:3}"

@@ -46,6 +46,10 @@ struct TrainCommand: Command {
       --window-floor Q         a second input channel: each mel band less its value at quantile Q
                            (0–1) over the window's frames, so the network also reads how far a
                            sound rises above a steady background (the default model uses 0.2)
+      --mel-bands N            mel bands of the log-mel (default 40)
+      --frame-ms MS            Hann frame length in milliseconds (default 25; the FFT is the next
+                           power of two); longer frames resolve a snore's harmonics
+      --min-hz F               lowest frequency of the mel bands (default 50)
       --channels A,B,C,D       widths of the first convolution and the three depthwise-separable
                            blocks (default 16,32,64,128); wider can learn more and classifies
                            more slowly (24,48,96,128: about twice the work per window)
@@ -89,6 +93,14 @@ struct TrainCommand: Command {
         options.sameClassMixProbability = try a.option("--same-class-mix", as: Float.self) ?? options.sameClassMixProbability
         options.signalToNoise = try Self.decibelRange(a.option("--snr-db"), name: "--snr-db") ?? options.signalToNoise
         options.features.windowFloorQuantile = try a.option("--window-floor", as: Float.self)
+        options.features.melBands = try a.option("--mel-bands", as: Int.self) ?? options.features.melBands
+        if let ms = try a.option("--frame-ms", as: Double.self) {
+            guard ms >= 5, ms <= 200 else { throw UsageError("--frame-ms takes 5 to 200 milliseconds, not \(ms)") }
+            let samples = Int((ms * Double(analysisSampleRate) / 1000).rounded())
+            options.features.frameLength = samples
+            options.features.fftSize = max(4, 1 << Int(ceil(log2(Double(samples)))))
+        }
+        options.features.minFrequency = try a.option("--min-hz", as: Double.self) ?? options.features.minFrequency
         if let text = try a.option("--channels") {
             let parts = text.split(separator: ",", omittingEmptySubsequences: false)
             let c = parts.compactMap { Int($0) }
@@ -123,6 +135,10 @@ struct TrainCommand: Command {
         guard (0...1).contains(options.sameClassMixProbability) else { throw UsageError("--same-class-mix must be in [0, 1]") }
         if let q = options.features.windowFloorQuantile, !(0...1).contains(q) {
             throw UsageError("--window-floor takes a quantile from 0 to 1, not \(q)")
+        }
+        guard (1...256).contains(options.features.melBands) else { throw UsageError("--mel-bands takes 1 to 256 bands") }
+        guard options.features.minFrequency >= 0, options.features.minFrequency < 4000 else {
+            throw UsageError("--min-hz takes 0 to 4000 Hz")
         }
     }
 

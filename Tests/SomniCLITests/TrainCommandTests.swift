@@ -31,7 +31,8 @@ import Testing
         try writeClassFolders(in: data)
         let model = dir.appendingPathComponent("tones.somnimodel")
         let r = try CLI.run(["train", data.path, "--out", model.path, "--channels", "4,8,8,16", "--epochs", "6",
-                             "--examples-per-class", "64", "--group-block", "5", "--no-augment", "--seed", "3"])
+                             "--examples-per-class", "64", "--group-block", "5", "--no-augment", "--seed", "3",
+                             "--mel-bands", "24", "--frame-ms", "40", "--min-hz", "80"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("epoch"), "progress per epoch on stderr: \(r.stderr)")
         for split in ["Training:", "Validation:", "Test:"] { #expect(r.stdout.contains(split), "\(r.stdout)") }
@@ -46,6 +47,10 @@ import Testing
             }
         }
         #expect(widths == [4, 8, 8, 16])
+        // ... and the asked features: 40 ms frames (640 samples, FFT 1024), 24 bands from 80 Hz.
+        #expect(trained.features.melBands == 24 && trained.features.minFrequency == 80)
+        #expect(trained.features.frameLength == 640 && trained.features.fftSize == 1_024)
+        #expect(trained.network.inputShape.width == 24)
         let reportURL = dir.appendingPathComponent("tones.report.json")
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: reportURL)) as? [String: Any]
         let test = try #require(report?["test"] as? [String: Any])
@@ -95,6 +100,19 @@ import Testing
         for w in windows {
             let top = (w["labels"] as? [[String: Any]])?.first?["label"] as? String
             #expect(top == "other", "window at \(w["start"] ?? "?") s: \(top ?? "none")")
+        }
+    }
+
+    @Test func badFeatureSettingsAreOneUsageError() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (flag, bad) in [("--mel-bands", "0"), ("--mel-bands", "300"), ("--frame-ms", "2"), ("--frame-ms", "900"),
+                            ("--min-hz", "-5"), ("--min-hz", "9000")] {
+            let model = dir.appendingPathComponent("m.somnimodel")
+            let r = try CLI.run(["train", dir.path, "--out", model.path, flag, bad])
+            #expect(r.status == 64, "\(flag) \(bad): \(r.status)")
+            #expect(r.stderr.contains(flag), "\(flag) \(bad): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: model.path))
         }
     }
 
