@@ -7,6 +7,7 @@ struct ClassifyCommand: Command {
     static let summary = "Print ranked labels with confidences for each window of a recording"
     static let help = """
     Usage: somni classify FILE [--model MODEL] [--top N] [--json]
+           somni classify FILE --reference REF.csv [--threshold X] [--model MODEL] [--json]
            somni classify - [...]     (raw 16 kHz mono Float32 little-endian on standard input)
 
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
@@ -16,22 +17,38 @@ struct ClassifyCommand: Command {
       --top N         labels per window (default 5)
       --json          {"windows":[{"start","end","labels":[{"label","confidence"}]}],
                        "clip":{label: highest confidence over the windows}}
+      --reference REF.csv
+                      instead of the windows, how well the classifier hears each class before
+                      any event rule, every window of FILE classified (no gate): of the
+                      reference events (start,end,class, as for 'somni evaluate'), one by one,
+                      how many some overlapping window scores at least X for, binned by how far
+                      each rises over the background in its class's band (as 'somni evaluate
+                      --audio'); and windows more than 1 s from every reference that reach X,
+                      per hour. With --json: {"hearing":[...]}
+      --threshold X   the score that counts as heard (default 0.50, the confidence the default
+                      sensitivity asks of a window)
     """
 
     var input: String
     var modelPath: String?
     var top = 5
     var json = false
+    var referencePath: String?
+    var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
 
     init(_ a: inout Arguments) throws {
         modelPath = try a.option("--model")
         top = try a.option("--top", as: Int.self) ?? 5
         json = a.flag("--json")
+        referencePath = try a.option("--reference")
+        threshold = try a.option("--threshold", as: Float.self) ?? threshold
         input = try a.requiredPositional("FILE")
     }
 
     func validate() throws {
         guard top > 0 else { throw UsageError("--top must be positive") }
+        guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold takes a score above 0 and at most 1") }
+        if referencePath != nil, input == "-" { throw UsageError("--reference needs a recording, not standard input") }
     }
 
     struct WindowResult: Encodable {
@@ -40,6 +57,7 @@ struct ClassifyCommand: Command {
     }
 
     func run() throws {
+        let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "reference") }
         var classifier = try modelPath.map { try CNNClassifier(contentsOf: URL(fileURLWithPath: $0)) } ?? CNNClassifier.bundled()
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input))
         let length = classifier.windowLength, hop = length / 2
@@ -47,6 +65,10 @@ struct ClassifyCommand: Command {
         var scores = [Float](repeating: 0, count: classifier.labels.count)
         var filled = 0, windowStart = 0, classified = 0
         var results: [WindowResult] = []
+        // With a reference: every window's scores, and the recording's band levels.
+        var scored: [ScoredWindow] = []
+        let levels = reference == nil ? nil : FeatureExtractor(keepsZeroCrossingRate: false)
+        if let levels, let seconds = source.expectedDuration { levels.reserveCapacity(seconds: seconds) }
         var clipMax = [String: Float]()
         let rate = Double(analysisSampleRate)
 
@@ -56,9 +78,14 @@ struct ClassifyCommand: Command {
             window.withUnsafeBufferPointer { w in
                 scores.withUnsafeMutableBufferPointer { classifier.classify(UnsafeBufferPointer(rebasing: w[0..<valid]), scores: $0) }
             }
-            let ranked = scores.withUnsafeBufferPointer { classifier.ranked($0, top: top) }
             classified += 1
-            let r = WindowResult(start: Double(windowStart) / rate, end: Double(windowStart + valid) / rate, labels: ranked)
+            let start = Double(windowStart) / rate, end = Double(windowStart + valid) / rate
+            if reference != nil {
+                scored.append(ScoredWindow(start: start, end: end, scores: scores))
+                return
+            }
+            let ranked = scores.withUnsafeBufferPointer { classifier.ranked($0, top: top) }
+            let r = WindowResult(start: start, end: end, labels: ranked)
             for (label, s) in zip(classifier.labels, scores) { clipMax[label] = max(clipMax[label] ?? 0, s) }
             if json {
                 results.append(r)
@@ -72,6 +99,7 @@ struct ClassifyCommand: Command {
             let n = try window.withUnsafeMutableBufferPointer { w in
                 try source.read(into: UnsafeMutableBufferPointer(rebasing: w[filled..<length]))
             }
+            if let levels { window.withUnsafeBufferPointer { levels.process(UnsafeBufferPointer(rebasing: $0[filled..<(filled + n)])) } }
             filled += n
             if filled == length {
                 classifyWindow(valid: length)
@@ -84,6 +112,20 @@ struct ClassifyCommand: Command {
         // A recording shorter than one window, or a tail past the last full window.
         if (classified == 0 && filled > 0) || (classified > 0 && filled > length - hop) { classifyWindow(valid: filled) }
         for w in source.warnings { printError("somni classify: warning: \(w)") }
+        if let reference, let levels {
+            levels.finish()
+            let hearing = Evaluator.hearingByLevel(reference: reference, windows: scored, labels: classifier.labels,
+                                                   frames: levels.frames, threshold: threshold)
+            if json {
+                struct Output: Encodable { var hearing: [ClassifierHearing] }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try encoder.encode(Output(hearing: hearing)), as: UTF8.self))
+            } else {
+                print(hearing.text(), terminator: "")
+            }
+            return
+        }
         guard json else { return }
         struct Output: Encodable { var windows: [WindowResult]; var clip: [String: Float] }
         let encoder = JSONEncoder()

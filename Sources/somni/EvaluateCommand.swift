@@ -70,7 +70,7 @@ struct EvaluateCommand: Command {
         nightPath = try a.requiredPositional("night folder or session.json")
     }
 
-    private static func readCSV(_ path: String, what: String) throws -> [ReferenceEvent] {
+    static func readCSV(_ path: String, what: String) throws -> [ReferenceEvent] {
         let text: String
         do { text = try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8) } catch {
             throw SomniError(.io, "cannot read \(what) \(path)", cause: error)

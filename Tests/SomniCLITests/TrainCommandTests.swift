@@ -103,6 +103,45 @@ import Testing
         }
     }
 
+    /// `classify --reference`: every reference event of a synthesised night counted once in its
+    /// class, a lower bar hearing at least as many, and a missing reference one error line.
+    @Test func classifyAgainstAReferenceCountsWhatTheClassifierHears() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav"), csv = dir.appendingPathComponent("night.csv")
+        #expect(try CLI.run(["synth", "--out", audio.path, "--hours", "0.02", "--seed", "7", "--talk-per-hour", "150",
+                                 "--cough-bouts-per-hour", "150"]).status == 0)
+        let rows = try String(contentsOf: csv, encoding: .utf8).split(separator: "\n").dropFirst()
+        func hearing(_ threshold: String) throws -> [String: (references: Int, heard: Int)] {
+            let r = try CLI.run(["classify", audio.path, "--reference", csv.path, "--threshold", threshold, "--json"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            var byClass: [String: (Int, Int)] = [:]
+            for h in try #require(json?["hearing"] as? [[String: Any]]) {
+                let bins = try #require(h["bins"] as? [[String: Any]])
+                byClass[h["eventClass"] as? String ?? "?"] = (bins.reduce(0) { $0 + ($1["referenceCount"] as? Int ?? 0) },
+                                                               bins.reduce(0) { $0 + ($1["heardCount"] as? Int ?? 0) })
+            }
+            return byClass
+        }
+        let strict = try hearing("0.9"), lenient = try hearing("0.05")
+        #expect(Set(strict.keys) == ["snoring", "sleep_talk", "cough"])
+        #expect(strict.values.allSatisfy { $0.references > 0 }, "\(strict)")
+        for c in ["snoring", "sleep_talk", "cough"] {
+            #expect(strict[c]?.references == rows.filter { $0.hasSuffix(",\(c)") }.count, "\(c)")
+            #expect((lenient[c]?.heard ?? -1) >= (strict[c]?.heard ?? 0), "\(c)")
+        }
+        #expect((lenient["snoring"]?.heard ?? 0) > (strict["snoring"]?.heard ?? 0))
+        let text = try CLI.run(["classify", audio.path, "--reference", csv.path])
+        #expect(text.stdout.hasPrefix("Classifier hearing"), "\(text.stdout)")
+
+        let missing = try CLI.run(["classify", audio.path, "--reference", dir.appendingPathComponent("none.csv").path])
+        #expect(missing.status != 0 && missing.stdout.isEmpty)
+        #expect(missing.stderr.contains("none.csv") && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
+        let stdin = try CLI.run(["classify", "-", "--reference", csv.path])
+        #expect(stdin.status == 64, "\(stdin.stderr)")
+    }
+
     @Test func badFeatureSettingsAreOneUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

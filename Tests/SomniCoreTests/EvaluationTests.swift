@@ -288,4 +288,59 @@ import Testing
         let decoded = try JSONDecoder().decode(EvaluationReport.self, from: report.jsonData())
         #expect(decoded == report)
     }
+
+    // MARK: classifier hearing
+
+    /// Windows of 1 s every 0.5 s over `seconds`, scoring 0 for every label except where `score` says.
+    private func windows(seconds: Double, labels: Int, score: (Double) -> (label: Int, value: Float)?) -> [ScoredWindow] {
+        stride(from: 0.0, through: seconds - 1, by: 0.5).map { start in
+            var scores = [Float](repeating: 0, count: labels)
+            if let s = score(start) { scores[s.label] = s.value }
+            return ScoredWindow(start: start, end: start + 1, scores: scores)
+        }
+    }
+
+    @Test func hearingCountsEventsAWindowScoresByLevelAndFalseWindowsFarFromThem() throws {
+        let labels = ["cough", "other", "snoring"]
+        // A loud snore (20 dB over the floor) at 100 s, a faint one (0 dB) at 200 s, a cough at
+        // 300.95–301.15 s (9.5 dB), all at the background 1e-4 elsewhere.
+        let reference = [event(.snoring, 100, 101), event(.snoring, 200, 201), event(.cough, 300.95, 301.15)]
+        let track = frames(seconds: 3_600, rms: 0.01, loud: [(100, 101, 0.1), (200, 201, 0.01 * Float(2).squareRoot()),
+                                                             (300.95, 301.15, 0.01 * Float(10).squareRoot())])
+        let all = windows(seconds: 3_600, labels: 3) { start in
+            switch start {
+            case 100: (2, 0.9)                  // the loud snore, heard
+            case 200: (2, 0.3)                  // the faint one, under the threshold
+            case 300: (0, 0.8)                  // holds a quarter of the cough only: not heard
+            case 300.5: (0, 0.4)                // holds it whole, but under the threshold
+            case 1_000, 1_500: (2, 0.6)         // snoring far from every reference: false
+            case 101.5: (2, 0.95)               // 0.5 s after the loud snore: near it, not false
+            case 2_000: (0, 0.7)                // a false cough window
+            default: nil
+            }
+        }
+        let hearing = Evaluator.hearingByLevel(reference: reference, windows: all, labels: labels, frames: track, threshold: 0.5)
+        // No speech label: no sleep_talk line.
+        #expect(hearing.map(\.eventClass) == [.snoring, .cough])
+        let snoring = try #require(hearing.first { $0.eventClass == .snoring })
+        // Bins: < 3, 3–6, 6–9, 9–12, 12–18, ≥ 18 dB.
+        #expect(snoring.bins.map { [$0.heardCount, $0.referenceCount] } == [[0, 1], [0, 0], [0, 0], [0, 0], [0, 0], [1, 1]])
+        #expect(snoring.falseWindows == 2)
+        let cough = try #require(hearing.first { $0.eventClass == .cough })
+        #expect(cough.bins.map { [$0.heardCount, $0.referenceCount] } == [[0, 0], [0, 0], [0, 0], [0, 1], [0, 0], [0, 0]])
+        #expect(cough.falseWindows == 1)
+        // Windows within 1 s of a reference are not counted as away: for each of the three
+        // events, those starting from 1 s before the window can touch it to 1 s after it ends.
+        let near = all.filter { w in reference.contains { w.start < $0.end + 1 && w.end > $0.start - 1 } }.count
+        #expect(snoring.windowsAway == all.count - near)
+        #expect(abs(snoring.falseWindowsPerHour! - 2 / (Double(snoring.windowsAway) * 0.5 / 3_600)) < 1e-9)
+        // The same cough window over the threshold is heard.
+        let louder = all.map { w in w.start == 300.5 ? ScoredWindow(start: w.start, end: w.end, scores: [0.7, 0, 0]) : w }
+        let heard = Evaluator.hearingByLevel(reference: reference, windows: louder, labels: labels, frames: track, threshold: 0.5)
+        #expect(heard.first { $0.eventClass == .cough }?.heardCount == 1)
+        let text = hearing.text()
+        #expect(text.contains("Classifier hearing"))
+        #expect(text.contains("snoring    40-400 Hz"))
+        #expect(text.contains("1/2"))
+    }
 }

@@ -30,6 +30,59 @@ public struct LevelRecall: Codable, Sendable, Equatable {
     static let minimumBackgroundFrames = 20
     /// The loudest this many 50 ms frames (250 ms) stand for an event's level.
     static let peakFrames = 5
+
+    static func emptyBins() -> [Bin] {
+        (0...edges.count).map { i in
+            Bin(fromDB: i == 0 ? nil : edges[i - 1], toDB: i < edges.count ? edges[i] : nil, referenceCount: 0, foundCount: 0)
+        }
+    }
+}
+
+/// Each frame's power in one class's band, which frames a reference event touches, and from those
+/// the rise of an event over the background around it.
+struct BandLevels {
+    let power: [Double]
+    let busy: [Bool]
+    let recordingBackground: Double
+
+    init(_ eventClass: EventClass, reference: [ReferenceEvent], frames: FrameTrack) {
+        power = BoundaryRefiner.band(for: eventClass, in: frames).map { Double($0) * Double($0) }
+        var busy = [Bool](repeating: false, count: frames.count)
+        for e in reference where e.start.isFinite && e.end.isFinite {
+            for i in Self.frameRange(e, count: frames.count) { busy[i] = true }
+        }
+        self.busy = busy
+        recordingBackground = Evaluator.median(zip(power, busy).filter { !$0.1 }.map(\.0)) ?? 0
+    }
+
+    static func frameRange(_ e: ReferenceEvent, count: Int) -> Range<Int> {
+        let rate = FrameTrack.rate
+        let first = max(0, Int((e.start * rate).rounded(.down)))
+        let end = min(count, max(first + 1, Int((e.end * rate).rounded(.up))))
+        return first..<max(first, end)
+    }
+
+    func frameRange(_ e: ReferenceEvent) -> Range<Int> { Self.frameRange(e, count: power.count) }
+
+    /// The median power of the event-free frames within 60 s of `span`, or of the whole
+    /// recording's when there are too few.
+    func background(around span: Range<Int>) -> Double {
+        let reach = Int(LevelRecall.backgroundReach * FrameTrack.rate)
+        let around = max(0, span.lowerBound - reach)..<min(power.count, span.upperBound + reach)
+        let nearby = around.filter { !busy[$0] }.map { power[$0] }
+        return nearby.count >= LevelRecall.minimumBackgroundFrames ? Evaluator.median(nearby)! : recordingBackground
+    }
+
+    /// The rise of the event's loudest 250 ms over `background`, in dB; nil past the audio's end.
+    func rise(of e: ReferenceEvent, over background: Double) -> Double? {
+        let range = frameRange(e)
+        guard !range.isEmpty else { return nil }
+        let loudest = range.map { power[$0] }.sorted().suffix(LevelRecall.peakFrames)
+        return Evaluator.rise(peak: loudest.reduce(0, +) / Double(loudest.count), background: background)
+    }
+
+    /// The index of the level bin `rise` falls in.
+    static func bin(of rise: Double) -> Int { LevelRecall.edges.firstIndex { rise < $0 } ?? LevelRecall.edges.count }
 }
 
 extension Evaluator {
@@ -40,50 +93,24 @@ extension Evaluator {
     /// any class touches — an estimate of the event's signal-to-noise ratio in that band.
     public static func recallByLevel(reference: [ReferenceEvent], found: [ReferenceEvent], frames: FrameTrack,
                                      protocol rules: EvaluationProtocol = .somniDefault) -> [LevelRecall] {
-        let rate = FrameTrack.rate
-        func frameRange(_ e: ReferenceEvent) -> Range<Int> {
-            let first = max(0, Int((e.start * rate).rounded(.down)))
-            let end = min(frames.count, max(first + 1, Int((e.end * rate).rounded(.up))))
-            return first..<max(first, end)
-        }
-        var busy = [Bool](repeating: false, count: frames.count)
-        for e in reference where e.start.isFinite && e.end.isFinite {
-            for i in frameRange(e) { busy[i] = true }
-        }
-        return EventClass.allCases.map { eventClass in
+        EventClass.allCases.map { eventClass in
             let settings = rules.settings(for: eventClass)
-            let hz = BoundaryRefiner.bandHz(for: eventClass)
-            let power = BoundaryRefiner.band(for: eventClass, in: frames).map { Double($0) * Double($0) }
-            let quietPower = zip(power, busy).filter { !$0.1 }.map(\.0)
-            let recordingBackground = median(quietPower) ?? 0
-
+            let levels = BandLevels(eventClass, reference: reference, frames: frames)
             let (ref, units) = scoringUnits(reference, of: eventClass, settings: settings)
             let matching = eventMatching(reference: units, found: scoringUnits(found, of: eventClass, settings: settings).units,
                                          settings: settings)
-            var bins = (0...LevelRecall.edges.count).map { i in
-                LevelRecall.Bin(fromDB: i == 0 ? nil : LevelRecall.edges[i - 1],
-                                toDB: i < LevelRecall.edges.count ? LevelRecall.edges[i] : nil,
-                                referenceCount: 0, foundCount: 0)
-            }
+            var bins = LevelRecall.emptyBins()
             var unmeasured = 0
-            let reach = Int(LevelRecall.backgroundReach * rate)
             for (unit, match) in zip(units, matching) {
-                let members = ref.filter { $0.start >= unit.start && $0.end <= unit.end && !frameRange($0).isEmpty }
+                let members = ref.filter { $0.start >= unit.start && $0.end <= unit.end && !levels.frameRange($0).isEmpty }
                 guard !members.isEmpty else { unmeasured += 1; continue }
-                let span = frameRange(unit)
-                let around = max(0, span.lowerBound - reach)..<min(frames.count, span.upperBound + reach)
-                let nearby = around.filter { !busy[$0] }.map { power[$0] }
-                let background = nearby.count >= LevelRecall.minimumBackgroundFrames ? median(nearby)! : recordingBackground
-                let rises = members.map { e in
-                    let loudest = frameRange(e).map { power[$0] }.sorted().suffix(LevelRecall.peakFrames)
-                    return rise(peak: loudest.reduce(0, +) / Double(loudest.count), background: background)
-                }
-                let level = median(rises)!
-                let bin = LevelRecall.edges.firstIndex { level < $0 } ?? LevelRecall.edges.count
+                let background = levels.background(around: levels.frameRange(unit))
+                let bin = BandLevels.bin(of: median(members.compactMap { levels.rise(of: $0, over: background) })!)
                 bins[bin].referenceCount += 1
                 if match != nil { bins[bin].foundCount += 1 }
             }
-            return LevelRecall(eventClass: eventClass, bandHz: hz, bins: bins, unmeasuredCount: unmeasured)
+            return LevelRecall(eventClass: eventClass, bandHz: BoundaryRefiner.bandHz(for: eventClass), bins: bins,
+                               unmeasuredCount: unmeasured)
         }
     }
 
