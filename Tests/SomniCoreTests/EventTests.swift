@@ -242,6 +242,27 @@ import Testing
         #expect(coughs(quieterAt: 406) == [20])
     }
 
+    @Test func aQuieterCoughOfABoutAtTwoAndAHalfTimesTheFloorIsACough() {
+        // Under a fan (mid band 0.01) a cough clears 3 × the floor; a quieter one of the bout
+        // peaks at 2.8 × over three frames. Standing 0.5 s after the first, it is a cough; 0.3 s
+        // after (a second phase), or peaking at 2.3 ×, or where the first cough is 30 × the floor
+        // (the quieter one then under the bout's prominence), it is not.
+        func coughs(quieterAt frame: Int, peak: Float = 0.028, floor: Float = 0.01, loud: Float = 0.035) -> [Double] {
+            var t = Self.track(seconds: 40, bursts: [])
+            for i in t.mid.indices { t.mid[i] = floor }
+            let levels: [(Int, Float)] = [(400, loud), (401, loud * 1.15), (402, loud * 0.95), (403, loud * 0.9),
+                                          (frame, peak * 0.95), (frame + 1, peak), (frame + 2, 0.022)]
+            for (i, level) in levels { t.mid[i] = level; t.raw[i] = level }
+            let windows = Self.windows(seconds: 40, labelled: [(20, 20.975, "cough", 0.8)])
+            return EventDetector.detect(windows: windows, frames: t, sensitivity: 5, duration: 40)
+                .filter { $0.eventClass == .cough }.map { ($0.start * 100).rounded() / 100 }
+        }
+        #expect(coughs(quieterAt: 410) == [20, 20.5])
+        #expect(coughs(quieterAt: 406) == [20])
+        #expect(coughs(quieterAt: 410, peak: 0.023) == [20])
+        #expect(coughs(quieterAt: 410, loud: 0.3) == [20])
+    }
+
     @Test func snoringEventsGroupIntoEpisodes() {
         let e = { (s: Double, d: Double, c: EventClass) in
             DetectedEvent(eventClass: c, start: s, end: s + d, confidence: 0.8, peakDBFS: -30, meanDBFS: -35, severity: 40)
