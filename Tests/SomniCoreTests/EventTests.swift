@@ -224,19 +224,24 @@ import Testing
                 "\(coughs.map { ($0.start, $0.end) })")
     }
 
+    /// Starts (to 0.01 s) of the coughs found in 40 s whose mid band sits at `floor` but for
+    /// `levels` (frame, level), one window at 20 s scoring 0.8 for cough.
+    static func coughStarts(floor: Float, levels: [(Int, Float)]) -> [Double] {
+        var t = track(seconds: 40, bursts: [])
+        for i in t.mid.indices { t.mid[i] = floor }
+        for (i, level) in levels { t.mid[i] = level; t.raw[i] = level }
+        let windows = windows(seconds: 40, labelled: [(20, 20.975, "cough", 0.8)])
+        return EventDetector.detect(windows: windows, frames: t, sensitivity: 5, duration: 40)
+            .filter { $0.eventClass == .cough }.map { ($0.start * 100).rounded() / 100 }
+    }
+
     @Test func aQuieterCoughOfABoutThatClearsTheFloorForOneFrameIsACough() {
         // Under a fan (mid band 0.01) a cough clears 3 × the floor for four frames; the next
         // cough of the bout, 0.5 s later, for its loudest frame only, its neighbours under 2 ×.
         // A one-frame piece 0.3 s after an onset is the second phase of that cough instead.
         func coughs(quieterAt frame: Int) -> [Double] {
-            var t = Self.track(seconds: 40, bursts: [])
-            for i in t.mid.indices { t.mid[i] = 0.01 }
-            let levels: [(Int, Float)] = [(400, 0.035), (401, 0.04), (402, 0.033), (403, 0.031),
-                                          (frame - 1, 0.018), (frame, 0.034), (frame + 1, 0.019)]
-            for (i, level) in levels { t.mid[i] = level; t.raw[i] = level }
-            let windows = Self.windows(seconds: 40, labelled: [(20, 20.975, "cough", 0.8)])
-            return EventDetector.detect(windows: windows, frames: t, sensitivity: 5, duration: 40)
-                .filter { $0.eventClass == .cough }.map { ($0.start * 100).rounded() / 100 }
+            Self.coughStarts(floor: 0.01, levels: [(400, 0.035), (401, 0.04), (402, 0.033), (403, 0.031),
+                                                   (frame - 1, 0.018), (frame, 0.034), (frame + 1, 0.019)])
         }
         #expect(coughs(quieterAt: 410) == [20, 20.5])
         #expect(coughs(quieterAt: 406) == [20])
@@ -247,15 +252,9 @@ import Testing
         // peaks at 2.8 × over three frames. Standing 0.5 s after the first, it is a cough; 0.3 s
         // after (a second phase), or peaking at 2.3 ×, or where the first cough is 30 × the floor
         // (the quieter one then under the bout's prominence), it is not.
-        func coughs(quieterAt frame: Int, peak: Float = 0.028, floor: Float = 0.01, loud: Float = 0.035) -> [Double] {
-            var t = Self.track(seconds: 40, bursts: [])
-            for i in t.mid.indices { t.mid[i] = floor }
-            let levels: [(Int, Float)] = [(400, loud), (401, loud * 1.15), (402, loud * 0.95), (403, loud * 0.9),
-                                          (frame, peak * 0.95), (frame + 1, peak), (frame + 2, 0.022)]
-            for (i, level) in levels { t.mid[i] = level; t.raw[i] = level }
-            let windows = Self.windows(seconds: 40, labelled: [(20, 20.975, "cough", 0.8)])
-            return EventDetector.detect(windows: windows, frames: t, sensitivity: 5, duration: 40)
-                .filter { $0.eventClass == .cough }.map { ($0.start * 100).rounded() / 100 }
+        func coughs(quieterAt frame: Int, peak: Float = 0.028, loud: Float = 0.035) -> [Double] {
+            Self.coughStarts(floor: 0.01, levels: [(400, loud), (401, loud * 1.15), (402, loud * 0.95), (403, loud * 0.9),
+                                                   (frame, peak * 0.95), (frame + 1, peak), (frame + 2, 0.022)])
         }
         #expect(coughs(quieterAt: 410) == [20, 20.5])
         #expect(coughs(quieterAt: 406) == [20])

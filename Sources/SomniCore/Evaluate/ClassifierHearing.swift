@@ -12,7 +12,7 @@ public struct ClassifierHearing: Codable, Sendable, Equatable {
         public var toDB: Double?
         public var referenceCount: Int
         /// References a window scored at or above the threshold, among the windows that hold half
-    /// of the event or are half filled by it.
+        /// of the event or are half filled by it.
         public var heardCount: Int
         public var recall: Double? { referenceCount > 0 ? Double(heardCount) / Double(referenceCount) : nil }
     }
@@ -73,7 +73,7 @@ extension Evaluator {
         return EventClass.allCases.compactMap { eventClass in
             let columns = labels.indices.filter { ClassSets.eventClass(forLabel: labels[$0]) == eventClass }
             guard !columns.isEmpty else { return nil }
-            func score(_ w: ScoredWindow) -> Float { columns.map { w.scores[$0] }.max()! }
+            func score(_ w: ScoredWindow) -> Float { columns.reduce(-Float.infinity) { Swift.max($0, w.scores[$1]) } }
 
             let levels = BandLevels(eventClass, reference: reference, frames: frames)
             var bins = LevelRecall.emptyBins().map { ClassifierHearing.Bin(fromDB: $0.fromDB, toDB: $0.toDB, referenceCount: 0, heardCount: 0) }
@@ -109,15 +109,7 @@ extension [ClassifierHearing] {
     /// A table a person reads: heard / reference per level bin, a line per class.
     public func text() -> String {
         guard let firstClass = first else { return "The classifier has no snoring, speech or cough label to measure.\n" }
-        func dB(_ v: Double) -> String { String(format: "%g", v) }
-        let names = firstClass.bins.map { b -> String in
-            switch (b.fromDB, b.toDB) {
-            case (nil, let to?): "< \(dB(to)) dB"
-            case (let from?, nil): ">= \(dB(from)) dB"
-            case (let from?, let to?): "\(dB(from))-\(dB(to)) dB"
-            case (nil, nil): "any"
-            }
-        } + ["all", "false/h"]
+        let names = firstClass.bins.map { LevelRecall.heading(fromDB: $0.fromDB, toDB: $0.toDB) } + ["all", "false/h"]
         func row(_ first: String, _ second: String, _ rest: [String]) -> String {
             first.padding(toLength: 11, withPad: " ", startingAt: 0) + second.padding(toLength: 12, withPad: " ", startingAt: 0)
                 + rest.map { String(repeating: " ", count: Swift.max(0, 11 - $0.count)) + $0 }.joined()

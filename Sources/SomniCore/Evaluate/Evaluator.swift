@@ -107,15 +107,7 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
 
     /// Found / scored references in each level bin, a line per class.
     private func levelLines(_ levels: [LevelRecall]) -> [String] {
-        func dB(_ v: Double) -> String { String(format: "%g", v) }
-        let names = (levels.first?.bins ?? []).map { b -> String in
-            switch (b.fromDB, b.toDB) {
-            case (nil, let to?): "< \(dB(to)) dB"
-            case (let from?, nil): ">= \(dB(from)) dB"
-            case (let from?, let to?): "\(dB(from))-\(dB(to)) dB"
-            case (nil, nil): "all"
-            }
-        }
+        let names = (levels.first?.bins ?? []).map { LevelRecall.heading(fromDB: $0.fromDB, toDB: $0.toDB) }
         func row(_ first: String, _ second: String, _ rest: [String]) -> String {
             first.padding(toLength: 11, withPad: " ", startingAt: 0) + second.padding(toLength: 12, withPad: " ", startingAt: 0)
                 + rest.map { String(repeating: " ", count: max(0, 10 - $0.count)) + $0 }.joined()

@@ -31,6 +31,17 @@ public struct LevelRecall: Codable, Sendable, Equatable {
     /// The loudest this many 50 ms frames (250 ms) stand for an event's level.
     static let peakFrames = 5
 
+    /// A bin's column heading: "< 3 dB", "3-6 dB", ">= 18 dB".
+    static func heading(fromDB: Double?, toDB: Double?) -> String {
+        func dB(_ v: Double) -> String { String(format: "%g", v) }
+        switch (fromDB, toDB) {
+        case (nil, let to?): return "< \(dB(to)) dB"
+        case (let from?, nil): return ">= \(dB(from)) dB"
+        case (let from?, let to?): return "\(dB(from))-\(dB(to)) dB"
+        case (nil, nil): return "all"
+        }
+    }
+
     static func emptyBins() -> [Bin] {
         (0...edges.count).map { i in
             Bin(fromDB: i == 0 ? nil : edges[i - 1], toDB: i < edges.count ? edges[i] : nil, referenceCount: 0, foundCount: 0)

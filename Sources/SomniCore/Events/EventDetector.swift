@@ -649,14 +649,7 @@ enum BoundaryRefiner {
         var kept = coughs
         for c in candidates where !pieces.contains(where: { $0.overlaps(c) }) && values[c].contains(where: { $0 >= prominence * loudest }) {
             let next = kept.firstIndex { $0.lowerBound > c.lowerBound } ?? kept.count
-            if next > 0 {
-                let before = kept[next - 1]
-                guard c.lowerBound - before.lowerBound >= apartOnsetFrames, c.lowerBound - before.upperBound >= apartGapFrames else { continue }
-            }
-            if next < kept.count {
-                let after = kept[next]
-                guard after.lowerBound - c.lowerBound >= apartOnsetFrames, after.lowerBound - c.upperBound >= apartGapFrames else { continue }
-            }
+            guard next == 0 || isApart(c, from: kept[next - 1]), next == kept.count || isApart(kept[next], from: c) else { continue }
             kept.insert(c, at: next)
         }
         return kept
@@ -722,12 +715,14 @@ enum BoundaryRefiner {
     /// Whether one-frame piece `i` is a separate cough: far enough after the piece before it, or,
     /// the first, far enough before the next.
     static func standsApart(_ i: Int, in pieces: [Range<Int>]) -> Bool {
-        let p = pieces[i]
-        if i > 0 {
-            let before = pieces[i - 1]
-            return p.lowerBound - before.lowerBound >= apartOnsetFrames && p.lowerBound - before.upperBound >= apartGapFrames
-        }
-        return i + 1 < pieces.count && pieces[i + 1].lowerBound - p.lowerBound >= apartOnsetFrames
+        i > 0 ? isApart(pieces[i], from: pieces[i - 1]) : i + 1 < pieces.count && isApart(pieces[i + 1], from: pieces[i], checkingGap: false)
+    }
+
+    /// Whether `later` starts `apartOnsetFrames` after `earlier`'s onset and, when checking the
+    /// gap, `apartGapFrames` after its end.
+    static func isApart(_ later: Range<Int>, from earlier: Range<Int>, checkingGap: Bool = true) -> Bool {
+        later.lowerBound - earlier.lowerBound >= apartOnsetFrames
+            && (!checkingGap || later.lowerBound - earlier.upperBound >= apartGapFrames)
     }
 
     /// Pieces (in time order) joined while one starts less than `minimumOnsetFrames` after the
