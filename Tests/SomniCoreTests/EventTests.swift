@@ -247,19 +247,32 @@ import Testing
         #expect(coughs(quieterAt: 406) == [20])
     }
 
-    @Test func aQuieterCoughOfABoutAtTwoAndAHalfTimesTheFloorIsACough() {
+    @Test func aQuieterCoughOfABoutAboveTwoAndAQuarterTimesTheFloorIsACough() {
         // Under a fan (mid band 0.01) a cough clears 3 × the floor; a quieter one of the bout
-        // peaks at 2.8 × over three frames. Standing 0.5 s after the first, it is a cough; 0.3 s
-        // after (a second phase), or peaking at 2.3 ×, or where the first cough is 30 × the floor
-        // (the quieter one then under the bout's prominence), it is not.
+        // peaks at 2.8 × (or 2.3 ×) over three frames. Standing 0.5 s after the first, it is a
+        // cough; 0.3 s after (a second phase), or peaking at 2.2 ×, or where the first cough is
+        // 30 × the floor (the quieter one then under the bout's prominence), it is not.
         func coughs(quieterAt frame: Int, peak: Float = 0.028, loud: Float = 0.035) -> [Double] {
             Self.coughStarts(floor: 0.01, levels: [(400, loud), (401, loud * 1.15), (402, loud * 0.95), (403, loud * 0.9),
                                                    (frame, peak * 0.95), (frame + 1, peak), (frame + 2, 0.022)])
         }
         #expect(coughs(quieterAt: 410) == [20, 20.5])
+        #expect(coughs(quieterAt: 410, peak: 0.023) == [20, 20.5])
         #expect(coughs(quieterAt: 406) == [20])
-        #expect(coughs(quieterAt: 410, peak: 0.023) == [20])
+        #expect(coughs(quieterAt: 410, peak: 0.021) == [20])
         #expect(coughs(quieterAt: 410, loud: 0.3) == [20])
+    }
+
+    @Test func aQuieterCoughJoinsABoutWhoseOnlyLoudPieceIsOneFrame() {
+        // Under a fan (mid band 0.01) the one piece over 3 × the floor is a single frame, which
+        // stands for the span's cough; a quieter cough (2.6–2.9 ×) 0.5 s before it joins it. One
+        // 0.2 s before it is a phase of that cough instead.
+        func coughs(quieterAt frame: Int) -> [Double] {
+            Self.coughStarts(floor: 0.01, levels: [(frame, 0.026), (frame + 1, 0.029), (frame + 2, 0.027), (frame + 3, 0.023),
+                                                   (410, 0.036), (411, 0.015)])
+        }
+        #expect(coughs(quieterAt: 400) == [20, 20.5])
+        #expect(coughs(quieterAt: 406) == [20.3])
     }
 
     @Test func snoringEventsGroupIntoEpisodes() {

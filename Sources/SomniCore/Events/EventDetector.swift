@@ -627,19 +627,19 @@ enum BoundaryRefiner {
         // it stands as far apart from its neighbours as the coughs of a bout do (`standsApart`).
         let pieces = joinCloseOnsets(runs.flatMap { splitAtOnsets(values, $0) })
         let loudest = pieces.flatMap { values[$0] }.max() ?? 0
-        var coughs = pieces.indices.filter { i in
+        let coughs = pieces.indices.filter { i in
             values[pieces[i]].contains { $0 >= prominence * loudest } && (pieces[i].count >= 2 || standsApart(i, in: pieces))
         }.map { pieces[$0] }
-        if !coughs.isEmpty {
-            let quieter = activeRuns(values, region: region, threshold: threshold * quieterCoughShare, keepAbove: keep, bridge: 1)
-                .filter { $0.overlaps(inside) }
-            coughs = addingQuieterCoughs(joinCloseOnsets(quieter.flatMap { splitAtOnsets(values, $0) }), to: coughs,
-                                         besides: pieces, values: values, loudest: loudest)
-        }
-        return (coughs.isEmpty ? pieces : coughs).map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
+        // Where no piece stood out as a cough, the pieces are the span's cough(s); either way, a
+        // bout's quieter coughs join them.
+        let quieter = activeRuns(values, region: region, threshold: threshold * quieterCoughShare, keepAbove: keep, bridge: 1)
+            .filter { $0.overlaps(inside) }
+        return addingQuieterCoughs(joinCloseOnsets(quieter.flatMap { splitAtOnsets(values, $0) }), to: coughs.isEmpty ? pieces : coughs,
+                                   besides: pieces, values: values, loudest: loudest)
+            .map { TimeRange(start: time($0.lowerBound), end: time($0.upperBound)) }
     }
 
-    /// In a bout, a cough under a fan may peak at 2.5–3 × the band's floor: between louder
+    /// In a bout, a cough under a fan may peak at 2.25–3 × the band's floor: between louder
     /// coughs the classifier hears, it is one too when it stands apart from them as the coughs of
     /// a bout do (`apartOnsetFrames`, `apartGapFrames`) and reaches the bout's prominence.
     /// `candidates` are the pieces cut at that lower bar; those touching a piece cut at the full
@@ -702,8 +702,8 @@ enum BoundaryRefiner {
     /// A cough's run, once a frame clears the threshold, goes on over frames above this share of
     /// it (2 × the floor instead of 3 ×).
     static let coughKeepShare: Float = 2.0 / 3.0
-    /// A bout's quieter coughs are looked for at this share of the threshold (2.5 × the floor).
-    static let quieterCoughShare: Float = 2.5 / 3.0
+    /// A bout's quieter coughs are looked for at this share of the threshold (2.25 × the floor).
+    static let quieterCoughShare: Float = 2.25 / 3.0
 
     /// Frames from the previous piece's onset to a one-frame piece's (0.45 s), and of silence
     /// between them (0.2 s), for the piece to be a cough of its own. Under a fan a bout's quieter
