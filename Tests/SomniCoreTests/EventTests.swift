@@ -86,12 +86,17 @@ import Testing
         #expect(EventDetector.detect(windows: weak, frames: FrameTrack(), sensitivity: 1, duration: 60).isEmpty)
     }
 
-    @Test func refinedEventsUnderHalfASecondDrop() {
-        let frames = Self.track(seconds: 60, bursts: [(10, 10.3), (20, 20.7)])
-        let windows = Self.windows(seconds: 60, labelled: [(9.5, 10.8, "speech", 0.9), (19.5, 21.2, "speech", 0.9)])
-        let events = EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 60)
-        #expect(events.count == 1)
-        #expect(events.first.map { abs($0.start - 20) < 0.06 && abs($0.end - 20.7) < 0.06 } == true)
+    @Test func talkTheBandShowsForUnderHalfASecondNeedsTwoWindows() {
+        // Heard by one sure window, a 0.3 s burst is a click and drops; 0.7 s of talk keeps the
+        // band's edges. A 0.3 s burst heard as speech by three windows is quiet talk under a fan,
+        // which clears the floor only at its loudest: it keeps the windows' span.
+        let frames = Self.track(seconds: 60, bursts: [(10, 10.3), (20, 20.7), (30, 30.3)])
+        let windows = Self.windows(seconds: 60, labelled: [(10, 10.3, "speech", 0.9), (19.5, 21.2, "speech", 0.9),
+                                                           (29.5, 30.8, "speech", 0.9)])
+        let talk = EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 60)
+            .map { (($0.start * 100).rounded() / 100, ($0.end * 100).rounded() / 100) }
+        #expect(talk.count == 2)
+        #expect(talk.count == 2 && talk[0] == (20, 20.7) && talk[1] == (29.25, 31.2))
     }
 
     @Test func refinementFindsTheEdgesOfAGeneratedBurst() {
@@ -615,8 +620,8 @@ import Testing
         let events = EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 60)
         #expect(events.count == 3)
         #expect(events.count == 3 && abs(events[1].start - 15) < 0.06 && abs(events[1].end - 15.3) < 0.06)
-        // Sleep-talk that short still drops.
-        let talk = EventTests.windows(seconds: 60, labelled: [(14.8, 15.6, "speech", 0.9)])
+        // Sleep-talk that short, heard by one window, still drops.
+        let talk = EventTests.windows(seconds: 60, labelled: [(15, 15.3, "speech", 0.9)])
         #expect(EventDetector.detect(windows: talk, frames: frames, sensitivity: 5, duration: 60).isEmpty)
     }
 }

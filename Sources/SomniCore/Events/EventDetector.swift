@@ -96,7 +96,12 @@ public enum EventDetector {
                     // late) and split their episodes.
                     let unplaced = c == .snoring && refined.duration < minimumSnoreCore
                     if unplaced { unplacedSnores.append(span.range) }
-                    let range = unplaced ? span.range : refined
+                    // Quiet talk under a fan clears the band's floor × 3 for a moment only; heard by
+                    // two windows or more it keeps their span. Heard by one, a sound that short is
+                    // a click, and drops below.
+                    let heardTalk = c == .sleepTalk && refined.duration < minimumDuration
+                        && classHits.filter({ $0.range.start >= span.range.start && $0.range.end <= span.range.end }).count >= 2
+                    let range = unplaced || heardTalk ? span.range : refined
                     let clamped = TimeRange(start: max(0, range.start), end: min(duration, range.end))
                     guard clamped.end > clamped.start else { continue }
                     let overlapping = classHits.filter { $0.range.overlaps(clamped) }.map(\.confidence)
