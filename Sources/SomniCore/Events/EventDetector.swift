@@ -100,7 +100,7 @@ public enum EventDetector {
                     // two windows or more it keeps their span. Heard by one, a sound that short is
                     // a click, and drops below.
                     let heardTalk = c == .sleepTalk && refined.duration < minimumDuration
-                        && classHits.filter({ $0.range.start >= span.range.start && $0.range.end <= span.range.end }).count >= 2
+                        && members(of: span, in: classHits).count >= 2
                     let range = unplaced || heardTalk ? span.range : refined
                     let clamped = TimeRange(start: max(0, range.start), end: min(duration, range.end))
                     guard clamped.end > clamped.start else { continue }
@@ -144,7 +144,7 @@ public enum EventDetector {
             guard let classHits = hits[c]?.sorted(by: { $0.range.start < $1.range.start }) else { continue }
             var kept: [Hit] = []
             for span in merge(classHits, gap: mergeGap) {
-                let members = classHits.filter { $0.range.start >= span.range.start && $0.range.end <= span.range.end }
+                let members = Self.members(of: span, in: classHits)
                 let before = snoring.contains { $0.range.start < span.range.start && $0.range.end >= span.range.start - gap }
                 let after = snoring.contains { $0.range.end > span.range.end && $0.range.start <= span.range.end + gap }
                 let heardOnce = c == .sleepTalk && members.count < 2
@@ -156,6 +156,11 @@ public enum EventDetector {
             }
             hits[c] = kept
         }
+    }
+
+    /// The hits that lie within `span` (one of `merge(hits, gap:)`'s spans).
+    static func members(of span: Hit, in hits: [Hit]) -> [Hit] {
+        hits.filter { $0.range.start >= span.range.start && $0.range.end <= span.range.end }
     }
 
     /// Sleep-talk is words, and a word or two fills more than one window (they overlap by half):
@@ -170,7 +175,7 @@ public enum EventDetector {
     static func confirmedTalk(_ talk: [Hit]) -> [Hit] {
         let sorted = talk.sorted { $0.range.start < $1.range.start }
         return merge(sorted, gap: mergeGap).flatMap { span in
-            let members = sorted.filter { $0.range.start >= span.range.start && $0.range.end <= span.range.end }
+            let members = Self.members(of: span, in: sorted)
             return members.count >= 2 || Float(span.confidence) >= sureTalk ? members : []
         }
     }
