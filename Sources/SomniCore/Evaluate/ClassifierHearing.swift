@@ -111,8 +111,7 @@ extension [ClassifierHearing] {
         guard let firstClass = first else { return "The classifier has no snoring, speech or cough label to measure.\n" }
         let names = firstClass.bins.map { LevelRecall.heading(fromDB: $0.fromDB, toDB: $0.toDB) } + ["all", "false/h"]
         func row(_ first: String, _ second: String, _ rest: [String]) -> String {
-            first.padding(toLength: 11, withPad: " ", startingAt: 0) + second.padding(toLength: 12, withPad: " ", startingAt: 0)
-                + rest.map { String(repeating: " ", count: Swift.max(0, 11 - $0.count)) + $0 }.joined()
+            LevelRecall.tableRow(first, second, rest, cellWidth: 11)
         }
         var lines = [String(format: "Classifier hearing: reference events some window scores >= %.2f for, by each event's rise", firstClass.threshold),
                      "over its background in its band (events one by one, snores too); false/h: windows that reach it",
@@ -120,9 +119,8 @@ extension [ClassifierHearing] {
                             ClassifierHearing.falseWindowMargin, firstClass.hoursAway),
                      row("class", "band", names)]
         for h in self {
-            let band = String(format: "%g-%g Hz", h.bandHz.lowerBound, h.bandHz.upperBound)
             let perHour = h.falseWindowsPerHour.map { String(format: "%.2f", $0) } ?? "-"
-            var line = row(h.eventClass.rawValue, band,
+            var line = row(h.eventClass.rawValue, LevelRecall.bandLabel(h.bandHz),
                            h.bins.map { "\($0.heardCount)/\($0.referenceCount)" } + ["\(h.heardCount)/\(h.referenceCount)", perHour])
             if h.unmeasuredCount > 0 { line += "  (\(h.unmeasuredCount) past the audio's end)" }
             lines.append(line)

@@ -109,15 +109,13 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
     private func levelLines(_ levels: [LevelRecall]) -> [String] {
         let names = (levels.first?.bins ?? []).map { LevelRecall.heading(fromDB: $0.fromDB, toDB: $0.toDB) }
         func row(_ first: String, _ second: String, _ rest: [String]) -> String {
-            first.padding(toLength: 11, withPad: " ", startingAt: 0) + second.padding(toLength: 12, withPad: " ", startingAt: 0)
-                + rest.map { String(repeating: " ", count: max(0, 10 - $0.count)) + $0 }.joined()
+            LevelRecall.tableRow(first, second, rest, cellWidth: 10)
         }
         var lines = ["", "Recall by level: found / reference, by each reference's rise over its background in its band",
                      "(loudest 250 ms against the median of event-free 50 ms frames within 60 s; snoring by episode)",
                      row("class", "band", names)]
         for l in levels {
-            let band = String(format: "%g-%g Hz", l.bandHz.lowerBound, l.bandHz.upperBound)
-            var line = row(l.eventClass.rawValue, band, l.bins.map { "\($0.foundCount)/\($0.referenceCount)" })
+            var line = row(l.eventClass.rawValue, LevelRecall.bandLabel(l.bandHz), l.bins.map { "\($0.foundCount)/\($0.referenceCount)" })
             if l.unmeasuredCount > 0 { line += "  (\(l.unmeasuredCount) past the audio's end)" }
             lines.append(line)
         }

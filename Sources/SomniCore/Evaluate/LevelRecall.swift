@@ -42,6 +42,15 @@ public struct LevelRecall: Codable, Sendable, Equatable {
         }
     }
 
+    /// A line of a level table: class and band left-aligned, the cells right-aligned in `cellWidth`.
+    static func tableRow(_ first: String, _ second: String, _ cells: [String], cellWidth: Int) -> String {
+        first.padding(toLength: 11, withPad: " ", startingAt: 0) + second.padding(toLength: 12, withPad: " ", startingAt: 0)
+            + cells.map { String(repeating: " ", count: max(0, cellWidth - $0.count)) + $0 }.joined()
+    }
+
+    /// A band's label in a level table: "40-400 Hz".
+    static func bandLabel(_ hz: ClosedRange<Double>) -> String { String(format: "%g-%g Hz", hz.lowerBound, hz.upperBound) }
+
     static func emptyBins() -> [Bin] {
         (0...edges.count).map { i in
             Bin(fromDB: i == 0 ? nil : edges[i - 1], toDB: i < edges.count ? edges[i] : nil, referenceCount: 0, foundCount: 0)
