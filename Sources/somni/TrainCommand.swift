@@ -15,7 +15,8 @@ struct TrainCommand: Command {
     recording, so cuts of one recording never straddle splits:
       SPEAKER_nohash_N files group by speaker; NAME_N files in blocks of --group-block consecutive
       N; other files each alone. A sidecar NAME.txt of 'start<TAB>end' lines (seconds) marks the
-      events in NAME: only they belong to the folder's class (see --gaps-as).
+      events in NAME: only they belong to the folder's class (see --gaps-as); a line
+      'start<TAB>end<TAB>LABEL' marks an event of class LABEL (a labelled night of several classes).
     Prints progress per epoch and, at the end, precision, recall, F1, a confusion matrix and
     accuracy for training, validation and test; writes the model and MODEL-without-extension
     .report.json with the same figures.
@@ -23,6 +24,9 @@ struct TrainCommand: Command {
       --out MODEL              model file to write (.somnimodel)
       --validation DIR         validation examples (same class folders) instead of a split
       --test DIR               held-out test examples instead of a split
+      --training-only DIR      more examples (same class folders), split between training and
+                               validation by group and never tested: material made from the
+                               training part of a data set, as nights from 'somni synth --split train'
       --background DIR         recordings mixed under training examples at random SNR (repeatable)
       --gaps-as LABEL          class for the stretches between marked events (default: none)
       --synthetic-noise LABEL  add 10 minutes of generated white, pink, brown, fan-like and rumbling
@@ -62,6 +66,7 @@ struct TrainCommand: Command {
     var out: String
     var validationDirectory: String?
     var testDirectory: String?
+    var trainingOnlyDirectory: String?
     var backgrounds: [String] = []
     var gapsAs: String?
     var syntheticNoise: String?
@@ -75,6 +80,7 @@ struct TrainCommand: Command {
         self.out = out
         validationDirectory = try a.option("--validation")
         testDirectory = try a.option("--test")
+        trainingOnlyDirectory = try a.option("--training-only")
         while let b = try a.option("--background") { backgrounds.append(b) }
         gapsAs = try a.option("--gaps-as")
         syntheticNoise = try a.option("--synthetic-noise")
@@ -162,10 +168,10 @@ struct TrainCommand: Command {
             beds += generated
         }
         let validationShare = validationDirectory == nil ? 0.15 : 0, testShare = testDirectory == nil ? 0.15 : 0
-        let (train, splitValidation, splitTest) = sharedDataSplit
+        let (splitTrain, splitValidation, splitTest) = sharedDataSplit
             ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed)
             : data.split(validationShare: validationShare, testShare: testShare, seed: options.seed)
-        var validation = splitValidation, test = splitTest
+        var train = splitTrain, validation = splitValidation, test = splitTest
         if let dir = validationDirectory {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
             validation = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
@@ -173,6 +179,12 @@ struct TrainCommand: Command {
         if let dir = testDirectory {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
             test = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
+        }
+        if let dir = trainingOnlyDirectory {
+            let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
+            let added = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
+            let parts = data.split(added, validationShare: validationShare, testShare: 0, seed: options.seed)
+            train = (train + parts.train).sorted(); validation = (validation + parts.validation).sorted()
         }
         for dir in backgrounds {
             for path in try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath()) {

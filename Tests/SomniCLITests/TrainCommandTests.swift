@@ -77,6 +77,36 @@ import Testing
         #expect(try topLabel({ noise[$0] }, "fresh-hiss.wav") == "hiss")
     }
 
+    /// Material made from a data set's training part (`--training-only`) is trained and
+    /// validated on, and never lands in the test split.
+    @Test func trainingOnlyExamplesNeverReachTheTestSplit() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let data = dir.appendingPathComponent("data"), extra = dir.appendingPathComponent("extra")
+        try writeClassFolders(in: data)
+        let made = extra.appendingPathComponent("tone/made")
+        try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+        for i in 0..<20 {
+            let writer = try WAVWriter(url: made.appendingPathComponent("made_\(i).wav"))
+            let samples = (0..<19_200).map { n in Float(0.1 * sin(2 * Double.pi * Double(500 + 50 * i) * Double(n) / 16_000)) }
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.finish()
+        }
+        let model = dir.appendingPathComponent("m.somnimodel")
+        let r = try CLI.run(["train", data.path, "--out", model.path, "--training-only", extra.path, "--channels", "4,8,8,16",
+                             "--epochs", "1", "--examples-per-class", "16", "--group-block", "5", "--no-augment"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("m.report.json"))) as? [String: Any]
+        func count(_ split: String, _ source: String) -> Int {
+            let sources = (report?[split] as? [String: Any])?["sources"] as? [[String: Any]] ?? []
+            return sources.filter { $0["source"] as? String == source }.compactMap { $0["count"] as? Int }.reduce(0, +)
+        }
+        #expect(count("test", "tone/made") == 0)
+        #expect(count("test", "tone") > 0, "the class folders' own files are still split for test")
+        #expect(count("train", "tone/made") + count("validation", "tone/made") == 20)
+        #expect(count("train", "tone/made") > 0)
+    }
+
     /// A steady hum the network alone reads as snoring: no window of it is snoring, the short
     /// tail past the last full window included (it was zero-padded before being measured).
     @Test func classifyCallsNoWindowOfASteadyHumSnoring() throws {

@@ -150,12 +150,40 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         let list = try TrainingFileList.scan(dir, blockSize: 25)
         #expect(list.labels == ["cough", "other"])
         let rec = try #require(list.files.first { $0.url.lastPathComponent == "rec.flac" })
-        #expect(rec.events == [0.5...0.9, 4.0...4.3] && rec.stratum == "cough/set")
+        #expect(rec.events == [.init(seconds: 0.5...0.9, label: 0), .init(seconds: 4.0...4.3, label: 0)] && rec.stratum == "cough/set")
         #expect(Set(list.files.filter { $0.label == 1 }.map(\.group)).count == 2)
         // 6 s recordings: two coughs, and the 2.6 s gap between them (less margins) as "other".
         let set = try TrainingSet.load(list, windowLength: 15_600, gapLabel: 1, threads: 2) { _ in [Float](repeating: 0.1, count: 96_000) }
         let fromRec = set.examples.filter { $0.group == rec.group }
         #expect(fromRec.filter { $0.label == 0 }.map(\.length) == [6_400, 4_800])
         #expect(fromRec.contains { $0.label == 1 && $0.start >= 14_400 + 4_000 && $0.start + $0.length <= 64_000 - 4_000 })
+    }
+
+    @Test func aSidecarLineNamingAClassMarksThatClassAndIsNoGap() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in ["cough", "other", "snoring/nights"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
+        }
+        for name in ["snoring/nights/night.flac", "other/b.flac", "cough/c.flac"] { try Data().write(to: dir.appendingPathComponent(name)) }
+        // A 20 s night: a snore, a cough named by its line, and a snore.
+        try "1.0\t2.0\n5.0\t5.4\tcough\n8.0\t9.0\n".write(to: dir.appendingPathComponent("snoring/nights/night.txt"), atomically: true, encoding: .utf8)
+        let list = try TrainingFileList.scan(dir, blockSize: 25)
+        #expect(list.labels == ["cough", "other", "snoring"])
+        let night = try #require(list.files.first { $0.url.lastPathComponent == "night.flac" })
+        #expect(night.events?.map(\.label) == [2, 0, 2])
+        let set = try TrainingSet.load(list, windowLength: 15_600, gapLabel: 1, threads: 2) { _ in [Float](repeating: 0.1, count: 320_000) }
+        let fromNight = set.examples.filter { $0.group == night.group }
+        #expect(fromNight.filter { $0.label == 2 }.count == 2)
+        let cough = try #require(fromNight.first { $0.label == 0 })
+        #expect(cough.start == 80_000 && cough.length == 6_400 && cough.stratum == "cough/marked in snoring/nights")
+        // Gaps as "other" lie between the marked events, the cough's included, 0.4 s clear of each.
+        let gaps = fromNight.filter { $0.label == 1 }
+        #expect(gaps.contains { $0.start >= 38_400 && $0.start + $0.length <= 73_600 })
+        #expect(gaps.contains { $0.start >= 92_800 && $0.start + $0.length <= 121_600 })
+        #expect(gaps.allSatisfy { $0.start + $0.length <= 73_600 || $0.start >= 92_800 })
+
+        try "1.0\t2.0\tsnores\n".write(to: dir.appendingPathComponent("snoring/nights/night.txt"), atomically: true, encoding: .utf8)
+        #expect(throws: SomniError.self) { try TrainingFileList.scan(dir, blockSize: 25) }
     }
 }

@@ -7,7 +7,9 @@ import Foundation
 /// `SPEAKER_nohash_N` (Speech Commands) groups by speaker; `NAME_N` groups consecutive N in
 /// blocks of `blockSize` (Khan's clips); anything else is its own group. A sidecar `NAME.txt` with
 /// `start<TAB>end` lines (seconds) marks events: only those stretches are the folder's class, and
-/// the gaps between them may be given to another class (CoughSeg's coughs).
+/// the gaps between them may be given to another class (CoughSeg's coughs). A line
+/// `start<TAB>end<TAB>LABEL` marks an event of class LABEL instead, so one labelled night can
+/// hold several classes and none of them is taken for a gap.
 public struct TrainingFileList: Sendable {
     public struct File: Sendable {
         public var url: URL
@@ -17,7 +19,13 @@ public struct TrainingFileList: Sendable {
         /// Class and first sub-folder ("other/khan-no-snoring"): splits are stratified by it.
         public var stratum: String
         /// Marked events in seconds, when a sidecar file gives them.
-        public var events: [ClosedRange<Double>]?
+        public var events: [MarkedEvent]?
+    }
+
+    /// A sidecar's stretch of a recording and the class it belongs to.
+    public struct MarkedEvent: Sendable, Equatable {
+        public var seconds: ClosedRange<Double>
+        public var label: Int
     }
 
     public var labels: [String]
@@ -53,7 +61,7 @@ public struct TrainingFileList: Sendable {
                 let url = URL(fileURLWithPath: path)
                 let stem = url.deletingPathExtension().lastPathComponent
                 let sidecar = url.deletingPathExtension().appendingPathExtension("txt")
-                let events = fm.fileExists(atPath: sidecar.path) ? try readEvents(sidecar) : nil
+                let events = fm.fileExists(atPath: sidecar.path) ? try readEvents(sidecar, label: label, labels: labels) : nil
                 files.append(File(url: url, label: label, group: "\(stratum)/\(group(of: stem, blockSize: blockSize))",
                                   stratum: stratum, events: events))
             }
@@ -95,7 +103,8 @@ public struct TrainingFileList: Sendable {
         return found.sorted()
     }
 
-    static func readEvents(_ url: URL) throws -> [ClosedRange<Double>] {
+    /// A sidecar's events: `label` (the folder's class) unless a line names one of `labels`.
+    static func readEvents(_ url: URL, label: Int, labels: [String]) throws -> [MarkedEvent] {
         let text: String
         do { text = try String(contentsOf: url, encoding: .utf8) } catch {
             throw SomniError(.io, "could not read \(url.path)", cause: error)
@@ -103,10 +112,14 @@ public struct TrainingFileList: Sendable {
         return try text.split(whereSeparator: \.isNewline).compactMap { line in
             let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "," })
             guard !fields.isEmpty else { return nil }
-            guard fields.count >= 2, let a = Double(fields[0]), let b = Double(fields[1]), a >= 0, b > a else {
-                throw SomniError(.badInput, "\(url.path): '\(line)' is not 'start<TAB>end' in seconds")
+            guard fields.count == 2 || fields.count == 3, let a = Double(fields[0]), let b = Double(fields[1]), a >= 0, b > a else {
+                throw SomniError(.badInput, "\(url.path): '\(line)' is not 'start<TAB>end[<TAB>LABEL]' in seconds")
             }
-            return a...b
+            guard fields.count == 3 else { return MarkedEvent(seconds: a...b, label: label) }
+            guard let named = labels.firstIndex(of: String(fields[2])) else {
+                throw SomniError(.badInput, "\(url.path): '\(fields[2])' is not one of the classes \(labels)")
+            }
+            return MarkedEvent(seconds: a...b, label: named)
         }
     }
 }
@@ -161,8 +174,9 @@ public struct TrainingSet: Sendable {
             clips.append(samples)
             let clip = clips.count - 1
             let resolvedPath = file.url.resolvingSymlinksInPath().path
-            func add(_ start: Int, _ length: Int, _ label: Int) {
-                let stratum = label == file.label ? file.stratum : "\(list.labels[label])/between events in \(file.stratum)"
+            func add(_ start: Int, _ length: Int, _ label: Int, marked: Bool = false) {
+                let stratum = label == file.label ? file.stratum
+                    : "\(list.labels[label])/\(marked ? "marked" : "between events") in \(file.stratum)"
                 examples.append(Example(clip: clip, start: start, length: length, label: label, group: file.group, stratum: stratum,
                                         path: resolvedPath))
             }
@@ -178,10 +192,10 @@ public struct TrainingSet: Sendable {
             if let events = file.events {
                 let margin = Int(0.4 * rate)
                 var free = 0
-                for e in events.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-                    let a = max(0, Int(e.lowerBound * rate)), b = min(samples.count, Int(e.upperBound * rate))
+                for e in events.sorted(by: { $0.seconds.lowerBound < $1.seconds.lowerBound }) {
+                    let a = max(0, Int(e.seconds.lowerBound * rate)), b = min(samples.count, Int(e.seconds.upperBound * rate))
                     guard b > a else { continue }
-                    add(a, b - a, file.label)
+                    add(a, b - a, e.label, marked: true)
                     if let gap = gapLabel, a - margin - free >= windowLength { addWindows(from: free, to: a - margin, label: gap) }
                     free = max(free, b + margin)
                 }
