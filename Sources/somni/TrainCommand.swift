@@ -172,17 +172,16 @@ struct TrainCommand: Command {
             ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed)
             : data.split(validationShare: validationShare, testShare: testShare, seed: options.seed)
         var train = splitTrain, validation = splitValidation, test = splitTest
-        if let dir = validationDirectory {
+        /// Loads more class folders (the same labels) into `data`; their examples' indices.
+        func examples(in dir: String) throws -> [Int] {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
-            validation = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
+            return data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: self.options.threads,
+                                                    decode: AudioDecoder.decodeWhole))
         }
-        if let dir = testDirectory {
-            let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
-            test = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
-        }
+        if let dir = validationDirectory { validation = try examples(in: dir) }
+        if let dir = testDirectory { test = try examples(in: dir) }
         if let dir = trainingOnlyDirectory {
-            let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
-            let added = data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole))
+            let added = try examples(in: dir)  // before `data.split`, which must see them
             let parts = data.split(added, validationShare: validationShare, testShare: 0, seed: options.seed)
             train = (train + parts.train).sorted(); validation = (validation + parts.validation).sorted()
         }
