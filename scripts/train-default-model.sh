@@ -7,6 +7,9 @@
 # SEED=N trains the same recipe from another seed (the shipped model is seed 1), to see how
 # much the figures move with the draw alone. NAME="..." names a variant's model file (the extra
 # options change the recipe, as --frame-ms 50 --mel-bands 64 --min-hz 30 did at stop 21).
+# TRAINING_NIGHTS=N (default 0, the shipped recipe) adds N one-hour fan nights synthesised from
+# the training split (seeds 2001…), every snore, word and cough marked, as --training-only
+# examples: the experiment of stops 22–23 (docs/quality-log.md), not the shipped model.
 #
 # Classes: snoring (Khan's snoring clips), speech (Speech Commands words, a stand-in for
 # sleep-talk), cough (CoughSeg coughs cut at their marked onsets/offsets), other (Khan's ten
@@ -25,14 +28,28 @@ DATA="$(cd "${1:-../shared/data}" && pwd)"
 OUT="${2:-Sources/SomniCore/Resources/default.somnimodel}"
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE"/{snoring,speech,cough,other}
-ln -s "$DATA/snoring-khan/snoring" "$STAGE/snoring/khan"
-ln -s "$DATA/speech-commands" "$STAGE/speech/speech-commands"
-ln -s "$DATA/cough-coughseg/cough" "$STAGE/cough/coughseg"
-ln -s "$DATA/snoring-khan/no_snoring" "$STAGE/other/khan-no-snoring"
-ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/other/coughseg-no-cough"
-ln -s "$DATA/noise" "$STAGE/other/noise"
+mkdir -p "$STAGE"/classes/{snoring,speech,cough,other}
+ln -s "$DATA/snoring-khan/snoring" "$STAGE/classes/snoring/khan"
+ln -s "$DATA/speech-commands" "$STAGE/classes/speech/speech-commands"
+ln -s "$DATA/cough-coughseg/cough" "$STAGE/classes/cough/coughseg"
+ln -s "$DATA/snoring-khan/no_snoring" "$STAGE/classes/other/khan-no-snoring"
+ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/classes/other/coughseg-no-cough"
+ln -s "$DATA/noise" "$STAGE/classes/other/noise"
 scripts/build-release.sh --product somni >&2
-"$(scripts/build-release.sh --show-bin-path)/somni" train "$STAGE" --out "$OUT" \
+SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
+NIGHTS=()
+if [ "${TRAINING_NIGHTS:-0}" -gt 0 ]; then
+  mkdir -p "$STAGE/nights/snoring/nights"
+  for ((i = 1; i <= TRAINING_NIGHTS; i++)); do
+    night="$STAGE/nights/snoring/nights/night-$((2000 + i))"
+    "$SOMNI" synth --out "$night.flac" --format flac --hours 1 --seed $((2000 + i)) --scene fan \
+      --data "$DATA" --split train >/dev/null
+    # The reference's classes as the model's labels, one per line, so no event is taken for a gap.
+    awk -F, 'NR > 1 { print $1 "\t" $2 "\t" ($3 == "sleep_talk" ? "speech" : $3) }' "$night.csv" > "$night.txt"
+    rm "$night.csv"
+  done
+  NIGHTS=(--training-only "$STAGE/nights")
+fi
+"$SOMNI" train "$STAGE/classes" --out "$OUT" "${NIGHTS[@]}" \
   --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed "${SEED:-1}" \
   --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --name "${NAME:-somni-cnn v2}" "${@:3}"
