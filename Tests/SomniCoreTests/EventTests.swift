@@ -65,8 +65,9 @@ import Testing
     }
 
     @Test func windowsWithinTwoSecondsMergeAndLongerGapsSplit() {
+        // A snore heard by one window alone must be sure (`EventDetector.sureSingleSnore`).
         let w = { (s: Double, label: String) in
-            WindowLabels(start: s, end: s + Self.windowSeconds, ranked: [.init(label: label, confidence: 0.8)])
+            WindowLabels(start: s, end: s + Self.windowSeconds, ranked: [.init(label: label, confidence: label == "snoring" ? 0.95 : 0.8)])
         }
         // No frames: the window spans stand as they are.
         let events = EventDetector.detect(windows: [w(10, "snoring"), w(12.9, "snoring"), w(16, "snoring"), w(20, "snoring"),
@@ -419,8 +420,31 @@ import Testing
 
 /// Context: snoring comes in trains, and an unsure call between snores is another snore.
 @Suite struct SnoringContextTests {
-    func w(_ t: Double, _ label: String, _ confidence: Float = 0.8) -> WindowLabels {
-        WindowLabels(start: t, end: t + EventTests.windowSeconds, ranked: [.init(label: label, confidence: confidence)])
+    /// One window; a snore heard by one window alone counts only when sure (0.95 by default here).
+    func w(_ t: Double, _ label: String, _ confidence: Float? = nil) -> WindowLabels {
+        WindowLabels(start: t, end: t + EventTests.windowSeconds,
+                     ranked: [.init(label: label, confidence: confidence ?? (label == "snoring" ? 0.95 : 0.8))])
+    }
+
+    @Test func aSnoreHeardByOneWindowNeedsASureOne() {
+        let snoring = { (windows: [WindowLabels]) in
+            EventDetector.detect(windows: windows.sorted { $0.start < $1.start }, frames: FrameTrack(), sensitivity: 5, duration: 120)
+                .filter { $0.eventClass == .snoring }.map(\.start)
+        }
+        // Two overlapping windows over the sound, the second at half the threshold or more.
+        let pair = { (t: Double, second: Float) in [self.w(t, "snoring", 0.8), self.w(t + 0.4875, "snoring", second)] }
+        #expect(snoring([w(10, "snoring", 0.8), w(15, "snoring", 0.8), w(20, "snoring", 0.8)]).isEmpty)
+        #expect(snoring([w(10, "snoring", 0.9), w(15, "snoring", 0.9), w(20, "snoring", 0.9)]) == [10, 15, 20])
+        #expect(snoring(pair(10, 0.3) + pair(15, 0.3) + pair(20, 0.3)) == [10, 15, 20])
+        #expect(snoring(pair(10, 0.2) + pair(15, 0.2) + pair(20, 0.2)).isEmpty)   // under 0.25
+        // Within a train a lone unsure window still continues it.
+        #expect(snoring([w(10, "snoring"), w(15, "snoring"), w(20, "snoring"), w(25, "snoring", 0.6)]) == [10, 15, 20, 25])
+        // Before one, a lone window leads in only if sure; one with a neighbour at the lead-in
+        // level (0.4 × 0.5 = 0.2) leads in.
+        let train = [w(20, "snoring"), w(25, "snoring"), w(30, "snoring")]
+        #expect(snoring(train + [w(14, "snoring", 0.7)]) == [20, 25, 30])
+        #expect(snoring(train + [w(14, "snoring", 0.3), w(14.4875, "snoring", 0.25)]) == [14, 20, 25, 30])
+        #expect(snoring(train + [w(14, "snoring", 0.3), w(14.4875, "snoring", 0.1)]) == [20, 25, 30])
     }
 
     @Test func oneOrTwoSnoresAloneAreNotReported() {
