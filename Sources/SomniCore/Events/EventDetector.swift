@@ -429,8 +429,9 @@ public enum EventDetector {
     /// continues a train, and neither starts one nor leads into one. Under a fan with the room's
     /// sounds taking turns, the model trained with nights (stop 24) read single windows of those
     /// sounds as snoring at 0.5–0.8 every few seconds, and trains were found up to a minute
-    /// early; every snore of a train filled two or three windows at 0.9–1.0, or one at 0.9.
-    /// (As sleep-talk heard by one window needs `sureTalk`.)
+    /// early, while the train's own snores filled two or three windows at 0.67–1.0. A quiet
+    /// snorer's first snore heard by one window alone is lost this way (the train is then found
+    /// a breathing period late). As sleep-talk heard by one window needs `sureTalk`.
     public static let pairedSnoreShare: Float = 0.5
     public static let sureSingleSnore: Float = 0.9
 
