@@ -569,6 +569,17 @@ import Testing
         #expect(joined.count == 1 && joined.first?.start == 8 && joined.first?.end == 37)
     }
 
+    @Test func aHeardSnoreTheBandDoesNotShowKeepsItsPlaceBesideAPlacedOne() {
+        // A quiet train (5 × the floor) whose first snore, 2 s before the second, reaches only
+        // 1.8 × the floor: under the 2 × that places a snore, over a quarter of its train. Its
+        // windows are merged with the second snore's within 2 s; placed together, the band's
+        // run at 13 s alone stood for both and the train started there.
+        let quiet: [Double: Float] = [10: 0.0018, 13: 0.005, 17: 0.005, 21: 0.005]
+        let events = snoring(heard: [10, 13, 17, 21], missed: [], quiet: quiet).filter { $0.eventClass == .snoring }
+        let start = EventDetector.episodes(of: events).first?.start ?? -1
+        #expect(abs(start - 9.75) < 1e-6, "\(events.map { ($0.start, $0.end) })")
+    }
+
     @Test func aTrainsFirstSnoresCutOffByAMissedOneRejoinIt() {
         // Sure snores at 2 and 6 s, one the classifier missed at 12 s, and the train heard from
         // 20 s: 7 → 20 s is more than an episode's gap, so the first two are a lone pair, and the

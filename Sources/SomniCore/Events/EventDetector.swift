@@ -91,7 +91,11 @@ public enum EventDetector {
         for c in EventClass.allCases {
             guard let classHits = hits[c]?.sorted(by: { $0.range.start < $1.range.start }) else { continue }
             var found: [Hit] = []
-            for span in merge(classHits, gap: mergeGap) {
+            // Snores are placed one run of overlapping windows at a time, and merged after: a
+            // span of two snores 2 s apart was placed by the band's runs alone, and a first snore
+            // the network was sure of but the band did not show vanished with no event of its own.
+            let spans = c == .snoring ? merge(classHits, gap: -0.1) : merge(classHits, gap: mergeGap)
+            for span in spans {
                 for refined in BoundaryRefiner.refine(span.range, eventClass: c, frames: frames) {
                     // A faint snore under a fan clears the band's floor for a frame or two, too
                     // little to place it; it keeps its windows' span, as one the band does not
