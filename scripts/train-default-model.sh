@@ -39,10 +39,11 @@ ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/classes/other/coughseg-no-cough"
 ln -s "$DATA/noise" "$STAGE/classes/other/noise"
 scripts/build-release.sh --product somni >&2
 SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
+TRAINING_NIGHTS="${TRAINING_NIGHTS:-6}"
 NIGHTS=()
-if [ "${TRAINING_NIGHTS:-6}" -gt 0 ]; then
+if [ "$TRAINING_NIGHTS" -gt 0 ]; then
   mkdir -p "$STAGE/nights/snoring/nights"
-  for ((i = 1; i <= ${TRAINING_NIGHTS:-6}; i++)); do
+  for ((i = 1; i <= TRAINING_NIGHTS; i++)); do
     night="$STAGE/nights/snoring/nights/night-$((2000 + i))"
     "$SOMNI" synth --out "$night.flac" --format flac --hours 1 --seed $((2000 + i)) --scene fan \
       --data "$DATA" --split train >/dev/null

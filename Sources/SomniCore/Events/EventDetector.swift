@@ -74,17 +74,19 @@ public enum EventDetector {
         let minimum = Sensitivity.minimumConfidence(sensitivity)
         var hits: [EventClass: [Hit]] = [:]
         var undecided: [Int] = []
+        let snoring = windows.map(snoringConfidence)
         for (i, w) in windows.enumerated() {
             guard let (c, confidence) = decide(w.ranked, minimum: minimum),
-                  c != .snoring || heardAsSnore(i, in: windows, level: minimum * pairedSnoreShare)
+                  c != .snoring || heardAsSnore(i, in: windows, snoring: snoring, level: minimum * pairedSnoreShare)
             else { undecided.append(i); continue }
             hits[c, default: []].append(Hit(range: TimeRange(start: w.start, end: w.end), confidence: Double(confidence)))
         }
         let sureSnoring = (hits[.snoring] ?? []).map(\.range)
         hits[.snoring, default: []] += continuedSnoring(windows, undecided: undecided, accepted: hits[.snoring] ?? [],
                                                        minimum: minimum * snoringContinuationShare,
-                                                       leadIn: minimum * snoringLeadInShare,
-                                                       leadsIn: { heardAsSnore($0, in: windows, level: minimum * snoringLeadInShare) })
+                                                       leadIn: minimum * snoringLeadInShare, snoring: snoring,
+                                                       leadsIn: { heardAsSnore($0, in: windows, snoring: snoring,
+                                                                               level: minimum * snoringLeadInShare) })
         reassignUnsureSoundsWithinSnoring(&hits)
         hits[.sleepTalk] = hits[.sleepTalk].map(confirmedTalk)
         var events: [DetectedEvent] = [], unplacedSnores: [TimeRange] = []
@@ -94,7 +96,7 @@ public enum EventDetector {
             // Snores are placed one run of overlapping windows at a time, and merged after: a
             // span of two snores 2 s apart was placed by the band's runs alone, and a first snore
             // the network was sure of but the band did not show vanished with no event of its own.
-            let spans = c == .snoring ? merge(classHits, gap: -0.1) : merge(classHits, gap: mergeGap)
+            let spans = merge(classHits, gap: c == .snoring ? windowRunGap : mergeGap)
             for span in spans {
                 for refined in BoundaryRefiner.refine(span.range, eventClass: c, frames: frames) {
                     // A faint snore under a fan clears the band's floor for a frame or two, too
@@ -387,13 +389,16 @@ public enum EventDetector {
     public static let minimumEpisodeSnores = 3
     public static let minimumEpisodeSnoring = 30.0
 
+    /// The merge gap that joins windows into runs of overlapping ones. Consecutive windows overlap
+    /// by half; one that falls short between two leaves them touching, and so apart: only
+    /// windows overlapping by more than 0.1 s join.
+    static let windowRunGap = -0.1
+
     /// `sure`: the ranges of the windows that reached the full threshold for snoring, in order.
     /// Returns the events less the lone snores, and those lone snores, each in the given order.
     static func separatingLoneSnores(_ events: [DetectedEvent], sure: [TimeRange])
         -> (trains: [DetectedEvent], lone: [DetectedEvent]) {
-        // Consecutive windows overlap by half; one that falls short between two sure ones
-        // leaves them touching, and so apart: only windows overlapping by more than 0.1 s join.
-        let runs = SilenceGate.merged(sure, gap: -0.1)
+        let runs = SilenceGate.merged(sure, gap: windowRunGap)
         let lone = episodes(of: events).filter { episode in
             let span = TimeRange(start: episode.start, end: episode.end)
             let heard = runs.filter { $0.overlaps(span) }
@@ -439,29 +444,29 @@ public enum EventDetector {
     public static let pairedSnoreShare: Float = 0.5
     public static let sureSingleSnore: Float = 0.9
 
-    /// Whether window `i` (of `windows`, sorted) is heard as a snore: sure on its own, or with an
-    /// overlapping neighbour reaching `level` for snoring too.
-    static func heardAsSnore(_ i: Int, in windows: [WindowLabels], level: Float) -> Bool {
-        let w = windows[i]
-        if snoringConfidence(w) >= sureSingleSnore { return true }
-        let before = i > 0 && windows[i - 1].end > w.start && snoringConfidence(windows[i - 1]) >= level
-        let after = i + 1 < windows.count && windows[i + 1].start < w.end && snoringConfidence(windows[i + 1]) >= level
+    /// Whether window `i` (of `windows`, sorted; `snoring` their `snoringConfidence`) is heard as
+    /// a snore: sure on its own, or with an overlapping neighbour reaching `level` for snoring too.
+    static func heardAsSnore(_ i: Int, in windows: [WindowLabels], snoring: [Float], level: Float) -> Bool {
+        if snoring[i] >= sureSingleSnore { return true }
+        let before = i > 0 && windows[i - 1].end > windows[i].start && snoring[i - 1] >= level
+        let after = i + 1 < windows.count && windows[i + 1].start < windows[i].end && snoring[i + 1] >= level
         return before || after
     }
 
     /// Undecided windows that continue snoring, found by a forward and a backward sweep from the
     /// accepted snoring windows (so chains of quieter snores extend an episode both ways): at
     /// `minimum` after snoring, at `leadIn` (default `minimum`) before it, where `leadsIn` (by
-    /// index into `windows`) must also hold.
+    /// index into `windows`) must also hold. `snoring`: the windows' `snoringConfidence`, when
+    /// the caller has it.
     static func continuedSnoring(_ windows: [WindowLabels], undecided: [Int], accepted: [Hit], minimum: Float,
-                                 leadIn: Float? = nil, leadsIn: (Int) -> Bool = { _ in true },
+                                 leadIn: Float? = nil, snoring: [Float]? = nil, leadsIn: (Int) -> Bool = { _ in true },
                                  gap: Double = 10) -> [Hit] {
         let leadIn = leadIn ?? minimum
         guard !accepted.isEmpty, !undecided.isEmpty else { return [] }
         let acceptedRanges = accepted.map(\.range).sorted { $0.start < $1.start }
         var joined = [Bool](repeating: false, count: undecided.count)
         var confidence = [Float](repeating: 0, count: undecided.count)
-        for (k, i) in undecided.enumerated() { confidence[k] = snoringConfidence(windows[i]) }
+        for (k, i) in undecided.enumerated() { confidence[k] = snoring?[i] ?? snoringConfidence(windows[i]) }
         // Forward: track the end of the latest snoring window seen so far.
         var a = 0
         var lastEnd = -Double.infinity
