@@ -26,6 +26,7 @@ import Testing
 
     @Test func decodesBackToTheSixteenBitSamplesExactly() throws {
         let folder = try temporaryFolder("flac")
+        defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("exact.flac")
         let input = Self.signal()
         let writer = try FLACStreamWriter(url: url, sampleRate: 16_000)
@@ -50,6 +51,7 @@ import Testing
 
     @Test func aWriterThatNeverFinishesLeavesEveryWholeFrameReadable() throws {
         let folder = try temporaryFolder("flac-crash")
+        defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("crash.flac")
         let input = Self.signal()
         do {

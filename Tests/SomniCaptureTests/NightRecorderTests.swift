@@ -64,6 +64,7 @@ func decodedLength(_ url: URL) throws -> Int {
 @Suite struct NightRecorderTests {
     @Test func nightModeWritesTheEnvelopeAndAStreamableMasterOfTheWholeNight() throws {
         let folder = try temporaryFolder("night")
+        defer { try? FileManager.default.removeItem(at: folder) }
         let night = syntheticNight(seconds: 100, bursts: [40, 41, 70])
         let recorder = try NightRecorder(
             folder: folder, settings: RecorderSettings(mode: .night, duration: 3600, keepAudio: true),
@@ -87,6 +88,7 @@ func decodedLength(_ url: URL) throws -> Int {
 
     @Test func liveModeKeepsOnlyEpisodeAudioWithPreRollAndBackdatedStarts() throws {
         let folder = try temporaryFolder("live")
+        defer { try? FileManager.default.removeItem(at: folder) }
         // A snoring episode: bursts every 4 s from 30 s to 50 s; then a single burst at 80 s.
         let bursts = stride(from: 30.0, through: 50, by: 4).map { $0 } + [80]
         let night = syntheticNight(seconds: 120, bursts: bursts)
@@ -122,6 +124,7 @@ func decodedLength(_ url: URL) throws -> Int {
 
     @Test func aVanishedDeviceIsRetriedAndTheGapKeepsTheClock() throws {
         let folder = try temporaryFolder("gap")
+        defer { try? FileManager.default.removeItem(at: folder) }
         let night = syntheticNight(seconds: 60, bursts: [])
         var opens = 0
         let recorder = try NightRecorder(
@@ -152,6 +155,7 @@ func decodedLength(_ url: URL) throws -> Int {
     @Test func aRecorderThatDiesIsRecoveredFromDiskLosingAtMostTheLastFlush() throws {
         let format = EncodedAudioWriter.Format.flac
         let folder = try temporaryFolder("crash")
+        defer { try? FileManager.default.removeItem(at: folder) }
         let night = syntheticNight(seconds: 200, bursts: [50])
         var beats = 0
         let recorder = try NightRecorder(

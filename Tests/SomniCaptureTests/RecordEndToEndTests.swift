@@ -5,13 +5,16 @@ import Testing
 /// `somni record` as a user runs it: through PulseAudio (a private server started by
 /// scripts/start-test-audio.sh, with a virtual microphone fed a synthesised night), and with
 /// the faults of a night: the source unplugged, kill -9, a second recorder, a full disk.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct RecordEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) final class RecordEndToEndTests {
     let folder: URL
 
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-record-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
+
+    /// Swift Testing makes one instance per test, so each test's folder goes when it ends.
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     var nights: URL { folder.appendingPathComponent("nights") }
     var lock: URL { folder.appendingPathComponent("record.lock") }

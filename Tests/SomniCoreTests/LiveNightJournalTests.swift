@@ -11,6 +11,7 @@ import Testing
 
     @Test func roundTripsAndFindsUnfinishedNights() throws {
         let root = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
         var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_800_000_000),
                                    device: "default", captureRate: 48_000, master: "master.flac", keepAudio: false)
         journal.gaps = [RecordingGap(start: 3600, duration: 42, reason: "capture device vanished")]
@@ -32,6 +33,7 @@ import Testing
 
     @Test func aCorruptJournalIsBadInput() throws {
         let folder = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         try Data("{".utf8).write(to: folder.appendingPathComponent(NightJournal.fileName))
         #expect { try NightJournal.load(in: folder) } throws: { ($0 as? SomniError)?.code == .badInput }
     }

@@ -8,7 +8,7 @@ final class ManualClock: @unchecked Sendable {
     func advance(_ seconds: TimeInterval) { now += seconds }
 }
 
-@Suite struct LiveRecordingLockTests {
+@Suite final class LiveRecordingLockTests {
     let folder: URL
     var lockURL: URL { folder.appendingPathComponent("record.lock") }
     let night = URL(fileURLWithPath: "/nights/2026-11-29")
@@ -17,6 +17,9 @@ final class ManualClock: @unchecked Sendable {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-lock-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
+
+    /// Swift Testing makes one instance per test, so each test's folder goes when it ends.
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     func take(pid: Int32, host: String = "bedside", clock: ManualClock, alive: @escaping RecordingLock.ProcessProbe = { _ in nil }) throws -> RecordingLock {
         try RecordingLock(url: lockURL, nightFolder: night, pid: pid, host: host, lease: 900, heartbeatInterval: 300,
