@@ -529,8 +529,10 @@ import Testing
         let bridged = snoring(heard: heard, missed: [], higher: [22, 26])
         #expect(EventDetector.episodes(of: bridged).count == 1)
         #expect(bridged.contains { abs($0.start - 22) < 0.06 } && bridged.contains { abs($0.start - 26) < 0.06 })
-        // Still only between trains: before the first found snore they start nothing.
-        #expect(snoring(heard: heard, missed: [], higher: [2, 6]).allSatisfy { $0.start >= 10 })
+        // Before a train they lead in a period back, as the snore band's bursts do; two periods
+        // before its first found snore, one starts nothing.
+        #expect(EventDetector.episodes(of: snoring(heard: heard, missed: [], higher: [6])).map(\.start) == [6, 30])
+        #expect(snoring(heard: heard, missed: [], higher: [2]).allSatisfy { $0.start >= 10 })
     }
 
     @Test func faintSnoresOverAFanStillBridge() {
@@ -631,6 +633,32 @@ import Testing
         // Measured against the train's quietest snore: a train that grows from a soft first
         // snore keeps a missed one as soft before it.
         #expect(start(snoring(heard: heard, missed: [], quiet: [15: 0.05 / 6, 20: 0.05 / 3])) == 15)
+    }
+
+    @Test func aMissedFirstSnoreOnlyTheVoiceBandShowsLeadsInWhenItRisesHalfAsFarAsTheTrain() {
+        // A train 20 dB over the room's floor (0.01 against 0.001, both bands); before it a sound
+        // only the voice band shows, a period back. At 12 dB it is the train's missed first
+        // snore; at 9 dB (over a quarter of the train, and twice the floor) it is not: a snore
+        // rises at least half as far as its train.
+        let heard = [20.0, 25, 30, 35]
+        func start(voiceOnlyAt level: Float) -> Double? {
+            var frames = EventTests.track(seconds: 80, bursts: heard.map { ($0, $0 + 1) } + [(15, 16)], level: 0.01)
+            for i in 300..<320 { frames.low[i] = 0.001; frames.mid[i] = level }
+            let windows = EventTests.windows(seconds: 80, labelled: heard.map { ($0, $0 + 1, "snoring", 0.9) })
+            let events = EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 80)
+            return EventDetector.episodes(of: events).first?.start
+        }
+        #expect(start(voiceOnlyAt: 0.004) == 15)
+        #expect(start(voiceOnlyAt: 0.0028) == 20)
+    }
+
+    @Test func aMissedFirstSnoreIsFoundWhenTheTrainsEventsHoldTwoSnoresEach() {
+        // Snores 2.5 and 5.5 s apart: each pair merges into one event, so the train's first three
+        // events start 8 s apart and read a period of 8 s. The missed snore 3.5 s before the
+        // train is less than half that period before it, yet more than a breath (1.5 s).
+        let pairs = [20.0, 28, 36, 44].flatMap { [$0, $0 + 2.5] }
+        let events = snoring(heard: pairs, missed: [16.5])
+        #expect(EventDetector.episodes(of: events).map(\.start) == [16.5], "\(events.map { ($0.start, $0.end) })")
     }
 
     @Test func talkHeardByOneWindowNeedsToBeSure() {
