@@ -278,8 +278,9 @@ public enum EventDetector {
             let train = snores.filter { $0.start >= episode.start && $0.end <= episode.end }.prefix(3)
             guard train.count == 3, let first = train.first?.start, let third = train.last?.start else { continue }
             let period = (third - first) / 2
-            let low = LeadBar(train, band: frames.low, before: TimeRange(start: first - 1.5 * period, end: first), frames: frames)
-            let voice = LeadBar(train, band: frames.mid, before: TimeRange(start: first - 1.5 * period, end: first), frames: frames)
+            let before = TimeRange(start: first - 1.5 * period, end: first)
+            let low = LeadBar(train, band: frames.low, before: before, frames: frames)
+            let voice = LeadBar(train, band: frames.mid, before: before, frames: frames)
             var start = first
             for _ in 0..<2 {
                 let expected = start - period
@@ -310,19 +311,19 @@ public enum EventDetector {
     /// read. The rise keeps a quiet room's short sounds out: a quarter of a train 20 dB over
     /// the room is only 8 dB over it, and such sounds took the lead on seven quiet nights.
     struct LeadBar {
-        let peak: Float, rise: Float, band: [Float]
+        let minimum: Float, minimumRise: Float, band: [Float]
 
         init(_ train: some Collection<DetectedEvent>, band: [Float], before: TimeRange, frames: FrameTrack) {
-            let quietest = train.map { band[frames.frames(in: $0.range)].max() ?? 0 }.min() ?? 0
+            let quietest = quietestPeak(train, in: band, frames: frames)
             let floor = max(BoundaryRefiner.threshold(of: band, factor: 1, around: before, frames: frames), .leastNormalMagnitude)
-            peak = quietest * leadingSnoreShare
-            rise = floor * (quietest / floor).squareRoot()
+            minimum = quietest * leadingSnoreShare
+            minimumRise = floor * (quietest / floor).squareRoot()  // halfway, in dB, from the floor to it
             self.band = band
         }
 
         func admits(_ burst: TimeRange, frames: FrameTrack) -> Bool {
-            let loudest = band[frames.frames(in: burst)].max() ?? 0
-            return loudest >= peak && loudest >= rise
+            let loudest = peak(of: band, in: burst, frames: frames)
+            return loudest >= minimum && loudest >= minimumRise
         }
     }
 
@@ -352,12 +353,22 @@ public enum EventDetector {
     /// How loud in the snore band a snore the classifier or the band missed must be to join
     /// `train` (its first snores): `leadingSnoreShare` of the quietest of them.
     static func leadingSnoreBar(_ train: some Collection<DetectedEvent>, frames: FrameTrack) -> Float {
-        (train.map { snoreBandPeak($0.range, frames: frames) }.min() ?? 0) * leadingSnoreShare
+        quietestPeak(train, in: frames.low, frames: frames) * leadingSnoreShare
+    }
+
+    /// The quietest of `train`'s snores in `band`, each by its loudest frame there.
+    static func quietestPeak(_ train: some Collection<DetectedEvent>, in band: [Float], frames: FrameTrack) -> Float {
+        train.map { peak(of: band, in: $0.range, frames: frames) }.min() ?? 0
+    }
+
+    /// The loudest 50 ms frame of `band` (one of `frames`' bands) within `range`.
+    static func peak(of band: [Float], in range: TimeRange, frames: FrameTrack) -> Float {
+        band[frames.frames(in: range)].max() ?? 0
     }
 
     /// The snore band's loudest 50 ms frame within `range`.
     static func snoreBandPeak(_ range: TimeRange, frames: FrameTrack) -> Float {
-        frames.low[frames.frames(in: range)].max() ?? 0
+        peak(of: frames.low, in: range, frames: frames)
     }
 
     /// Measured against the quietest of the first three, not the middle: a found event often
