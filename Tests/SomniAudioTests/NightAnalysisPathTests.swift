@@ -122,6 +122,34 @@ import Testing
         #expect(session.analysedSeconds > 60, "the stretches classified around the snoring count as analysed")
     }
 
+    @Test func aLoneSureSnoreTheGateLetThroughLeadsTheSearchIntoItsTrain() throws {
+        // A train of 110 Hz "snores" every 5 s (20–80 s) over steady noise, all too quiet for
+        // the gate but the one at 50 s. That one alone is a lone snore and makes no event; the
+        // classifier is sure of it, so the search around snoring starts there and finds the rest.
+        let rate = analysisSampleRate, seconds = 100
+        var rng = SeededRandom(seed: 11)
+        var x = (0..<(seconds * rate)).map { _ in 0.005 * rng.nextGaussian() }
+        let quiet = stride(from: 20.0, through: 80, by: 5).filter { $0 != 50 }
+        for (at, amplitude) in [(50.0, Float(0.1))] + quiet.map({ ($0, Float(0.0008)) }) {
+            for i in 0..<rate { x[Int(at) * rate + i] += amplitude * sin(2 * Float.pi * 110 * Float(i) / Float(rate)) }
+        }
+        let folder = try ScratchFolder()
+        let wav = folder.url.appendingPathComponent("night.wav")
+        let writer = try WAVWriter(url: wav)
+        try x.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        var analyzer = NightAnalyzer(classifier: ToneClassifier(), clipEncoder: nil)
+        let session = try analyzer.analyze(source: try AudioDecoder(url: wav), sourceName: "night.wav", into: folder.url)
+
+        #expect(session.activeShare < 0.1, "the gate passes little more than the loud snore")
+        let snores = session.events.filter { $0.eventClass == .snoring }
+        for at in quiet + [50] {
+            #expect(snores.contains { $0.start < at + 1 && $0.end > at }, "a snore at \(at) s: \(snores.map { ($0.start, $0.end) })")
+        }
+        #expect(session.episodes.count == 1)
+        #expect(session.episodes.first.map { abs($0.start - 20) < 1 && abs($0.end - 81) < 1 } == true, "\(session.episodes)")
+    }
+
     @Test func windowsAndClipsMadeWhileReadingAreTheOnesTheFinalPassWouldMake() throws {
         let folder = try ScratchFolder()
         let wav = folder.url.appendingPathComponent("night.wav")

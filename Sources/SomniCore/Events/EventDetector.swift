@@ -557,9 +557,10 @@ public enum EventDetector {
     /// Under a fan a quiet snore clears neither the gate's level nor its snore-band test, and
     /// a train split in two, or was found late, although the classifier hears those snores.
     /// `heard`: windows the classifier heard as snoring at the full threshold that made no
-    /// event (`sureSnoring(in:within:minimum:)`), reached the same way: a quiet snorer's train
-    /// is heard only now and then, each sure snore on its own dropped as lone, and the context
-    /// stopped at the first gap without an event although the classifier heard the train go on.
+    /// event (`sureSnoring(in:within:minimum:)`), wherever they were classified: a quiet
+    /// snorer's train is heard only now and then, each sure snore on its own dropped as lone,
+    /// and the context stopped at the first gap without an event although the classifier heard
+    /// the train go on; under a fan the gate may pass a single snore of a train and nothing else.
     public static func snoringContext(of events: [DetectedEvent], heard: [TimeRange] = [], duration: Double,
                                       reach: Double = snoringContext) -> [TimeRange] {
         let snores = (events.filter { $0.eventClass == .snoring }.map(\.range) + heard).sorted { $0.start < $1.start }

@@ -122,10 +122,13 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         //    found again from all the windows.
         var detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity,
                                             duration: duration)
-        //    Sure snoring windows within what was classified so far carry the context on too,
-        //    though alone they make no event: a quiet snorer's train is heard only now and then.
-        var classified = Set(starts), contextStretches: [TimeRange] = [], heard: [TimeRange] = []
+        //    Sure snoring windows anywhere classified carry the context on too, though alone
+        //    they make no event: a quiet snorer's train is heard only now and then, and under a
+        //    fan the gate may pass one snore of it, dropped as lone, and nothing around it.
         let sure = Sensitivity.minimumConfidence(sensitivity)
+        let wholeNight = [TimeRange(start: 0, end: duration)]
+        var classified = Set(starts), contextStretches: [TimeRange] = []
+        var heard = EventDetector.sureSnoring(in: labelled, within: wholeNight, minimum: sure)
         for _ in 0..<Self.snoringContextRounds {
             let context = EventDetector.snoringContext(of: detected, heard: heard, duration: duration)
             let extra = WindowPlanner.windowStarts(stretches: context, totalSamples: totalSamples,
@@ -135,7 +138,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             contextStretches = SilenceGate.union(contextStretches, context, mergeGap: 0)
             labelled = (labelled + (try classifyWindows(at: extra, of: samples, reusing: speculation) { _ in }))
                 .sorted { $0.start < $1.start }
-            heard = EventDetector.sureSnoring(in: labelled, within: contextStretches, minimum: sure)
+            heard = EventDetector.sureSnoring(in: labelled, within: wholeNight, minimum: sure)
             detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity, duration: duration)
         }
         progress(.classifying, 1)
