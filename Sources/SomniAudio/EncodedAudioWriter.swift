@@ -178,6 +178,12 @@ public final class EncodedAudioWriter: AudioSink {
         guard let container = handles.format else { return }
         try check(av_write_trailer(container), "cannot write \(url.path)")
         handles.closeFile()
+        // An older file is replaced; a folder in the file's place is not (removing it would
+        // take everything in it).
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue {
+            throw SomniError(.io, "cannot write \(url.path): a folder of that name is in the way")
+        }
         do {
             if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
             try FileManager.default.moveItem(at: temporaryURL, to: url)

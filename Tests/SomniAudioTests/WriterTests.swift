@@ -80,6 +80,48 @@ import Testing
         #expect(abs(level(decoded[middle]) / level(tones[middle]) - 1) < 0.1)  // the sound, not silence
     }
 
+    @Test func mp3ClipsKeepTheirSoundWhereItWas() throws {
+        // A 0.3 s burst 1.2 s into a 3 s clip of near-silence: the LAME header's delay and
+        // padding are trimmed, so the burst decodes where it was, and nothing else is left.
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("event.mp3")
+        var clip = [Float](repeating: 0, count: 48_000)
+        for i in 19_200..<24_000 { clip[i] = 0.5 * sin(2 * Float.pi * 440 * Float(i) / 16_000) }
+        try MP3ClipEncoder().writeClip(clip, sampleRate: 16_000, to: url)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["event.mp3"])
+
+        let decoded = try TestSignals.readAll(try AudioDecoder(url: url))
+        #expect(abs(decoded.count - clip.count) <= 160)
+        let onset = try #require(decoded.firstIndex { abs($0) > 0.1 })
+        let end = try #require(decoded.lastIndex { abs($0) > 0.1 })
+        #expect(abs(onset - 19_200) <= 80, "onset at \(onset)")  // within 5 ms
+        #expect(abs(end - 24_000) <= 80, "end at \(end)")
+    }
+
+    @Test func anMP3ClipThatCannotBeWrittenIsAnIOErrorAndLeavesNothing() throws {
+        let folder = try ScratchFolder()
+        let missing = folder.url.appendingPathComponent("gone/event.mp3")
+        do {
+            try MP3ClipEncoder().writeClip(TestSignals.tones(seconds: 1, sampleRate: 16_000), sampleRate: 16_000, to: missing)
+            Issue.record("no error thrown")
+        } catch let error as SomniError {
+            #expect(error.code == .io)
+            #expect(error.message.hasPrefix("cannot write \(missing.path): "))
+        }
+        // A folder in the clip's place is an error too, and is left as it was with what it holds.
+        let blocked = folder.url.appendingPathComponent("event.mp3")
+        try FileManager.default.createDirectory(at: blocked.appendingPathComponent("inside"), withIntermediateDirectories: true)
+        do {
+            try MP3ClipEncoder().writeClip(TestSignals.tones(seconds: 1, sampleRate: 16_000), sampleRate: 16_000, to: blocked)
+            Issue.record("no error thrown")
+        } catch let error as SomniError {
+            #expect(error.code == .io)
+            #expect(error.message.hasPrefix("cannot write \(blocked.path): "))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["event.mp3"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: blocked.path) == ["inside"])
+    }
+
     @Test func clipEncoderWritesBrowserFriendlyM4A() throws {
         let folder = try ScratchFolder()
         let encoder = M4AClipEncoder()
