@@ -181,11 +181,12 @@ public final class EncodedAudioWriter: AudioSink {
         // An older file is replaced; a folder in the file's place is not (removing it would
         // take everything in it).
         var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue {
+        let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder)
+        if exists, isFolder.boolValue {
             throw SomniError(.io, "cannot write \(url.path): a folder of that name is in the way")
         }
         do {
-            if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+            if exists { try FileManager.default.removeItem(at: url) }
             try FileManager.default.moveItem(at: temporaryURL, to: url)
         } catch {
             throw SomniError(.io, "cannot move the finished file to \(url.path)", cause: error)

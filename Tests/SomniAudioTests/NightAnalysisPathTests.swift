@@ -97,20 +97,8 @@ import Testing
         // between and before them (10, 15 and 40–55 s) the same breaths are too quiet for the
         // gate (the snore band rises about an eighth above its mean, under the gate's 2.5 × its
         // floor and the bridging bursts' 2 ×), but the classifier hears them.
-        let rate = analysisSampleRate, seconds = 100
-        var rng = SeededRandom(seed: 7)
-        var x = (0..<(seconds * rate)).map { _ in 0.005 * rng.nextGaussian() }
         let loud = [20.0, 25, 30, 35, 60, 65, 70, 75], quiet = [10.0, 15, 40, 45, 50, 55]
-        for (at, amplitude) in loud.map({ ($0, Float(0.1)) }) + quiet.map({ ($0, Float(0.0008)) }) {
-            for i in 0..<rate { x[Int(at) * rate + i] += amplitude * sin(2 * Float.pi * 110 * Float(i) / Float(rate)) }
-        }
-        let folder = try ScratchFolder()
-        let wav = folder.url.appendingPathComponent("night.wav")
-        let writer = try WAVWriter(url: wav)
-        try x.withUnsafeBufferPointer { try writer.write($0) }
-        try writer.finish()
-        var analyzer = NightAnalyzer(classifier: ToneClassifier(), clipEncoder: nil)
-        let session = try analyzer.analyze(source: try AudioDecoder(url: wav), sourceName: "night.wav", into: folder.url)
+        let session = try analyseToneNight(seed: 7, loud: loud, quiet: quiet)
 
         let snores = session.events.filter { $0.eventClass == .snoring }
         for at in loud + quiet {
@@ -126,20 +114,8 @@ import Testing
         // A train of 110 Hz "snores" every 5 s (20–80 s) over steady noise, all too quiet for
         // the gate but the one at 50 s. That one alone is a lone snore and makes no event; the
         // classifier is sure of it, so the search around snoring starts there and finds the rest.
-        let rate = analysisSampleRate, seconds = 100
-        var rng = SeededRandom(seed: 11)
-        var x = (0..<(seconds * rate)).map { _ in 0.005 * rng.nextGaussian() }
         let quiet = stride(from: 20.0, through: 80, by: 5).filter { $0 != 50 }
-        for (at, amplitude) in [(50.0, Float(0.1))] + quiet.map({ ($0, Float(0.0008)) }) {
-            for i in 0..<rate { x[Int(at) * rate + i] += amplitude * sin(2 * Float.pi * 110 * Float(i) / Float(rate)) }
-        }
-        let folder = try ScratchFolder()
-        let wav = folder.url.appendingPathComponent("night.wav")
-        let writer = try WAVWriter(url: wav)
-        try x.withUnsafeBufferPointer { try writer.write($0) }
-        try writer.finish()
-        var analyzer = NightAnalyzer(classifier: ToneClassifier(), clipEncoder: nil)
-        let session = try analyzer.analyze(source: try AudioDecoder(url: wav), sourceName: "night.wav", into: folder.url)
+        let session = try analyseToneNight(seed: 11, loud: [50], quiet: quiet)
 
         #expect(session.activeShare < 0.1, "the gate passes little more than the loud snore")
         let snores = session.events.filter { $0.eventClass == .snoring }
@@ -224,6 +200,25 @@ import Testing
         #expect {
             _ = try analyzer.analyze(source: source, sourceName: "shrinking.wav", into: out)
         } throws: { ($0 as? SomniError)?.message.contains("changed while it was being analysed") == true }
+    }
+
+    /// 100 s of steady noise with a 1 s 110 Hz tone at each of `loud` (0.1, past the gate) and
+    /// `quiet` (0.0008, under it; the snore band rises about an eighth above its mean), analysed
+    /// with `ToneClassifier`, which hears both.
+    private func analyseToneNight(seed: UInt64, loud: [Double], quiet: [Double]) throws -> Session {
+        let rate = analysisSampleRate, seconds = 100
+        var rng = SeededRandom(seed: seed)
+        var x = (0..<(seconds * rate)).map { _ in 0.005 * rng.nextGaussian() }
+        for (at, amplitude) in loud.map({ ($0, Float(0.1)) }) + quiet.map({ ($0, Float(0.0008)) }) {
+            for i in 0..<rate { x[Int(at) * rate + i] += amplitude * sin(2 * Float.pi * 110 * Float(i) / Float(rate)) }
+        }
+        let folder = try ScratchFolder()
+        let wav = folder.url.appendingPathComponent("night.wav")
+        let writer = try WAVWriter(url: wav)
+        try x.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        var analyzer = NightAnalyzer(classifier: ToneClassifier(), clipEncoder: nil)
+        return try analyzer.analyze(source: try AudioDecoder(url: wav), sourceName: "night.wav", into: folder.url)
     }
 
     private func findChunk(_ id: String, in bytes: [UInt8]) -> Int? {

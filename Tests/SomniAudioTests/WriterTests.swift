@@ -100,24 +100,20 @@ import Testing
 
     @Test func anMP3ClipThatCannotBeWrittenIsAnIOErrorAndLeavesNothing() throws {
         let folder = try ScratchFolder()
-        let missing = folder.url.appendingPathComponent("gone/event.mp3")
-        do {
-            try MP3ClipEncoder().writeClip(TestSignals.tones(seconds: 1, sampleRate: 16_000), sampleRate: 16_000, to: missing)
-            Issue.record("no error thrown")
-        } catch let error as SomniError {
-            #expect(error.code == .io)
-            #expect(error.message.hasPrefix("cannot write \(missing.path): "))
+        func expectIOError(writingTo url: URL) throws {
+            do {
+                try MP3ClipEncoder().writeClip(TestSignals.tones(seconds: 1, sampleRate: 16_000), sampleRate: 16_000, to: url)
+                Issue.record("no error thrown")
+            } catch let error as SomniError {
+                #expect(error.code == .io)
+                #expect(error.message.hasPrefix("cannot write \(url.path): "))
+            }
         }
+        try expectIOError(writingTo: folder.url.appendingPathComponent("gone/event.mp3"))
         // A folder in the clip's place is an error too, and is left as it was with what it holds.
         let blocked = folder.url.appendingPathComponent("event.mp3")
         try FileManager.default.createDirectory(at: blocked.appendingPathComponent("inside"), withIntermediateDirectories: true)
-        do {
-            try MP3ClipEncoder().writeClip(TestSignals.tones(seconds: 1, sampleRate: 16_000), sampleRate: 16_000, to: blocked)
-            Issue.record("no error thrown")
-        } catch let error as SomniError {
-            #expect(error.code == .io)
-            #expect(error.message.hasPrefix("cannot write \(blocked.path): "))
-        }
+        try expectIOError(writingTo: blocked)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["event.mp3"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: blocked.path) == ["inside"])
     }
