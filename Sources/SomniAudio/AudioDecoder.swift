@@ -21,6 +21,8 @@ public final class AudioDecoder: AudioSource {
     public let formatDescription: String
     /// The rate of the samples `read(into:)` delivers.
     public let sampleRate: Int
+    /// The file's own sample rate, when its header gives one.
+    public let recordedSampleRate: Int?
 
     private enum Stage { case decoding, draining, flushingResampler, finished }
 
@@ -77,6 +79,7 @@ public final class AudioDecoder: AudioSource {
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         formatDescription = "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch"
+        recordedSampleRate = parameters.pointee.sample_rate > 0 ? Int(parameters.pointee.sample_rate) : nil
         isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1

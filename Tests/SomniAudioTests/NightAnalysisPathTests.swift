@@ -202,6 +202,28 @@ import Testing
         } throws: { ($0 as? SomniError)?.message.contains("changed while it was being analysed") == true }
     }
 
+    @Test func aRecordingMadeBelowTheAnalysisRateIsAnalysedWithAWarning() throws {
+        let folder = try ScratchFolder()
+        func warnings(recordedAt rate: Int) throws -> [String] {
+            let url = try TestSignals.encode(TestSignals.tones(seconds: 5, sampleRate: rate), as: .wav, sampleRate: rate,
+                                             in: folder.url, name: "\(rate)")
+            let decoder = try AudioDecoder(url: url)
+            #expect(decoder.recordedSampleRate == rate)
+            var analyzer = NightAnalyzer(classifier: ToneClassifier(), clipEncoder: nil)
+            let out = folder.url.appendingPathComponent("\(rate).night")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let session = try analyzer.analyze(source: decoder, sourceName: "\(rate).wav", into: out)
+            #expect(abs(session.duration - 5) < 0.05, "the whole recording is analysed at \(rate) Hz")
+            return session.warnings
+        }
+        let telephone = try warnings(recordedAt: 8_000)
+        #expect(telephone.count == 1)
+        #expect(telephone.first?.hasPrefix("the recording was made at 8000 Hz and holds no sound above 4.0 kHz") == true)
+        #expect(try warnings(recordedAt: 11_025).first?.contains("above 5.5 kHz") == true)
+        #expect(try warnings(recordedAt: 16_000).isEmpty)
+        #expect(try warnings(recordedAt: 48_000).isEmpty)
+    }
+
     /// 100 s of steady noise with a 1 s 110 Hz tone at each of `loud` (0.1, past the gate) and
     /// `quiet` (0.0008, under it; the snore band rises about an eighth above its mean), analysed
     /// with `ToneClassifier`, which hears both.

@@ -35,6 +35,8 @@ import Testing
         #expect(decoder.formatDescription.hasPrefix("\(test.codecName), "))
         #expect(decoder.formatDescription.hasSuffix(" \(test.channels) ch"))
         #expect(decoder.sampleRate == analysisSampleRate)
+        // Opus always decodes at 48 kHz, whatever rate it was fed.
+        #expect(decoder.recordedSampleRate == (test.format == .opus ? 48_000 : test.sampleRate))
         let expected = try #require(decoder.expectedDuration)
         #expect(abs(expected - 3) < 0.1)
 

@@ -14,6 +14,9 @@ public protocol AudioSource: AnyObject {
     var expectedDuration: Double? { get }
     /// Problems met while reading that did not stop it (a file cut off at the end, say).
     var warnings: [String] { get }
+    /// The rate the recording was made at, before resampling to the analysis rate, when known:
+    /// a recording made below it holds nothing above half its rate.
+    var recordedSampleRate: Int? { get }
     /// Everything `read` delivers, readable again at any position without keeping a copy, when
     /// the source can give that cheaply (a 16 kHz mono PCM file); nil when it must be spooled.
     func rereadableSamples() -> PCM16Samples?
@@ -21,6 +24,7 @@ public protocol AudioSource: AnyObject {
 
 extension AudioSource {
     public func rereadableSamples() -> PCM16Samples? { nil }
+    public var recordedSampleRate: Int? { nil }
 }
 
 /// Writes a short clip (16 kHz mono) to a compressed file a browser can play.

@@ -104,6 +104,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         if (envelope.max() ?? 0) < silentNightPeak {
             warnings.append("the recording is silent or nearly so (peak below −60 dBFS): the microphone may not have been recording")
         }
+        if let rate = source.recordedSampleRate, rate < analysisSampleRate {
+            warnings.append(narrowBandWarning(recordedAt: rate))
+        }
 
         // 2. Gate and windows at their true positions.
         let gate = SilenceGate.run(envelope: envelope, snoreBand: SilenceGate.snoreBandEnvelope(frames), duration: duration)
@@ -263,6 +266,14 @@ func isoDateString(_ date: Date) -> String {
 
 /// Below this peak envelope level (about −60 dBFS) a night is called near-silent.
 let silentNightPeak: Float = 0.001
+
+/// What a recording made below the analysis rate costs: talk and coughs lose most of what tells
+/// them apart above the 4 kHz where a voice recorder or telephone cuts them off.
+private func narrowBandWarning(recordedAt rate: Int) -> String {
+    let cutoff = String(format: "%.1f", Double(rate) / 2000)
+    return "the recording was made at \(rate) Hz and holds no sound above \(cutoff) kHz: sleep-talk and coughs "
+        + "are found less reliably than in a recording made at \(analysisSampleRate) Hz or more"
+}
 
 /// Builds a night folder beside its destination and renames it into place only when complete,
 /// so a failure never leaves a half-written night.
