@@ -47,6 +47,8 @@ struct TrainCommand: Command {
       --gain-db LOW:HIGH       random gain applied to every training example (default -20:6)
       --snr-db LOW:HIGH        signal-to-noise ratio of the mixed-in background (default -3:25)
       --same-class-mix P       share of examples mixed with a second one of their class (default 0.3)
+      --band-limit P           share of examples cut off above a random 3.4–7 kHz, as recordings
+                           made at 8–16 kHz are (default 0)
       --window-floor Q         a second input channel: each mel band less its value at quantile Q
                            (0–1) over the window's frames, so the network also reads how far a
                            sound rises above a steady background (the default model uses 0.2)
@@ -97,6 +99,7 @@ struct TrainCommand: Command {
         options.learningRate = try a.option("--learning-rate", as: Float.self) ?? options.learningRate
         options.gainDecibels = try Self.decibelRange(a.option("--gain-db"), name: "--gain-db") ?? options.gainDecibels
         options.sameClassMixProbability = try a.option("--same-class-mix", as: Float.self) ?? options.sameClassMixProbability
+        options.bandLimitProbability = try a.option("--band-limit", as: Float.self) ?? options.bandLimitProbability
         options.signalToNoise = try Self.decibelRange(a.option("--snr-db"), name: "--snr-db") ?? options.signalToNoise
         options.features.windowFloorQuantile = try a.option("--window-floor", as: Float.self)
         options.features.melBands = try a.option("--mel-bands", as: Int.self) ?? options.features.melBands
@@ -139,6 +142,7 @@ struct TrainCommand: Command {
         guard options.threads > 0, options.threads <= 64 else { throw UsageError("--threads must be 1…64") }
         guard options.learningRate > 0, options.learningRate < 1 else { throw UsageError("--learning-rate must be in (0, 1)") }
         guard (0...1).contains(options.sameClassMixProbability) else { throw UsageError("--same-class-mix must be in [0, 1]") }
+        guard (0...1).contains(options.bandLimitProbability) else { throw UsageError("--band-limit must be in [0, 1]") }
         if let q = options.features.windowFloorQuantile, !(0...1).contains(q) {
             throw UsageError("--window-floor takes a quantile from 0 to 1, not \(q)")
         }

@@ -97,6 +97,59 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(window == first)
     }
 
+    @Test func bandLimitingCutsOffAboveTheCutoffAndKeepsWhatLiesBelow() {
+        /// Level in dB of a tone at `hz` after the cut-off, measured past the filter's settling.
+        func gain(at hz: Double, cutoff: Float) -> Double {
+            var x = (0..<16_000).map { Float(sin(2 * Double.pi * hz * Double($0) / 16_000)) }
+            x.withUnsafeMutableBufferPointer { Worker.lowPass($0, cutoff: cutoff) }
+            let tail = x[4_000...]
+            return 10 * log10(Double(tail.reduce(0) { $0 + $1 * $1 }) / Double(tail.count) / 0.5)
+        }
+        #expect(abs(gain(at: 1_000, cutoff: 3_400)) < 0.1)
+        #expect(abs(gain(at: 3_400, cutoff: 3_400) + 3) < 0.2)
+        #expect(gain(at: 6_800, cutoff: 3_400) < -48)  // an octave above: 8th order
+        #expect(abs(gain(at: 5_000, cutoff: 7_000)) < 0.1)
+        #expect(gain(at: 7_900, cutoff: 7_000) < -20)
+    }
+
+    @Test func bandLimitedTrainingExamplesHideWhatLiesAboveTheCutoff() throws {
+        // Two classes that differ only in a 6 kHz tone: easily learnt, unless every training
+        // example is cut off below it.
+        var rng = SeededRandom(seed: 11)
+        var clips: [[Float]] = [], examples: [TrainingSet.Example] = []
+        for label in 0..<2 {
+            for group in 0..<12 {
+                for _ in 0..<5 {
+                    let low = Double(rng.nextUniform(300...2_000)), level = rng.nextUniform(0.05...0.3)
+                    clips.append((0..<4_400).map { i in
+                        let t = Double(i) / 16_000
+                        return level * Float(sin(2 * Double.pi * low * t) + (label == 1 ? 3 * sin(2 * Double.pi * 6_000 * t) : 0))
+                            + 0.005 * rng.nextGaussian()
+                    })
+                    examples.append(.init(clip: clips.count - 1, start: 0, length: 4_400, label: label,
+                                          group: "\(label)-\(group)", stratum: "\(label)", path: ""))
+                }
+            }
+        }
+        let data = TrainingSet(labels: ["low", "low and high"], clips: clips, examples: examples)
+        let split = data.split(validationShare: 0.2, testShare: 0, seed: 2)
+        func lastTrainingLoss(cuttingOff share: Float) throws -> Float {
+            var options = tinyOptions(epochs: 12)
+            // Only the cut-off (and the spectrogram masks, which cannot be turned off) changes the examples.
+            options.gainDecibels = 0...0
+            options.sameClassMixProbability = 0
+            options.overhang = 0
+            options.bandLimitProbability = share
+            options.bandLimitHz = 3_400...4_000
+            let trainer = try Trainer(data: data, train: split.train, validation: split.validation, test: [],
+                                      backgrounds: [], options: options)
+            return try #require(trainer.train().report.epochs.last).trainLoss
+        }
+        let learnt = try lastTrainingLoss(cuttingOff: 0), hidden = try lastTrainingLoss(cuttingOff: 1)
+        #expect(learnt < 0.35, "with every example whole: loss \(learnt)")
+        #expect(hidden > 0.6, "with every example cut off: loss \(hidden) (chance is ln 2 = 0.69)")
+    }
+
     @Test func splitKeepsGroupsTogetherAndIsStratified() {
         let data = tonesAndNoise(seed: 7)
         let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 9)

@@ -48,6 +48,11 @@ public struct TrainingOptions: Sendable {
     /// first: a window of two words is speech, of two noises other, which single clips never show.
     public var sameClassMixProbability: Float = 0.3
     public var sameClassMixDecibels: ClosedRange<Float> = -12...0
+    /// The share of training examples cut off above a random frequency in `bandLimitHz`, after
+    /// the background is mixed in, as a recording made at 8–16 kHz holds nothing above half its
+    /// rate. Drawn from a random stream of its own, so at 0 training is exactly as without it.
+    public var bandLimitProbability: Float = 0
+    public var bandLimitHz: ClosedRange<Float> = 3_400...7_000
     /// Fit a bias per class on validation (with the temperature) so scores reflect how often
     /// each class really occurs rather than the balanced batches.
     public var calibrateClassBias = true
@@ -505,6 +510,13 @@ final class Worker: @unchecked Sendable {
                 partner.withUnsafeBufferPointer { p in window.withUnsafeMutableBufferPointer { Self.mix(p, into: $0, decibels: decibels) } }
             }
             augment(backgrounds: backgrounds, options: o, rng: &rng)
+            if o.bandLimitProbability > 0 {
+                var bandRNG = SeededRandom(seed: seed ^ 0xBA4D_11A1_7ED0_0000)
+                if bandRNG.nextUnit() < o.bandLimitProbability {
+                    let cutoff = bandRNG.nextUniform(o.bandLimitHz)
+                    window.withUnsafeMutableBufferPointer { Self.lowPass($0, cutoff: cutoff) }
+                }
+            }
         }
         let input = workspace.input
         window.withUnsafeBufferPointer { extractor.extract($0, into: input) }
@@ -528,6 +540,13 @@ final class Worker: @unchecked Sendable {
         if best == e.label { correct += 1 }
         model.parameters.withUnsafeBufferPointer { p in
             gradients.withUnsafeMutableBufferPointer { network.backward(p.baseAddress!, workspace, gradients: $0.baseAddress!) }
+        }
+    }
+
+    /// Cuts `window` off above `cutoff` Hz with an 8th-order Butterworth low-pass.
+    static func lowPass(_ window: UnsafeMutableBufferPointer<Float>, cutoff: Float) {
+        for var section in Biquad.butterworth8LowPass(cutoff: Double(cutoff), sampleRate: Double(analysisSampleRate)) {
+            section.process(window)
         }
     }
 
