@@ -48,7 +48,8 @@ struct AnalyzeCommand: Command {
     func run() throws {
         let input = URL(fileURLWithPath: file)
         let source = try AudioDecoder(url: input)  // the user's file first: its problems are the likelier ones
-        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath,
+                                                   recordedSampleRate: source.recordedSampleRate)
         let name = input.deletingPathExtension().lastPathComponent
         let analyse = { (destination: URL) in
             try classifier.analyze(source: source, sourceName: input.lastPathComponent, sensitivity: sensitivity,

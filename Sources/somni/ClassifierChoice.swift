@@ -10,7 +10,8 @@ enum ClassifierChoice {
 
     static let help = """
       --classifier KIND    model: the learned classifier (default); heuristic: the band-energy baseline
-      --model FILE         a model made by 'somni train' instead of the default one
+      --model FILE         a model made by 'somni train' instead of the shipped one (the default,
+                           or for a recording made below 16 kHz the narrow-band model)
     """
 
     /// Reads both options; without `--classifier` the kind is `defaultKind`.
@@ -24,10 +25,11 @@ enum ClassifierChoice {
         return (kind, model)
     }
 
-    static func make(kind: String, modelPath: String?) throws -> ClassifierChoice {
+    /// Without `--model`, a recording made below the analysis rate gets the shipped narrow-band model.
+    static func make(kind: String, modelPath: String?, recordedSampleRate: Int? = nil) throws -> ClassifierChoice {
         if kind == "heuristic" { return .heuristic(HeuristicClassifier()) }
         if let modelPath { return .learned(try CNNClassifier(contentsOf: URL(fileURLWithPath: modelPath))) }
-        return .learned(try CNNClassifier.bundled())
+        return .learned(try CNNClassifier.bundled(forRecordingsAt: recordedSampleRate))
     }
 
     /// Runs the morning pipeline with whichever classifier was chosen.

@@ -13,7 +13,8 @@ struct ClassifyCommand: Command {
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
     MODEL and prints, for each, the top labels and their confidences.
 
-      --model MODEL   a model written by 'somni train' (default: the model shipped with Somni)
+      --model MODEL   a model written by 'somni train' (default: the model shipped with Somni, or
+                      its narrow-band model for a recording made below 16 kHz)
       --top N         labels per window (default 5)
       --json          {"windows":[{"start","end","labels":[{"label","confidence"}]}],
                        "clip":{label: highest confidence over the windows}}
@@ -58,8 +59,9 @@ struct ClassifyCommand: Command {
 
     func run() throws {
         let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "reference") }
-        var classifier = try modelPath.map { try CNNClassifier(contentsOf: URL(fileURLWithPath: $0)) } ?? CNNClassifier.bundled()
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input))
+        var classifier = try modelPath.map { try CNNClassifier(contentsOf: URL(fileURLWithPath: $0)) }
+            ?? CNNClassifier.bundled(forRecordingsAt: source.recordedSampleRate)
         let length = classifier.windowLength, hop = length / 2
         var window = [Float](repeating: 0, count: length)
         var scores = [Float](repeating: 0, count: classifier.labels.count)

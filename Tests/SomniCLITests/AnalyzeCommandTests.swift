@@ -93,6 +93,35 @@ import Testing
         #expect(session.warnings.contains { $0.contains("ends early") })
     }
 
+    @Test func aRecordingMadeAt8kHzGetsTheNarrowBandModelAndAWarning() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededRandom(seed: 12)
+        func analysed(recordedAt rate: Int, _ extra: [String] = []) throws -> (Session, String) {
+            let url = dir.appendingPathComponent("\(rate)-\(extra.count).wav")
+            let writer = try WAVWriter(url: url, sampleRate: rate)
+            let samples = (0..<(rate * 20)).map { i in 0.02 * rng.nextGaussian() + 0.1 * Float(sin(Double(i) * 0.2)) }
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.finish()
+            let out = dir.appendingPathComponent("\(rate)-\(extra.count).night")
+            let r = try CLI.run(["analyze", url.path, "--out", out.path, "--no-clips"] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (try Session.load(from: out.appendingPathComponent("session.json")), r.stderr)
+        }
+        let (telephone, said) = try analysed(recordedAt: 8_000)
+        #expect(telephone.settings.classifier.contains("narrow-band"), "\(telephone.settings.classifier)")
+        #expect(telephone.warnings.contains { $0.hasPrefix("the recording was made at 8000 Hz and holds no sound above 4.0 kHz") })
+        #expect(said.contains("warning: the recording was made at 8000 Hz"))
+        let (wide, _) = try analysed(recordedAt: 16_000)
+        #expect(!wide.settings.classifier.contains("narrow-band") && wide.settings.classifier.hasPrefix("somni-cnn"))
+        #expect(wide.warnings.isEmpty)
+        // A model the user names is used whatever the rate; the warning stays.
+        let model = try #require(CNNClassifier.bundledModelURL)
+        let (chosen, _) = try analysed(recordedAt: 8_000, ["--model", model.path])
+        #expect(chosen.settings.classifier == wide.settings.classifier)
+        #expect(chosen.warnings.count == 1)
+    }
+
     @Test func silentRecordingIsAnalysedAndWarnsAboutTheMicrophone() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -56,6 +56,18 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         #expect(sa == sb && abs(sa[0] + sa[1] - 1) < 1e-6)
     }
 
+    @Test func theNarrowBandModelIsChosenForRecordingsMadeBelowTheAnalysisRate() throws {
+        let shipped = try CNNClassifier.bundled()
+        for rate in [8_000, 11_025, 12_000] {
+            let narrow = try CNNClassifier.bundled(forRecordingsAt: rate)
+            #expect(narrow.name.contains("narrow-band"), "\(rate) Hz: \(narrow.name)")
+            #expect(narrow.labels == shipped.labels && narrow.windowLength == shipped.windowLength)
+        }
+        for rate in [nil, 16_000, 44_100] as [Int?] {
+            #expect(try CNNClassifier.bundled(forRecordingsAt: rate).name == shipped.name)
+        }
+    }
+
     @Test func corruptTruncatedAndForeignFilesAreRejected() throws {
         let good = try tinyModel().encoded()
         var flipped = good

@@ -28,15 +28,32 @@ public struct CNNClassifier: SoundClassifier {
 
     /// The default model shipped with Somni (snoring, speech, cough, other).
     public static func bundled() throws -> CNNClassifier {
-        guard let url = bundledModelURL else {
-            throw SomniError(.badModel, "the default model is missing from this build of Somni")
+        try bundled(named: "default")
+    }
+
+    /// The shipped model for a recording made at `recordedRate` Hz: below the analysis rate (an
+    /// 8 kHz voice memo or telephone recording, which holds nothing above 4 kHz) the one trained
+    /// with part of its examples cut off at 3.4–7 kHz, which hears talk and coughs there far
+    /// better than the default; otherwise the default.
+    public static func bundled(forRecordingsAt recordedRate: Int?) throws -> CNNClassifier {
+        if let recordedRate, recordedRate < analysisSampleRate { return try bundled(named: narrowBandModelName) }
+        return try bundled()
+    }
+
+    static let narrowBandModelName = "narrow-band"
+
+    private static func bundled(named name: String) throws -> CNNClassifier {
+        guard let url = bundledModelURL(named: name) else {
+            throw SomniError(.badModel, "the \(name) model is missing from this build of Somni")
         }
         return try CNNClassifier(contentsOf: url)
     }
 
-    public static var bundledModelURL: URL? {
-        Bundle.module.url(forResource: "default", withExtension: CNNModel.fileExtension)
-            ?? Bundle.module.url(forResource: "default", withExtension: CNNModel.fileExtension, subdirectory: "Resources")
+    public static var bundledModelURL: URL? { bundledModelURL(named: "default") }
+
+    static func bundledModelURL(named name: String) -> URL? {
+        Bundle.module.url(forResource: name, withExtension: CNNModel.fileExtension)
+            ?? Bundle.module.url(forResource: name, withExtension: CNNModel.fileExtension, subdirectory: "Resources")
     }
 
     public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
