@@ -12,9 +12,9 @@
 # room's sounds under and between the marked events, which the class folders alone never show
 # (stops 22–24, docs/quality-log.md). TRAINING_NIGHTS=0 SEED=1 NAME="somni-cnn v2" gives the
 # model shipped until stop 23. The narrow-band model, which 'somni analyze' uses for a recording made
-# below 16 kHz, is this recipe with 30 % of the examples cut off above a random 3.4–7 kHz:
+# below 16 kHz, is this recipe with every training example cut off above a random 3.4–7 kHz:
 #   NAME="somni-cnn v3 narrow-band" scripts/train-default-model.sh ../shared/data \
-#     Sources/SomniCore/Resources/narrow-band.somnimodel --band-limit 0.3
+#     Sources/SomniCore/Resources/narrow-band.somnimodel --band-limit 1
 #
 # Classes: snoring (Khan's snoring clips), speech (Speech Commands words, a stand-in for
 # sleep-talk), cough (CoughSeg coughs cut at their marked onsets/offsets), other (Khan's ten
