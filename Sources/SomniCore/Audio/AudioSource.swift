@@ -3,6 +3,12 @@ import Foundation
 /// The analysis rate: everything in the core runs on 16 kHz mono Float samples.
 public let analysisSampleRate = 16_000
 
+/// A recording made below the analysis rate holds nothing above half its own rate (4 kHz for an
+/// 8 kHz telephone recording), where much of what tells talk and coughs apart lies.
+public func isNarrowBand(recordedAt rate: Int?) -> Bool {
+    rate.map { $0 < analysisSampleRate } ?? false
+}
+
 /// A pull-based stream of 16 kHz mono Float samples in [-1, 1].
 ///
 /// File decoders (SomniAudio), live capture and generated nights all look the same to the core.

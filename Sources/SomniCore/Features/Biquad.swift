@@ -38,13 +38,9 @@ public struct Biquad: Sendable {
     public static let butterworth4Qs: [Double] = [1 / (2 * cos(Double.pi / 8)), 1 / (2 * cos(3 * Double.pi / 8))]
 
     /// Qs of the four sections of an 8th-order Butterworth: 1 / (2 cos(π(2k−1)/16)), k = 1…4.
+    /// Low-pass sections with them give −3 dB at the cutoff and 48 dB/octave above it, about as
+    /// steep as a voice codec's band edge.
     public static let butterworth8Qs: [Double] = (1...4).map { 1 / (2 * cos(Double.pi * Double(2 * $0 - 1) / 16)) }
-
-    /// The four sections of an 8th-order Butterworth low-pass at `cutoff` Hz: −3 dB there and
-    /// 48 dB/octave above it, about as steep as a voice codec's band edge.
-    public static func butterworth8LowPass(cutoff: Double, sampleRate: Double) -> [Biquad] {
-        butterworth8Qs.map { lowPass(cutoff: cutoff, q: $0, sampleRate: sampleRate) }
-    }
 
     /// The four sections of a band-pass made of a 4th-order Butterworth high-pass at `low` Hz
     /// cascaded with a 4th-order Butterworth low-pass at `high` Hz: −3 dB at each edge (for bands

@@ -33,14 +33,11 @@ public struct CNNClassifier: SoundClassifier {
 
     /// The shipped model for a recording made at `recordedRate` Hz: below the analysis rate (an
     /// 8 kHz voice memo or telephone recording, which holds nothing above 4 kHz) the one trained
-    /// with part of its examples cut off at 3.4–7 kHz, which hears talk and coughs there far
-    /// better than the default; otherwise the default.
+    /// on examples cut off at 3.4–7 kHz, which hears talk and coughs there far better than the
+    /// default; otherwise the default.
     public static func bundled(forRecordingsAt recordedRate: Int?) throws -> CNNClassifier {
-        if let recordedRate, recordedRate < analysisSampleRate { return try bundled(named: narrowBandModelName) }
-        return try bundled()
+        try bundled(named: isNarrowBand(recordedAt: recordedRate) ? "narrow-band" : "default")
     }
-
-    static let narrowBandModelName = "narrow-band"
 
     private static func bundled(named name: String) throws -> CNNClassifier {
         guard let url = bundledModelURL(named: name) else {

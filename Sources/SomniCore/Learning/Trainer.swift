@@ -545,7 +545,8 @@ final class Worker: @unchecked Sendable {
 
     /// Cuts `window` off above `cutoff` Hz with an 8th-order Butterworth low-pass.
     static func lowPass(_ window: UnsafeMutableBufferPointer<Float>, cutoff: Float) {
-        for var section in Biquad.butterworth8LowPass(cutoff: Double(cutoff), sampleRate: Double(analysisSampleRate)) {
+        for q in Biquad.butterworth8Qs {
+            var section = Biquad.lowPass(cutoff: Double(cutoff), q: q, sampleRate: Double(analysisSampleRate))
             section.process(window)
         }
     }

@@ -104,7 +104,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         if (envelope.max() ?? 0) < silentNightPeak {
             warnings.append("the recording is silent or nearly so (peak below −60 dBFS): the microphone may not have been recording")
         }
-        if let rate = source.recordedSampleRate, rate < analysisSampleRate {
+        if let rate = source.recordedSampleRate, isNarrowBand(recordedAt: rate) {
             warnings.append(narrowBandWarning(recordedAt: rate))
         }
 
