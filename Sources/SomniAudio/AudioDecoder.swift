@@ -79,7 +79,7 @@ public final class AudioDecoder: AudioSource {
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         formatDescription = "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch"
-        recordedSampleRate = parameters.pointee.sample_rate > 0 ? Int(parameters.pointee.sample_rate) : nil
+        recordedSampleRate = Self.recordedRate(of: parameters.pointee)
         isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
@@ -131,6 +131,18 @@ public final class AudioDecoder: AudioSource {
         guard FileManager.default.isReadableFile(atPath: path) else { throw SomniError(.io, "cannot read \(path): permission denied") }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
         guard size != 0 else { throw SomniError(.badInput, "\(path) is empty (0 bytes)") }
+    }
+
+    /// The rate the recording was made at. Opus always decodes at 48 kHz, so for Opus it is the
+    /// input rate its header (OpusHead, in Ogg and Matroska alike) keeps: a voice memo made at
+    /// 8 kHz and saved as Opus is still narrow-band.
+    private static func recordedRate(of parameters: AVCodecParameters) -> Int? {
+        if parameters.codec_id == AV_CODEC_ID_OPUS, parameters.extradata_size >= 16, let header = parameters.extradata,
+           Array(UnsafeBufferPointer(start: header, count: 8)) == Array("OpusHead".utf8) {
+            let inputRate = (12..<16).reduce(0) { $0 | Int(header[$1]) << (8 * ($1 - 12)) }  // little-endian
+            if inputRate > 0 { return inputRate }  // 0: the encoder did not say
+        }
+        return parameters.sample_rate > 0 ? Int(parameters.sample_rate) : nil
     }
 
     /// Why av_find_best_stream found nothing to decode, said for the user.

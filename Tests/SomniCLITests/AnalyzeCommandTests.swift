@@ -45,7 +45,7 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let empty = dir.appendingPathComponent("empty.wav")
-        FileManager.default.createFile(atPath: empty.path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: empty.path, contents: Data()))
         try expectRejected(empty, mentioning: ["empty"], in: dir)
     }
 

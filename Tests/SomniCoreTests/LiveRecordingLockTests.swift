@@ -77,7 +77,7 @@ final class ManualClock: @unchecked Sendable {
         // Another host's lock cannot be probed, so only the lease frees it.
         let other = try take(pid: 300, host: "other", clock: clock)
         withExtendedLifetime(other) {
-            #expect(throws: SomniError.self) { try take(pid: 400, clock: clock, alive: { _ in false }) }
+            _ = #expect(throws: SomniError.self) { try take(pid: 400, clock: clock, alive: { _ in false }) }
         }
     }
 
