@@ -40,6 +40,8 @@ public final class AudioDecoder: AudioSource {
     private var pendingStart = 0
     private var pendingEnd = 0
     private var samplesDecoded = 0
+    /// Packets of our stream read from the file: none at all is an empty recording, not a damaged one.
+    private var packetsRead = 0
     private var damagedPackets = 0
     private var damagedInARow = 0
     private var stoppedAtDamage = false
@@ -61,10 +63,9 @@ public final class AudioDecoder: AudioSource {
         defer { av_dict_free(&options) }
         av_dict_set(&options, "advanced_editlist", "0", 0)
         let opened = avformat_open_input(&handles.format, path, nil, &options)
-        guard opened >= 0, let format = handles.format else {
-            throw SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(opened)))")
-        }
-        try check(avformat_find_stream_info(format, nil), "not an audio file: \(path)", code: .badInput)
+        guard opened >= 0, let format = handles.format else { throw Self.unopenableError(path: path, code: opened) }
+        let probed = avformat_find_stream_info(format, nil)
+        guard probed >= 0 else { throw Self.unopenableError(path: path, code: probed) }
 
         var decoder: UnsafePointer<AVCodec>?
         let found = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
@@ -94,6 +95,9 @@ public final class AudioDecoder: AudioSource {
 
         // Decode up to the first samples now, so a file with nothing decodable fails here.
         guard try refill() else {
+            if packetsRead == 0, !stoppedAtDamage {
+                throw SomniError(.badInput, "\(path) holds no audio: its \(codecName) stream is empty (0 seconds)")
+            }
             throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged")
         }
     }
@@ -145,6 +149,26 @@ public final class AudioDecoder: AudioSource {
         return parameters.sample_rate > 0 ? Int(parameters.sample_rate) : nil
     }
 
+    /// Why FFmpeg could not open a file, or find its streams, said for the user. A file that ends
+    /// while its headers are read is empty or cut off. An ID3 tag with nothing readable after
+    /// it (left by an MP3 recorder stopped as it began: a tag and a header frame) is an empty or
+    /// broken recording, not something other than audio; FFmpeg's probe cannot tell it from noise.
+    private static func unopenableError(path: String, code: Int32) -> SomniError {
+        let head = FileHandle(forReadingAtPath: path).flatMap { file in
+            defer { try? file.close() }
+            return try? file.read(upToCount: 3)
+        }
+        if code == somni_averror_eof() {
+            return SomniError(.badInput, "\(path) holds no audio that can be read: it ends before its first sound "
+                + "(an empty recording, or one cut off)")
+        }
+        if head == Data("ID3".utf8) {
+            return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP3 recording with a tag "
+                + "but no sound after it, empty or damaged (\(ffmpegErrorText(code)))")
+        }
+        return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))")
+    }
+
     /// Why av_find_best_stream found nothing to decode, said for the user.
     private static func noUsableStreamError(_ format: UnsafeMutablePointer<AVFormatContext>, path: String, reason: Int32) -> SomniError {
         let streams = (0..<Int(format.pointee.nb_streams)).compactMap { format.pointee.streams[$0]?.pointee.codecpar?.pointee }
@@ -154,8 +178,10 @@ public final class AudioDecoder: AudioSource {
             return SomniError(.unsupported, "cannot decode \(path): this FFmpeg build has no decoder for its audio (codec \(name))")
         }
         let kinds = Set(streams.compactMap { av_get_media_type_string($0.codec_type).map { String(cString: $0) } })
-        let holds = kinds.isEmpty ? "no streams at all" : kinds.sorted().joined(separator: ", ")
-        return SomniError(.badInput, "not an audio file: \(path) has no audio stream (it holds \(holds))")
+        if kinds.isEmpty {
+            return SomniError(.badInput, "\(path) holds no audio: the file has no streams at all (an empty recording?)")
+        }
+        return SomniError(.badInput, "not an audio file: \(path) has no audio stream (it holds \(kinds.sorted().joined(separator: ", ")))")
     }
 
     private static func duration(of stream: UnsafeMutablePointer<AVStream>, in format: UnsafeMutablePointer<AVFormatContext>) -> Double? {
@@ -216,6 +242,7 @@ public final class AudioDecoder: AudioSource {
             }
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }
+            packetsRead += 1
             if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
             return
         }

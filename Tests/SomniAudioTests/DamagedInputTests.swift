@@ -92,6 +92,17 @@ import Testing
         #expect(error?.message.contains("no audio could be decoded") == true)
     }
 
+    /// What a recorder leaves when it is stopped as soon as it starts: a header and no sound. It
+    /// is an empty recording, said so, not "not an audio file".
+    @Test(arguments: [EncodedAudioWriter.Format.wav, .flac, .mp3, .m4a, .ogg])
+    func aRecordingWithNoSoundInIt(format: EncodedAudioWriter.Format) throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode([], as: format, sampleRate: 44_100, in: folder.url)
+        let error = error { _ = try AudioDecoder(url: url) }
+        #expect(error?.code == .badInput)
+        #expect(error?.message.contains("holds no audio") == true, "\(error?.message ?? "no error")")
+    }
+
     @Test(arguments: [EncodedAudioWriter.Format.wav, .flac, .mp3])
     func cutInHalf(format: EncodedAudioWriter.Format) throws {
         let folder = try ScratchFolder()
