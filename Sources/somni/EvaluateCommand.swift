@@ -7,6 +7,7 @@ struct EvaluateCommand: Command {
     static let summary = "Score a night's found events against reference annotations (DCASE-style)"
     static let help = """
     Usage: somni evaluate --reference REF.csv NIGHT_DIR | SESSION_JSON | FOUND.csv [options]
+           somni evaluate --reference REF1.csv NIGHT1 --reference REF2.csv NIGHT2 ... [options]
 
     Compares the events in a night's session.json (or a CSV of found events in the reference
     format, with --duration) with reference annotations and prints, per class and in total,
@@ -18,16 +19,22 @@ struct EvaluateCommand: Command {
     0.5 s collar and 1 s segments. A match needs its onset within the collar and its offset within
     max(collar, 50 % of the reference's length).
 
+    Several nights, each after its own --reference (paired in the order given), are scored
+    together: a line per night with its snoring episode F1, snoring time F1, sleep_talk and
+    cough F1 and false events per hour; each figure's median, mean and range over the nights
+    (an F1 over the nights with reference events of its class) with how many nights reach 0.8
+    and 0.9 (false events: at most 1 an hour); and the nights' counts pooled into one table.
+
       --reference REF.csv   annotations, one event a line: start,end,class (seconds; header,
                             blank lines and # comments allowed; classes snoring, sleep_talk,
                             cough, or the aliases snore, sleeptalk, sleep-talk, speech, coughing)
       --duration SEC        length of the recording in seconds (required for a found CSV;
                             overrides session.json's)
-      --audio FILE          the recording itself: adds recall by level, each scored reference
+      --audio FILE          (one night) the recording itself: adds recall by level, each scored reference
                             binned by how far it rises over the background around it in its
                             class's band (snoring 40-400 Hz, talk and coughs 250-3000 Hz), so
                             a night's score shows where the detector stops hearing
-      --errors              list where the event score was lost: each scored reference no
+      --errors              (one night) list where the event score was lost: each scored reference no
                             found event matched (missed; onset: found late or early; offset;
                             split) and each found event that matched none (false; extra: a
                             second piece of a sound already matched), with times
@@ -38,8 +45,8 @@ struct EvaluateCommand: Command {
                             CLASS=none turns merging off (repeatable)
     """
 
-    var referencePath: String
-    var nightPath: String
+    /// Each night with its reference, in the order given.
+    var pairs: [(reference: String, night: String)]
     var json: Bool
     var duration: Double?
     var audioPath: String?
@@ -47,8 +54,8 @@ struct EvaluateCommand: Command {
     var rules: EvaluationProtocol
 
     init(_ a: inout Arguments) throws {
-        guard let reference = try a.option("--reference") else { throw UsageError("--reference REF.csv is required") }
-        referencePath = reference
+        let references = try Self.repeated(&a, "--reference")
+        guard !references.isEmpty else { throw UsageError("--reference REF.csv is required") }
         json = a.flag("--json")
         audioPath = try a.option("--audio")
         listsErrors = a.flag("--errors")
@@ -67,7 +74,16 @@ struct EvaluateCommand: Command {
         try override("--segment", allowNone: false) { $0.segmentLength = $1 ?? 0 }
         try override("--merge-gap", allowNone: true) { $0.mergeGap = $1 }
         self.rules = rules
-        nightPath = try a.requiredPositional("night folder or session.json")
+        var nights: [String] = []
+        while let night = a.positional() { nights.append(night) }
+        guard !nights.isEmpty else { throw UsageError("missing night folder or session.json") }
+        guard nights.count == references.count else {
+            throw UsageError("\(references.count) --reference files for \(nights.count) nights: give each night its own, in the same order")
+        }
+        pairs = Array(zip(references, nights))
+        if pairs.count > 1, audioPath != nil || listsErrors {
+            throw UsageError("--audio and --errors go with one night at a time")
+        }
     }
 
     static func readCSV(_ path: String, what: String) throws -> [ReferenceEvent] {
@@ -118,24 +134,22 @@ struct EvaluateCommand: Command {
     }
 
     func run() throws {
-        let reference = try Self.readCSV(referencePath, what: "reference")
-        let found: [ReferenceEvent]
-        let recordingLength: Double
-        if nightPath.lowercased().hasSuffix(".csv") {
-            guard let d = duration else { throw UsageError("a found-events CSV needs --duration SEC") }
-            found = try Self.readCSV(nightPath, what: "found events")
-            recordingLength = d
-        } else {
-            var sessionURL = URL(fileURLWithPath: nightPath)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: sessionURL.path, isDirectory: &isDirectory) else {
-                throw SomniError(.io, "no such night folder or session.json: \(nightPath)")
+        if pairs.count > 1 {
+            let names = Self.nightNames(pairs.map(\.night))
+            let nights = try zip(names, pairs).map { name, pair in
+                let (reference, found, length) = try Self.load(reference: pair.reference, night: pair.night, duration: duration)
+                return (name: name, report: Evaluator.evaluate(reference: reference, found: found, duration: length, protocol: rules))
             }
-            if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
-            let session = try Session.load(from: sessionURL)
-            found = session.events.map(ReferenceEvent.init)
-            recordingLength = duration ?? session.duration
+            let evaluation = NightsEvaluation(nights: nights)
+            if json {
+                print(String(decoding: try evaluation.jsonData(), as: UTF8.self))
+            } else {
+                print(evaluation.text(), terminator: "")
+            }
+            return
         }
+        let (reference, found, recordingLength) = try Self.load(reference: pairs[0].reference, night: pairs[0].night,
+                                                                duration: duration)
         var report = Evaluator.evaluate(reference: reference, found: found, duration: recordingLength, protocol: rules)
         if let audioPath {
             let frames = try Self.frames(of: URL(fileURLWithPath: audioPath))
@@ -152,5 +166,46 @@ struct EvaluateCommand: Command {
         } else {
             print(report.text(), terminator: "")
         }
+    }
+
+    /// The nights' names in the table: each folder's, less ".night" ("fan-4.night/session.json" →
+    /// "fan-4"); with the folder above too when two would read the same ("seed-4/fan", "seed-5/fan").
+    private static func nightNames(_ paths: [String]) -> [String] {
+        let urls = paths.map { path in
+            let url = URL(fileURLWithPath: path)
+            return url.lastPathComponent == Session.fileName ? url.deletingLastPathComponent() : url
+        }
+        func name(_ url: URL) -> String {
+            let name = url.lastPathComponent
+            for suffix in [".night", ".csv"] where name.lowercased().hasSuffix(suffix) { return String(name.dropLast(suffix.count)) }
+            return name
+        }
+        let short = urls.map(name)
+        guard Set(short).count < short.count else { return short }
+        return zip(urls, short).map { "\($0.deletingLastPathComponent().lastPathComponent)/\($1)" }
+    }
+
+    /// The reference, the found events and the recording's length of one night.
+    private static func load(reference referencePath: String, night nightPath: String,
+                             duration: Double?) throws -> ([ReferenceEvent], [ReferenceEvent], Double) {
+        let reference = try readCSV(referencePath, what: "reference")
+        let found: [ReferenceEvent]
+        let recordingLength: Double
+        if nightPath.lowercased().hasSuffix(".csv") {
+            guard let d = duration else { throw UsageError("a found-events CSV needs --duration SEC") }
+            found = try readCSV(nightPath, what: "found events")
+            recordingLength = d
+        } else {
+            var sessionURL = URL(fileURLWithPath: nightPath)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: sessionURL.path, isDirectory: &isDirectory) else {
+                throw SomniError(.io, "no such night folder or session.json: \(nightPath)")
+            }
+            if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
+            let session = try Session.load(from: sessionURL)
+            found = session.events.map(ReferenceEvent.init)
+            recordingLength = duration ?? session.duration
+        }
+        return (reference, found, recordingLength)
     }
 }

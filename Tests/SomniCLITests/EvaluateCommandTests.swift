@@ -36,3 +36,59 @@ import Testing
         #expect(try JSONDecoder().decode(EvaluationReport.self, from: Data(plain.stdout.utf8)).errors == nil)
     }
 }
+
+/// `somni evaluate` over several nights, each after its own `--reference`.
+@Suite struct EvaluateNightsCommandTests {
+    @Test func severalNightsAreScoredTogether() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func write(_ name: String, _ text: String) throws -> String {
+            let url = dir.appendingPathComponent(name)
+            try ("start,end,class\n" + text).write(to: url, atomically: true, encoding: .utf8)
+            return url.path
+        }
+        // Night 1: its snoring episode found; night 2: its episode missed, a false cough.
+        let reference1 = try write("one.csv", "100,101,snoring\n105,106,snoring\n")
+        let found1 = try write("one-found.csv", "100,106,snoring\n")
+        let reference2 = try write("two.csv", "200,201,snoring\n")
+        let found2 = try write("two-found.csv", "700,700.3,cough\n")
+        let pairs = ["--reference", reference1, found1, "--reference", reference2, found2, "--duration", "3600"]
+
+        let text = try CLI.run(["evaluate"] + pairs)
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "2 nights, 2.0 h in all (somni evaluate's protocol, as for one night)")
+        #expect(lines.contains { $0.hasPrefix("one-found ") && $0.contains("1.000") && $0.hasSuffix("0.00") }, "\(text.stdout)")
+        #expect(lines.contains { $0.hasPrefix("two-found ") && $0.contains("0.000") && $0.hasSuffix("1.00") }, "\(text.stdout)")
+
+        let json = try CLI.run(["evaluate"] + pairs + ["--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let evaluation = try JSONDecoder().decode(NightsEvaluation.self, from: Data(json.stdout.utf8))
+        #expect(evaluation.nights.map(\.name) == ["one-found", "two-found"])
+        let snoring = try #require(evaluation.pooled.classes.first { $0.eventClass == .snoring })
+        #expect(snoring.events == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 1))
+        #expect(evaluation.pooled.falseEventsPerHour == 0.5)
+
+        // A night without its reference, and the one-night options with two nights, are usage errors.
+        let unpaired = try CLI.run(["evaluate", "--reference", reference1, found1, found2, "--duration", "3600"])
+        #expect(unpaired.status == 64 && unpaired.stderr.contains("1 --reference files for 2 nights"), "\(unpaired.stderr)")
+        let errors = try CLI.run(["evaluate"] + pairs + ["--errors"])
+        #expect(errors.status == 64 && errors.stderr.contains("one night at a time"), "\(errors.stderr)")
+    }
+
+    @Test func nightsOfTheSameNameAreToldApartByTheFolderAbove() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var arguments = ["evaluate", "--duration", "3600", "--json"]
+        for seed in ["seed-4", "seed-5"] {
+            let folder = dir.appendingPathComponent(seed)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try "start,end,class\n100,101,cough\n".write(to: folder.appendingPathComponent("fan.csv"), atomically: true, encoding: .utf8)
+            arguments += ["--reference", folder.appendingPathComponent("fan.csv").path, folder.appendingPathComponent("fan.csv").path]
+        }
+        let r = try CLI.run(arguments)
+        #expect(r.status == 0, "\(r.stderr)")
+        let evaluation = try JSONDecoder().decode(NightsEvaluation.self, from: Data(r.stdout.utf8))
+        #expect(evaluation.nights.map(\.name) == ["seed-4/fan", "seed-5/fan"])
+    }
+}

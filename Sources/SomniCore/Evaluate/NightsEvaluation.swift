@@ -1,0 +1,138 @@
+import Foundation
+
+/// Many nights scored together, as a study reports them: each night's headline figures, how each
+/// figure spreads over the nights (a median says more than one lucky night), and every night's
+/// counts pooled into one report (so a long night weighs more than a short one).
+public struct NightsEvaluation: Codable, Sendable, Equatable {
+    /// The figures the quality targets are stated in, one value per night.
+    public enum Measure: String, Codable, Sendable, CaseIterable {
+        case snoringEpisodes = "snoring episodes F1"
+        case snoringTime = "snoring time F1"
+        case sleepTalk = "sleep_talk F1"
+        case cough = "cough F1"
+        case falseEventsPerHour = "false events/h"
+
+        /// A night's value; nil for an F1 when the night has no reference event of the class (on a
+        /// night of noise alone only false events count).
+        func value(in report: EvaluationReport) -> Double? {
+            func result(_ c: EventClass) -> EvaluationReport.ClassResult? {
+                report.classes.first { $0.eventClass == c && $0.referenceCount > 0 }
+            }
+            switch self {
+            case .snoringEpisodes: return result(.snoring)?.events.f1
+            case .snoringTime: return result(.snoring)?.segments.f1
+            case .sleepTalk: return result(.sleepTalk)?.events.f1
+            case .cough: return result(.cough)?.events.f1
+            case .falseEventsPerHour: return report.falseEventsPerHour
+            }
+        }
+
+        /// Lower is better only for false events.
+        var higherIsBetter: Bool { self != .falseEventsPerHour }
+        /// The lines nights are counted against: F1 at 0.8 and 0.9, false events at 1 an hour.
+        var lines: [Double] { higherIsBetter ? [0.8, 0.9] : [1] }
+    }
+
+    public struct Night: Codable, Sendable, Equatable {
+        public var name: String
+        public var report: EvaluationReport
+    }
+
+    /// One measure over the nights that score it.
+    public struct Spread: Codable, Sendable, Equatable {
+        public var measure: Measure
+        public var nights: Int
+        public var median: Double
+        public var mean: Double
+        public var lowest: Double
+        public var highest: Double
+        /// How many nights reach each line (at least it for F1, at most it for false events).
+        public var reaching: [Line]
+
+        public struct Line: Codable, Sendable, Equatable {
+            public var line: Double
+            public var nights: Int
+        }
+    }
+
+    public var nights: [Night]
+    public var spreads: [Spread]
+    public var pooled: EvaluationReport
+
+    public init(nights: [(name: String, report: EvaluationReport)]) {
+        self.nights = nights.map { Night(name: $0.name, report: $0.report) }
+        spreads = Measure.allCases.compactMap { measure in
+            let values = nights.compactMap { measure.value(in: $0.report) }.sorted()
+            guard !values.isEmpty else { return nil }
+            let middle = values.count / 2
+            let median = values.count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
+            let reaching = measure.lines.map { line in
+                Spread.Line(line: line, nights: values.count { measure.higherIsBetter ? $0 >= line : $0 <= line })
+            }
+            return Spread(measure: measure, nights: values.count, median: median,
+                          mean: values.reduce(0, +) / Double(values.count), lowest: values[0], highest: values[values.count - 1],
+                          reaching: reaching)
+        }
+        pooled = Self.pool(nights.map(\.report))
+    }
+
+    /// Every night's counts summed, class by class; false events per hour over all the hours.
+    static func pool(_ reports: [EvaluationReport]) -> EvaluationReport {
+        let zero = DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0)
+        let duration = reports.reduce(0) { $0 + $1.duration }
+        let hours = duration / 3600
+        let classes: [EvaluationReport.ClassResult] = EventClass.allCases.compactMap { eventClass in
+            let results = reports.compactMap { $0.classes.first { $0.eventClass == eventClass } }
+            guard let first = results.first else { return nil }
+            let events = results.reduce(zero) { $0 + $1.events }
+            return EvaluationReport.ClassResult(
+                eventClass: eventClass, settings: first.settings,
+                referenceCount: results.reduce(0) { $0 + $1.referenceCount }, foundCount: results.reduce(0) { $0 + $1.foundCount },
+                scoredReferenceCount: results.reduce(0) { $0 + $1.scoredReferenceCount },
+                scoredFoundCount: results.reduce(0) { $0 + $1.scoredFoundCount },
+                events: events, segments: results.reduce(zero) { $0 + $1.segments },
+                falseEventsPerHour: hours > 0 ? Double(events.falsePositives) / hours : 0)
+        }
+        let totalEvents = classes.reduce(zero) { $0 + $1.events }
+        return EvaluationReport(duration: duration, classes: classes, totalEvents: totalEvents,
+                                totalSegments: classes.reduce(zero) { $0 + $1.segments },
+                                falseEventsPerHour: hours > 0 ? Double(totalEvents.falsePositives) / hours : 0)
+    }
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    /// A night per line, the spread of each measure, then the pooled report's table.
+    public func text() -> String {
+        func cell(_ value: Double?, _ measure: Measure) -> String {
+            guard let value else { return "-" }
+            return String(format: measure.higherIsBetter ? "%.3f" : "%.2f", value)
+        }
+        let nameWidth = max(12, nights.map(\.name.count).max() ?? 0)
+        let widths = Measure.allCases.map { max($0.rawValue.count, 6) }
+        func row(_ first: String, _ cells: [String]) -> String {
+            ([first.padding(toLength: nameWidth, withPad: " ", startingAt: 0)]
+                + zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }).joined(separator: "  ")
+        }
+        let hours = pooled.duration / 3600
+        var lines = [String(format: "%d nights, %.1f h in all (somni evaluate's protocol, as for one night)", nights.count, hours),
+                     row("night", Measure.allCases.map(\.rawValue))]
+        for night in nights {
+            lines.append(row(night.name, Measure.allCases.map { cell($0.value(in: night.report), $0) }))
+        }
+        lines += ["", "Over the nights (an F1 over the nights with reference events of its class):"]
+        for s in spreads {
+            let reached = s.reaching.map { line in
+                String(format: "%d at %@ %g", line.nights, s.measure.higherIsBetter ? "≥" : "≤", line.line)
+            }.joined(separator: ", ")
+            lines.append(s.measure.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)
+                + " median \(cell(s.median, s.measure)), mean \(cell(s.mean, s.measure)), "
+                + "\(cell(s.lowest, s.measure))–\(cell(s.highest, s.measure)) over \(s.nights) night\(s.nights == 1 ? "" : "s"); \(reached)")
+        }
+        lines += ["", "Pooled: every night's counts summed"]
+        return lines.joined(separator: "\n") + "\n" + pooled.text()
+    }
+}
