@@ -23,15 +23,11 @@ WORK="${WORK:-$(mktemp -d)}"
 mkdir -p "$WORK"
 scripts/build-release.sh --product somni >&2
 SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
+source scripts/scenes.sh
 for night in quiet fan steady-fan noise-only; do
-  case $night in
-    quiet) scene=(--scene quiet) ;;
-    fan) scene=(--scene fan) ;;
-    steady-fan) scene=(--scene fan --no-recorded-bed) ;;
-    noise-only) scene=(--scene street --noise-only) ;;
-  esac
+  scene_flags "$night"
   "$SOMNI" synth --out "$WORK/$night.flac" --format flac --hours "$HOURS" --seed "$SEED" \
-    --data "$DATA" --split test "${scene[@]}" >&2
+    --data "$DATA" --split test "${SCENE_FLAGS[@]}" >&2
   for classifier in heuristic model; do
     extra=()
     [ "$classifier" = model ] && [ -n "$MODEL" ] && extra=(--model "$MODEL")

@@ -10,8 +10,7 @@
 #   DATA=../shared/data MODEL=my.somnimodel SCENES="fan steady-fan" HOURS=8 WORK=/tmp/nights \
 #     scripts/evaluate-nights.sh 4 36
 #
-# Scenes: quiet, fan (a fan, with the noise recordings taking turns under it), steady-fan (one
-# fan alone), noise-only (street background and bedroom sounds, no sleep sounds). An 8-hour
+# Scenes: quiet, fan, steady-fan, noise-only (scripts/scenes.sh says what each is). An 8-hour
 # night takes about a minute to make and analyse here; its audio (about 0.5 GB of FLAC) is
 # deleted once analysed unless KEEP_AUDIO=1. References and night folders stay in WORK.
 set -euo pipefail
@@ -27,19 +26,14 @@ scripts/build-release.sh --product somni >&2
 SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
 model=()
 [ -n "${MODEL:-}" ] && model=(--model "$MODEL")
+source scripts/scenes.sh
 for scene in $SCENES; do
-  case $scene in
-    quiet) flags=(--scene quiet) ;;
-    fan) flags=(--scene fan) ;;
-    steady-fan) flags=(--scene fan --no-recorded-bed) ;;
-    noise-only) flags=(--scene street --noise-only) ;;
-    *) echo "unknown scene '$scene' (quiet, fan, steady-fan, noise-only)" >&2; exit 64 ;;
-  esac
+  scene_flags "$scene"
   pairs=()
   for ((seed = FIRST; seed <= LAST; seed++)); do
     night="$WORK/$scene-$seed"
     "$SOMNI" synth --out "$night.flac" --format flac --hours "$HOURS" --seed "$seed" --data "$DATA" --split test \
-      "${flags[@]}" >/dev/null
+      "${SCENE_FLAGS[@]}" >/dev/null
     rm -rf "$night.night"
     "$SOMNI" analyze "$night.flac" --out "$night.night" --no-clips "${model[@]}" --json >/dev/null
     [ "${KEEP_AUDIO:-0}" = 1 ] || rm -f "$night.flac"
