@@ -154,13 +154,13 @@ public final class AudioDecoder: AudioSource {
     /// it (left by an MP3 recorder stopped as it began: a tag and a header frame) is an empty or
     /// broken recording, not something other than audio; FFmpeg's probe cannot tell it from noise.
     private static func unopenableError(path: String, code: Int32) -> SomniError {
-        let head = FileHandle(forReadingAtPath: path).flatMap { file in
-            defer { try? file.close() }
-            return try? file.read(upToCount: 3)
-        }
         if code == somni_averror_eof() {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it ends before its first sound "
                 + "(an empty recording, or one cut off)")
+        }
+        let head = FileHandle(forReadingAtPath: path).flatMap { file in
+            defer { try? file.close() }
+            return try? file.read(upToCount: 3)
         }
         if head == Data("ID3".utf8) {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP3 recording with a tag "

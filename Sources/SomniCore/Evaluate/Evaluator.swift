@@ -53,6 +53,21 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
     /// Where each class's event score was lost, when asked for (`Evaluator.scoringErrors`).
     public var errors: [ScoringError]?
 
+    /// A report whose totals are its classes' summed, false events per hour over `duration`.
+    init(duration: Double, classes: [ClassResult]) {
+        let zero = DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0)
+        self.duration = duration
+        self.classes = classes
+        totalEvents = classes.reduce(zero) { $0 + $1.events }
+        totalSegments = classes.reduce(zero) { $0 + $1.segments }
+        falseEventsPerHour = Self.perHour(totalEvents.falsePositives, over: duration)
+    }
+
+    /// `count` per hour of `duration` seconds; 0 for no duration.
+    static func perHour(_ count: Int, over duration: Double) -> Double {
+        duration > 0 ? Double(count) / (duration / 3600) : 0
+    }
+
     public func jsonData() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -128,7 +143,6 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
 public enum Evaluator {
     public static func evaluate(reference: [ReferenceEvent], found: [ReferenceEvent], duration: Double,
                                 protocol rules: EvaluationProtocol = .somniDefault) -> EvaluationReport {
-        let hours = duration > 0 ? duration / 3600 : 0
         var results: [EvaluationReport.ClassResult] = []
         for eventClass in EventClass.allCases {
             let settings = rules.settings(for: eventClass)
@@ -141,14 +155,9 @@ public enum Evaluator {
                 eventClass: eventClass, settings: settings, referenceCount: ref.count, foundCount: hyp.count,
                 scoredReferenceCount: scoredRef.count, scoredFoundCount: scoredHyp.count,
                 events: events, segments: segments,
-                falseEventsPerHour: hours > 0 ? Double(events.falsePositives) / hours : 0))
+                falseEventsPerHour: EvaluationReport.perHour(events.falsePositives, over: duration)))
         }
-        let zero = DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0)
-        let totalEvents = results.reduce(zero) { $0 + $1.events }
-        return EvaluationReport(
-            duration: duration, classes: results, totalEvents: totalEvents,
-            totalSegments: results.reduce(zero) { $0 + $1.segments },
-            falseEventsPerHour: hours > 0 ? Double(totalEvents.falsePositives) / hours : 0)
+        return EvaluationReport(duration: duration, classes: results)
     }
 
     /// One class's events sorted by start, and the units its event scores count: those events

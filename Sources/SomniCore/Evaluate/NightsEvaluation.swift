@@ -63,9 +63,7 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
         self.nights = nights.map { Night(name: $0.name, report: $0.report) }
         spreads = Measure.allCases.compactMap { measure in
             let values = nights.compactMap { measure.value(in: $0.report) }.sorted()
-            guard !values.isEmpty else { return nil }
-            let middle = values.count / 2
-            let median = values.count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
+            guard let median = Evaluator.median(values) else { return nil }
             let reaching = measure.lines.map { line in
                 Spread.Line(line: line, nights: values.count { measure.higherIsBetter ? $0 >= line : $0 <= line })
             }
@@ -80,7 +78,6 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
     static func pool(_ reports: [EvaluationReport]) -> EvaluationReport {
         let zero = DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0)
         let duration = reports.reduce(0) { $0 + $1.duration }
-        let hours = duration / 3600
         let classes: [EvaluationReport.ClassResult] = EventClass.allCases.compactMap { eventClass in
             let results = reports.compactMap { $0.classes.first { $0.eventClass == eventClass } }
             guard let first = results.first else { return nil }
@@ -91,12 +88,9 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
                 scoredReferenceCount: results.reduce(0) { $0 + $1.scoredReferenceCount },
                 scoredFoundCount: results.reduce(0) { $0 + $1.scoredFoundCount },
                 events: events, segments: results.reduce(zero) { $0 + $1.segments },
-                falseEventsPerHour: hours > 0 ? Double(events.falsePositives) / hours : 0)
+                falseEventsPerHour: EvaluationReport.perHour(events.falsePositives, over: duration))
         }
-        let totalEvents = classes.reduce(zero) { $0 + $1.events }
-        return EvaluationReport(duration: duration, classes: classes, totalEvents: totalEvents,
-                                totalSegments: classes.reduce(zero) { $0 + $1.segments },
-                                falseEventsPerHour: hours > 0 ? Double(totalEvents.falsePositives) / hours : 0)
+        return EvaluationReport(duration: duration, classes: classes)
     }
 
     public func jsonData() throws -> Data {
