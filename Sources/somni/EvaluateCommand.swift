@@ -33,7 +33,9 @@ struct EvaluateCommand: Command {
       --audio FILE          (one night) the recording itself: adds recall by level, each scored reference
                             binned by how far it rises over the background around it in its
                             class's band (snoring 40-400 Hz, talk and coughs 250-3000 Hz), so
-                            a night's score shows where the detector stops hearing
+                            a night's score shows where the detector stops hearing; snoring
+                            episodes also by their first snore, whose level decides whether
+                            an episode's onset is found
       --errors              (one night) list where the event score was lost: each scored reference no
                             found event matched (missed; onset: found late or early; offset;
                             split) and each found event that matched none (false; extra: a

@@ -127,12 +127,17 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
             LevelRecall.tableRow(first, second, rest, cellWidth: 10)
         }
         var lines = ["", "Recall by level: found / reference, by each reference's rise over its background in its band",
-                     "(loudest 250 ms against the median of event-free 50 ms frames within 60 s; snoring by episode)",
+                     "(loudest 250 ms against the median of event-free 50 ms frames within 60 s; snoring by episode,",
+                     "at the median of its snores, then at its first snore, which decides whether its onset is found)",
                      row("class", "band", names)]
         for l in levels {
             var line = row(l.eventClass.rawValue, LevelRecall.bandLabel(l.bandHz), l.bins.map { "\($0.foundCount)/\($0.referenceCount)" })
             if l.unmeasuredCount > 0 { line += "  (\(l.unmeasuredCount) past the audio's end)" }
             lines.append(line)
+            if let first = l.firstEventBins {
+                lines.append(row("", "by 1st \(l.eventClass == .snoring ? "snore" : "event")",
+                                 first.map { "\($0.foundCount)/\($0.referenceCount)" }))
+            }
         }
         return lines
     }

@@ -19,6 +19,13 @@ public struct LevelRecall: Codable, Sendable, Equatable {
     /// and coughs, as `BoundaryRefiner` reads them.
     public var bandHz: ClosedRange<Double>
     public var bins: [Bin]
+    /// For a class scored as merged units (snoring as episodes), the same units binned by the
+    /// rise of their first reference event instead of the median of all of them. An episode is
+    /// matched only when its onset is found within the collar, so its first snore's level is
+    /// what decides it: over a fan, trains whose first snore rises a few dB are found a
+    /// breathing period late although their other snores are heard. nil for a class scored one
+    /// event at a time.
+    public var firstEventBins: [Bin]?
     /// Scored references (episodes for snoring) that lie past the end of the audio: not measured.
     public var unmeasuredCount: Int
 
@@ -120,17 +127,25 @@ extension Evaluator {
             let matching = eventMatching(reference: units, found: scoringUnits(found, of: eventClass, settings: settings).units,
                                          settings: settings)
             var bins = LevelRecall.emptyBins()
+            var firstBins = settings.mergeGap == nil ? nil : LevelRecall.emptyBins()
             var unmeasured = 0
             for (unit, match) in zip(units, matching) {
                 let members = ref.filter { $0.start >= unit.start && $0.end <= unit.end && !levels.frameRange($0).isEmpty }
                 guard !members.isEmpty else { unmeasured += 1; continue }
                 let background = levels.background(around: levels.frameRange(unit))
-                let bin = BandLevels.bin(of: median(members.compactMap { levels.rise(of: $0, over: background) })!)
+                let rises = members.compactMap { levels.rise(of: $0, over: background) }
+                let bin = BandLevels.bin(of: median(rises)!)
                 bins[bin].referenceCount += 1
                 if match != nil { bins[bin].foundCount += 1 }
+                // `members` keep the reference's order of time, so the first rise is the first event's.
+                if firstBins != nil, let first = rises.first {
+                    let firstBin = BandLevels.bin(of: first)
+                    firstBins![firstBin].referenceCount += 1
+                    if match != nil { firstBins![firstBin].foundCount += 1 }
+                }
             }
             return LevelRecall(eventClass: eventClass, bandHz: BoundaryRefiner.bandHz(for: eventClass), bins: bins,
-                               unmeasuredCount: unmeasured)
+                               firstEventBins: firstBins, unmeasuredCount: unmeasured)
         }
     }
 
