@@ -297,6 +297,24 @@ import Testing
         #expect(levels(late, .cough).bins.allSatisfy { $0.referenceCount == 0 })
     }
 
+    @Test func timeInEventsCountsOverlapsOnceAndComparesFoundWithTheReference() throws {
+        // Reference snoring 10–20 s and 15–30 s (overlapping: 20 s covered) and 100–110 s: 30 s.
+        // Found 12–25 s and 24–27 s (15 s) and a false 200–206 s: 21 s, 30 % short.
+        let report = Evaluator.evaluate(
+            reference: [event(.snoring, 10, 20), event(.snoring, 15, 30), event(.snoring, 100, 110), event(.cough, 50, 50.5)],
+            found: [event(.snoring, 12, 25), event(.snoring, 24, 27), event(.snoring, 200, 206)],
+            duration: 3600)
+        let snoring = try #require(report.classes.first { $0.eventClass == .snoring })
+        #expect(abs(snoring.referenceSeconds - 30) < 1e-9 && abs(snoring.foundSeconds - 21) < 1e-9)
+        let cough = try #require(report.classes.first { $0.eventClass == .cough })
+        #expect(abs(cough.referenceSeconds - 0.5) < 1e-9 && cough.foundSeconds == 0)
+        // Talk has no reference time: its figures are given without a share.
+        let line = try #require(report.text().split(separator: "\n").first { $0.hasPrefix("Time in events") })
+        #expect(line == "Time in events, found / reference: snoring 0.3 / 0.5 min (-30 %), sleep_talk 0.0 / 0.0 min, cough 0.0 / 0.0 min (-100 %)")
+        // Times that are not finite cover nothing.
+        #expect(Evaluator.coveredSeconds([event(.snoring, 0, .infinity), event(.snoring, 1, 2)]) == 1)
+    }
+
     @Test func levelsAppearInTheTextAndRoundTripThroughJSON() throws {
         let track = frames(seconds: 120, rms: 0.01, loud: [(10, 10.5, 0.1)])
         let ref = [event(.cough, 10, 10.5)]

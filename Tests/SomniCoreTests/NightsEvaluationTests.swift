@@ -34,6 +34,8 @@ import Testing
         let snoring = try #require(pooled.classes.first { $0.eventClass == .snoring })
         #expect(snoring.events == DetectionScores(truePositives: 2, falsePositives: 1, falseNegatives: 1))
         #expect(snoring.scoredReferenceCount == 3 && snoring.referenceCount == 4)
+        // Snoring time: 3 s of reference and 6 s found on night A, 1 s and 1 s on night B.
+        #expect(abs(snoring.referenceSeconds - 4) < 1e-9 && abs(snoring.foundSeconds - 7) < 1e-9)
         // Three false events (a cough, a snoring episode, a talk) over four hours.
         #expect(abs(pooled.falseEventsPerHour - 0.75) < 1e-9)
         #expect(pooled.totalEvents.truePositives == 3)

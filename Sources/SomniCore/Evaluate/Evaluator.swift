@@ -41,6 +41,11 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
         public var segments: DetectionScores
         /// Unmatched found (scored) events per hour of recording.
         public var falseEventsPerHour: Double
+        /// Seconds the class's reference and found events cover (overlaps counted once): the
+        /// night's snoring minutes against the truth, which the segment F1 (10 s for snoring)
+        /// does not show.
+        public var referenceSeconds: Double
+        public var foundSeconds: Double
     }
 
     public var duration: Double
@@ -112,6 +117,13 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
             }
             lines.append(rule)
         }
+        lines.append("Time in events, found / reference: " + classes.map { c in
+            var part = c.eventClass.rawValue + String(format: " %.1f / %.1f min", c.foundSeconds / 60, c.referenceSeconds / 60)
+            if c.referenceSeconds > 0 {
+                part += String(format: " (%+.0f %%)", 100 * (c.foundSeconds / c.referenceSeconds - 1))
+            }
+            return part
+        }.joined(separator: ", "))
         if let levels { lines += levelLines(levels) }
         if let errors {
             lines.append("Scoring errors (\(errors.count); scored units, so snoring as episodes under the default protocol):")
@@ -160,7 +172,8 @@ public enum Evaluator {
                 eventClass: eventClass, settings: settings, referenceCount: ref.count, foundCount: hyp.count,
                 scoredReferenceCount: scoredRef.count, scoredFoundCount: scoredHyp.count,
                 events: events, segments: segments,
-                falseEventsPerHour: EvaluationReport.perHour(events.falsePositives, over: duration)))
+                falseEventsPerHour: EvaluationReport.perHour(events.falsePositives, over: duration),
+                referenceSeconds: coveredSeconds(ref), foundSeconds: coveredSeconds(hyp)))
         }
         return EvaluationReport(duration: duration, classes: results)
     }
@@ -171,6 +184,18 @@ public enum Evaluator {
                              settings: ClassProtocol) -> (events: [ReferenceEvent], units: [ReferenceEvent]) {
         let sorted = events.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
         return (sorted, settings.mergeGap.map { merged(sorted, gap: $0) } ?? sorted)
+    }
+
+    /// The seconds `events` (sorted by start) cover, overlaps counted once; events with times
+    /// that are not finite are left out.
+    static func coveredSeconds(_ events: [ReferenceEvent]) -> Double {
+        var total = 0.0, covered = -Double.infinity
+        for e in events where e.start.isFinite && e.end.isFinite && e.end > e.start {
+            let from = max(e.start, covered)
+            if e.end > from { total += e.end - from }
+            covered = max(covered, e.end)
+        }
+        return total
     }
 
     /// Joins events (sorted by start) whose gap to the running group is below `gap` seconds.
