@@ -264,20 +264,22 @@ import Testing
     @Test func aSnoringEpisodeIsAlsoBinnedByItsFirstSnore() {
         // Two episodes over a background of power 1e-4. The first opens with a faint snore (power
         // 1.8e-4: 10·log10(0.8) = −1 dB by the rise's measure) and its later snores rise 20 dB;
-        // found from its second snore, 5 s late, it is missed. The second's snores all rise 20 dB and it is found. By the median both read
-        // 18 dB and over, one of two found; by the first snore the miss sits under 3 dB.
+        // found from its second snore, 5 s late, it is missed. The second's snores all rise 20 dB
+        // and it is found. By the median both read 18 dB and over, one of two found; by the first
+        // snore the miss sits under 3 dB.
         let loud = 0.01 * Float(101).squareRoot(), faint = 0.01 * Float(1.8).squareRoot()
         let first = [event(.snoring, 100, 101), event(.snoring, 105, 106), event(.snoring, 110, 111)]
         let second = [event(.snoring, 300, 301), event(.snoring, 305, 306), event(.snoring, 310, 311)]
         let track = frames(seconds: 600, rms: 0.01, loud: [(100, 101, faint)] + (first.dropFirst() + second).map { ($0.start, $0.end, loud) })
         let found = [event(.snoring, 105, 111), event(.snoring, 300, 311)]
-        let snoring = levels(Evaluator.recallByLevel(reference: first + second, found: found, frames: track), .snoring)
+        let all = Evaluator.recallByLevel(reference: first + second, found: found, frames: track)
+        let snoring = levels(all, .snoring)
         #expect(snoring.bins.map { [$0.foundCount, $0.referenceCount] } == [[0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [1, 2]])
         #expect(snoring.firstEventBins?.map { [$0.foundCount, $0.referenceCount] } == [[0, 1], [0, 0], [0, 0], [0, 0], [0, 0], [1, 1]])
         // Single events are their own first event: no second binning.
-        #expect(levels(Evaluator.recallByLevel(reference: first + second, found: found, frames: track), .cough).firstEventBins == nil)
+        #expect(levels(all, .cough).firstEventBins == nil)
         var report = Evaluator.evaluate(reference: first + second, found: found, duration: 600)
-        report.levels = Evaluator.recallByLevel(reference: first + second, found: found, frames: track)
+        report.levels = all
         #expect(report.text().contains("by 1st snore"))
     }
 

@@ -110,6 +110,13 @@ struct BandLevels {
 
     /// The index of the level bin `rise` falls in.
     static func bin(of rise: Double) -> Int { LevelRecall.edges.firstIndex { rise < $0 } ?? LevelRecall.edges.count }
+
+    /// Counts one scored reference at `rise` in `bins`, and as found when it was matched.
+    static func tally(_ bins: inout [LevelRecall.Bin], rise: Double, found: Bool) {
+        let bin = bin(of: rise)
+        bins[bin].referenceCount += 1
+        if found { bins[bin].foundCount += 1 }
+    }
 }
 
 extension Evaluator {
@@ -133,16 +140,10 @@ extension Evaluator {
                 let members = ref.filter { $0.start >= unit.start && $0.end <= unit.end && !levels.frameRange($0).isEmpty }
                 guard !members.isEmpty else { unmeasured += 1; continue }
                 let background = levels.background(around: levels.frameRange(unit))
-                let rises = members.compactMap { levels.rise(of: $0, over: background) }
-                let bin = BandLevels.bin(of: median(rises)!)
-                bins[bin].referenceCount += 1
-                if match != nil { bins[bin].foundCount += 1 }
                 // `members` keep the reference's order of time, so the first rise is the first event's.
-                if firstBins != nil, let first = rises.first {
-                    let firstBin = BandLevels.bin(of: first)
-                    firstBins![firstBin].referenceCount += 1
-                    if match != nil { firstBins![firstBin].foundCount += 1 }
-                }
+                let rises = members.compactMap { levels.rise(of: $0, over: background) }
+                BandLevels.tally(&bins, rise: median(rises)!, found: match != nil)
+                if firstBins != nil { BandLevels.tally(&firstBins!, rise: rises[0], found: match != nil) }
             }
             return LevelRecall(eventClass: eventClass, bandHz: BoundaryRefiner.bandHz(for: eventClass), bins: bins,
                                firstEventBins: firstBins, unmeasuredCount: unmeasured)
