@@ -661,6 +661,29 @@ import Testing
         #expect(EventDetector.episodes(of: events).map(\.start) == [16.5], "\(events.map { ($0.start, $0.end) })")
     }
 
+    @Test func snoresLessThanTheMergeGapApartAreCountedOneByOne() {
+        // 1 s snores 2.5 s apart: their windows run together and their 1.5 s pauses are under
+        // the 2 s merge gap, yet each snore is an event of its own, and the night's time in
+        // snoring is the snores' 5 s, not the pauses' too.
+        let heard = [10.0, 12.5, 15, 17.5, 20]
+        let events = snoring(heard: heard, missed: [])
+        #expect(events.map { ($0.start * 20).rounded() / 20 } == heard, "\(events.map { ($0.start, $0.end) })")
+        #expect(abs(events.reduce(0) { $0 + $1.duration } - 5) < 0.11)
+        #expect(EventDetector.episodes(of: events).count == 1)
+    }
+
+    @Test func aDipShorterThanAPauseStaysInsideOneSnore() {
+        // Each snore of a train drops out of the snore band for `dip` seconds halfway.
+        func count(dip: Double) -> Int {
+            let snores = [10.0, 16, 22]
+            let frames = EventTests.track(seconds: 40, bursts: snores.flatMap { [($0, $0 + 0.8), ($0 + 0.8 + dip, $0 + 1.6 + dip)] })
+            let windows = EventTests.windows(seconds: 40, labelled: snores.map { ($0, $0 + 1.6 + dip, "snoring", 0.9) })
+            return EventDetector.detect(windows: windows, frames: frames, sensitivity: 5, duration: 40).count
+        }
+        #expect(count(dip: 0.3) == 3)
+        #expect(count(dip: EventDetector.snorePause + 0.1) == 6)
+    }
+
     @Test func talkHeardByOneWindowNeedsToBeSure() {
         let talk = { (windows: [WindowLabels]) in
             EventDetector.detect(windows: windows, frames: FrameTrack(), sensitivity: 5, duration: 120)
