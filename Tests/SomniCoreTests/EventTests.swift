@@ -684,6 +684,22 @@ import Testing
         #expect(count(dip: EventDetector.snorePause + 0.1) == 6)
     }
 
+    @Test func aSnippetInsideAnEpisodeDropsAndOneThatJoinsOrLeadsInStays() {
+        func snore(_ start: Double, _ length: Double = 1) -> DetectedEvent {
+            DetectedEvent(eventClass: .snoring, start: start, end: start + length, confidence: 0.9,
+                          peakDBFS: -30, meanDBFS: -33, severity: 20)
+        }
+        // Two trains 15 s apart; one-frame snippets between a train's snores (16, 40), joining
+        // the trains (23, 29.5) and leading into the first (5); a cough that short is no snippet.
+        let trains = [10.0, 14, 18, 34, 38, 42].map { snore($0) }
+        let snippets = [16.0, 40, 23, 29.5, 5].map { snore($0, 0.05) }
+        let cough = DetectedEvent(eventClass: .cough, start: 12, end: 12.1, confidence: 0.9, peakDBFS: -30, meanDBFS: -33, severity: 10)
+        let kept = EventDetector.withoutSnippetsInsideEpisodes(trains + snippets + [cough])
+        #expect(kept.filter { $0.duration < 0.2 && $0.eventClass == .snoring }.map(\.start).sorted() == [5, 23, 29.5])
+        #expect(kept.contains(cough) && kept.count == trains.count + 4)
+        #expect(EventDetector.episodes(of: kept).map { [$0.start, $0.end] } == EventDetector.episodes(of: trains + snippets).map { [$0.start, $0.end] })
+    }
+
     @Test func talkHeardByOneWindowNeedsToBeSure() {
         let talk = { (windows: [WindowLabels]) in
             EventDetector.detect(windows: windows, frames: FrameTrack(), sensitivity: 5, duration: 120)
