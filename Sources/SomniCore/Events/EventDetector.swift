@@ -446,14 +446,14 @@ public enum EventDetector {
     /// `minimumSnoreCore` are too short to be snores of their own and are left inside the pause;
     /// an event with fewer than two longer pieces (one snore, or one the band does not show)
     /// stays whole. Runs last, after every rule that reads events: trains, bridges and lead-ins
-    /// were chosen on whole events, and only counts, minutes and clips change.
+    /// were chosen on whole events, and within this pass only counts, minutes and clips change
+    /// (the night's later rounds read the new gaps when choosing where to classify more).
     static func splitAtPauses(_ found: DetectedEvent, windows: [WindowLabels], frames: FrameTrack) -> [DetectedEvent] {
-        let range = TimeRange(start: found.start, end: found.end)
+        guard frames.count > 0, found.duration >= snorePause + 2 * minimumSnoreCore else { return [found] }
+        let threshold = BoundaryRefiner.threshold(.snoring, around: found.range, frames: frames)
         let pauseFrames = Int((snorePause * FrameTrack.rate).rounded())
-        guard frames.count > 0, range.duration >= snorePause + 2 * minimumSnoreCore else { return [found] }
-        let threshold = BoundaryRefiner.threshold(.snoring, around: range, frames: frames)
         let coreFrames = Int((minimumSnoreCore * FrameTrack.rate).rounded())
-        let snores = BoundaryRefiner.activeRuns(frames.low, region: frames.frames(in: range), threshold: threshold,
+        let snores = BoundaryRefiner.activeRuns(frames.low, region: frames.frames(in: found.range), threshold: threshold,
                                                 bridge: pauseFrames - 1)
             .filter { $0.count >= coreFrames }
         guard snores.count >= 2 else { return [found] }
