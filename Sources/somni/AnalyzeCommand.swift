@@ -26,7 +26,7 @@ struct AnalyzeCommand: Command {
     var out: String?
     var sensitivity: Int
     var classifierKind: String
-    var modelPath: String?
+    var modelPaths: [String] = []
     var json: Bool
     var keepsClips: Bool
     var store: String?
@@ -35,7 +35,7 @@ struct AnalyzeCommand: Command {
         out = try a.option("--out")
         store = try a.option("--store")
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
-        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
+        (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")
         keepsClips = !a.flag("--no-clips")
         file = try a.requiredPositional("FILE")
@@ -48,7 +48,7 @@ struct AnalyzeCommand: Command {
     func run() throws {
         let input = URL(fileURLWithPath: file)
         let source = try AudioDecoder(url: input)  // the user's file first: its problems are the likelier ones
-        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath,
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
                                                    recordedSampleRate: source.recordedSampleRate)
         let name = input.deletingPathExtension().lastPathComponent
         let analyse = { (destination: URL) in

@@ -33,6 +33,13 @@ struct Arguments {
         return v
     }
 
+    /// Every `--name VALUE` of an option that may be given more than once, in order.
+    mutating func repeatedOption(_ name: String) throws -> [String] {
+        var values: [String] = []
+        while let v = try option(name) { values.append(v) }
+        return values
+    }
+
     mutating func option<T: LosslessStringConvertible>(_ name: String, as: T.Type) throws -> T? {
         guard let s = try option(name) else { return nil }
         guard let v = T(s) else { throw UsageError("\(name) takes a \(T.self), not '\(s)'") }

@@ -11,24 +11,26 @@ enum ClassifierChoice {
     static let help = """
       --classifier KIND    model: the learned classifier (default); heuristic: the band-energy baseline
       --model FILE         a model made by 'somni train' instead of the shipped one (the default,
-                           or for a recording made below 16 kHz the narrow-band model)
+                           or for a recording made below 16 kHz the narrow-band model); given
+                           more than once, the first decides the windows it is sure of and the
+                           others are asked about the rest, their scores averaged
     """
 
     /// Reads both options; without `--classifier` the kind is `defaultKind`.
-    static func parse(_ a: inout Arguments, defaultKind: String = "model") throws -> (kind: String, modelPath: String?) {
-        let model = try a.option("--model")
-        let kind = try a.option("--classifier") ?? (model != nil ? "model" : defaultKind)
+    static func parse(_ a: inout Arguments, defaultKind: String = "model") throws -> (kind: String, modelPaths: [String]) {
+        let models = try a.repeatedOption("--model")
+        let kind = try a.option("--classifier") ?? (models.isEmpty ? defaultKind : "model")
         guard ["model", "heuristic"].contains(kind) else {
             throw UsageError("--classifier takes 'model' or 'heuristic', not '\(kind)'")
         }
-        if kind == "heuristic", model != nil { throw UsageError("--model goes with --classifier model") }
-        return (kind, model)
+        if kind == "heuristic", !models.isEmpty { throw UsageError("--model goes with --classifier model") }
+        return (kind, models)
     }
 
     /// Without `--model`, a recording made below the analysis rate gets the shipped narrow-band model.
-    static func make(kind: String, modelPath: String?, recordedSampleRate: Int? = nil) throws -> ClassifierChoice {
+    static func make(kind: String, modelPaths: [String], recordedSampleRate: Int? = nil) throws -> ClassifierChoice {
         if kind == "heuristic" { return .heuristic(HeuristicClassifier()) }
-        if let modelPath { return .learned(try CNNClassifier(contentsOf: URL(fileURLWithPath: modelPath))) }
+        if !modelPaths.isEmpty { return .learned(try CNNClassifier(contentsOf: modelPaths.map { URL(fileURLWithPath: $0) })) }
         return .learned(try CNNClassifier.bundled(forRecordingsAt: recordedSampleRate))
     }
 

@@ -13,8 +13,10 @@ struct ClassifyCommand: Command {
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
     MODEL and prints, for each, the top labels and their confidences.
 
-      --model MODEL   a model written by 'somni train' (default: the model shipped with Somni, or
-                      its narrow-band model for a recording made below 16 kHz)
+      --model MODEL   a model written by 'somni train' (default: the models shipped with Somni,
+                      or the narrow-band model for a recording made below 16 kHz); given more
+                      than once, the first decides the windows it is sure of and the others are
+                      asked about the rest, their scores averaged
       --top N         labels per window (default 5)
       --json          {"windows":[{"start","end","labels":[{"label","confidence"}]}],
                        "clip":{label: highest confidence over the windows}}
@@ -31,14 +33,14 @@ struct ClassifyCommand: Command {
     """
 
     var input: String
-    var modelPath: String?
+    var modelPaths: [String] = []
     var top = 5
     var json = false
     var referencePath: String?
     var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
 
     init(_ a: inout Arguments) throws {
-        modelPath = try a.option("--model")
+        modelPaths = try a.repeatedOption("--model")
         top = try a.option("--top", as: Int.self) ?? 5
         json = a.flag("--json")
         referencePath = try a.option("--reference")
@@ -60,8 +62,8 @@ struct ClassifyCommand: Command {
     func run() throws {
         let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "reference") }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input))
-        var classifier = try modelPath.map { try CNNClassifier(contentsOf: URL(fileURLWithPath: $0)) }
-            ?? CNNClassifier.bundled(forRecordingsAt: source.recordedSampleRate)
+        var classifier = modelPaths.isEmpty ? try CNNClassifier.bundled(forRecordingsAt: source.recordedSampleRate)
+            : try CNNClassifier(contentsOf: modelPaths.map { URL(fileURLWithPath: $0) })
         let length = classifier.windowLength, hop = length / 2
         var window = [Float](repeating: 0, count: length)
         var scores = [Float](repeating: 0, count: classifier.labels.count)

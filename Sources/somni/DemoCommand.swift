@@ -26,13 +26,13 @@ struct DemoCommand: Command {
     var minutes: Double
     var seed: UInt64
     var classifierKind: String
-    var modelPath: String?
+    var modelPaths: [String] = []
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
         minutes = try a.option("--minutes", as: Double.self) ?? 20
         seed = try a.option("--seed", as: UInt64.self) ?? 7
-        (classifierKind, modelPath) = try ClassifierChoice.parse(&a, defaultKind: "heuristic")
+        (classifierKind, modelPaths) = try ClassifierChoice.parse(&a, defaultKind: "heuristic")
     }
 
     func validate() throws {
@@ -66,7 +66,7 @@ struct DemoCommand: Command {
 
         let nightFolder = directory.appendingPathComponent("demo-night.night")
         try? fm.removeItem(at: nightFolder)
-        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths)
         if case .heuristic = classifier {
             print("""
             Classifier: the heuristic baseline. The learned model, which 'somni analyze' uses, was trained on

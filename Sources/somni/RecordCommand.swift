@@ -59,7 +59,7 @@ struct RecordCommand: Command {
     var masterFormat: EncodedAudioWriter.Format
     var sensitivity: Int
     var classifierKind: String
-    var modelPath: String?
+    var modelPaths: [String] = []
     var threshold: Float
     var continuationShare: Float
     var json: Bool
@@ -90,7 +90,7 @@ struct RecordCommand: Command {
         }
         masterFormat = f
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
-        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
+        (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         threshold = try a.option("--threshold", as: Float.self) ?? 0.6
         continuationShare = try a.option("--continuation", as: Float.self) ?? EventDetector.snoringContinuationShare
         json = a.flag("--json")
@@ -110,7 +110,7 @@ struct RecordCommand: Command {
     }
 
     func run() throws {
-        switch try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath) {
+        switch try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths) {
         case .heuristic(let c): try record(with: c, choice: .heuristic(c))
         case .learned(let c): try record(with: c, choice: .learned(c))
         }

@@ -27,12 +27,12 @@ struct RecoverCommand: Command {
     var options: RecordingOptions
     var sensitivity: Int
     var classifierKind: String
-    var modelPath: String?
+    var modelPaths: [String] = []
 
     init(_ a: inout Arguments) throws {
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
         options = try RecordingOptions(&a)
-        (classifierKind, modelPath) = try ClassifierChoice.parse(&a)
+        (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         while let f = a.positional() { folders.append(f) }
     }
 
@@ -48,7 +48,7 @@ struct RecoverCommand: Command {
             print("No unfinished nights under \(options.root.path).")
             return
         }
-        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPath: modelPath)
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths)
         let live = RecordingLock.liveHolder(at: options.lockURL, processAlive: LocalProcess.isAlive)
         var failures = 0
         for folder in targets {

@@ -3,16 +3,18 @@ import SomniAudio
 import SomniCore
 import Testing
 
-/// The shipped model on the held-out test split of ../shared/data — the shared rule (`DataSplit`)
+/// The shipped classifier (both models) on the held-out test split of ../shared/data — the shared rule (`DataSplit`)
 /// that scripts/train-default-model.sh (`--split shared-data`) keeps away from training. Lives here
 /// rather than in SomniCoreTests because reading FLAC needs SomniAudio's decoder. Skipped when
 /// the data is absent. To keep a debug-build run short it classifies every Khan window of the
-/// test split and at most `perSourceCap` windows of each other source.
+/// test split and at most `perSourceCap` windows of each other source; SOMNI_HELDOUT_CAP=100000
+/// classifies every window (the figures the README gives for the two models together, which no
+/// training report holds).
 @Suite struct LearningHeldOutTests {
     static let dataFolder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("shared/data")
-    static let perSourceCap = 60
+    static let perSourceCap = Int(ProcessInfo.processInfo.environment["SOMNI_HELDOUT_CAP"] ?? "") ?? 60
 
     /// The class folders of scripts/train-default-model.sh, as links into the data.
     static let layout = [
@@ -52,6 +54,7 @@ import Testing
         }
 
         var classifier = try CNNClassifier.bundled()
+        #expect(classifier.models.count == 2)
         #expect(classifier.labels.sorted() == ["cough", "other", "snoring", "speech"])
         let labelIndex = classifier.labels.map { name in list.labels.firstIndex(of: name)! }
         var window = [Float](repeating: 0, count: classifier.windowLength), scores = [Float](repeating: 0, count: 4)
@@ -75,17 +78,20 @@ import Testing
         let cough = metrics.classes[list.labels.firstIndex(of: "cough")!]
         let speech = metrics.classes[list.labels.firstIndex(of: "speech")!]
         #expect(khan.count >= 100)
-        // What the shipped model reaches now: a failure here is a regression. (somni-cnn v3 on
-        // this sample: Khan 0.965, cough 0.936 / 0.898, speech 0.979 / 0.887, accuracy 0.950;
-        // v2, trained without nights: Khan 0.965, cough 0.894 / 0.857, speech 0.925 / 0.925,
-        // accuracy 0.944; Khan was 0.925 before steady windows stopped passing for snoring,
-        // `SteadySound`; v1 had cough 0.882 / 0.918 and speech 0.978 / 0.849.)
-        #expect(khanAccuracy >= 0.96)
+        // What the shipped classifier reaches now: a failure here is a regression. (Seeds 2 and 3,
+        // the second asked when the first is under 0.9, on this sample: Khan 0.985, cough 0.900 /
+        // 0.918, speech 0.979 / 0.868, accuracy 0.957; every window: Khan 0.985, cough 0.932 /
+        // 0.938, speech 0.980 / 0.932, accuracy 0.954. Seed 2 alone, shipped until stop 32: Khan
+        // 0.965, cough 0.936 / 0.898, speech 0.979 / 0.887, accuracy 0.950; v2, trained without
+        // nights: Khan 0.965, cough 0.894 / 0.857, speech 0.925 / 0.925, accuracy 0.944; Khan was
+        // 0.925 before steady windows stopped passing for snoring, `SteadySound`; v1 had cough
+        // 0.882 / 0.918 and speech 0.978 / 0.849.)
+        #expect(khanAccuracy >= 0.98)
         #expect(cough.recall >= 0.85 && cough.precision >= 0.85)
         #expect(speech.recall >= 0.85 && speech.precision >= 0.9)
         #expect(metrics.accuracy >= 0.92)
         // Issue 3's targets, not reached yet: two of the ten held-out Khan TV-news clips pass for
-        // snoring (the other eight hold too steady a level, `SteadySound`), some Khan snores and
+        // snoring (the other eight hold too steady a level, `SteadySound`), a Khan snore and some
         // CoughSeg coughs for other, and quiet Speech Commands words for other. Recorded as a known issue so
         // the gap stays visible; this block fails once the targets are met, to be removed then.
         withKnownIssue("the default model is below issue 3's held-out targets") {

@@ -116,8 +116,9 @@ import Testing
         #expect(!wide.settings.classifier.contains("narrow-band") && wide.settings.classifier.hasPrefix("somni-cnn"))
         #expect(wide.warnings.isEmpty)
         // A model the user names is used whatever the rate; the warning stays.
-        let model = try #require(CNNClassifier.bundledModelURL)
-        let (chosen, _) = try analysed(recordedAt: 8_000, ["--model", model.path])
+        let models = CNNClassifier.bundledModelURLs
+        #expect(models.count == 2)
+        let (chosen, _) = try analysed(recordedAt: 8_000, models.flatMap { ["--model", $0.path] })
         #expect(chosen.settings.classifier == wide.settings.classifier)
         #expect(chosen.warnings.count == 1)
     }

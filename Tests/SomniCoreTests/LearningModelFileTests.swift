@@ -56,6 +56,52 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         #expect(sa == sb && abs(sa[0] + sa[1] - 1) < 1e-6)
     }
 
+    /// The first model decides alone when it is sure; otherwise the models' scores are averaged.
+    @Test func aSecondModelIsAskedOnlyWhenTheFirstIsUnsure() throws {
+        var sure = try tinyModel(), unsure = sure
+        sure.temperature = 0.001   // one class near 1
+        unsure.temperature = 1_000 // both near 0.5
+        let second = try tinyModel(seed: 9)
+        var rng = SeededRandom(seed: 3)
+        let window = (0..<4_000).map { _ in rng.nextUniform(-0.5...0.5) }
+        func scores(_ models: [CNNModel]) throws -> [Float] {
+            var classifier = try CNNClassifier(models: models), out = [Float](repeating: 0, count: 2)
+            window.withUnsafeBufferPointer { w in out.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+            return out
+        }
+        let sureAlone = try scores([sure]), unsureAlone = try scores([unsure]), secondAlone = try scores([second])
+        #expect(sureAlone.max()! >= CNNClassifier.secondOpinionBelow && unsureAlone.max()! < CNNClassifier.secondOpinionBelow)
+        #expect(abs(secondAlone[0] - unsureAlone[0]) > 0.01, "the second model should disagree with the unsure one")
+        #expect(try scores([sure, second]) == sureAlone)
+        let averaged = try scores([unsure, second])
+        for i in 0..<2 { #expect(abs(averaged[i] - (unsureAlone[i] + secondAlone[i]) / 2) < 1e-6) }
+        #expect(try CNNClassifier(models: [unsure, second]).name == "test model + test model")
+        // A second opinion with log-mel settings of its own computes its own features.
+        // (A high temperature keeps both models' scores off 0 and 1, where settings would not show.)
+        var otherFeatures = tinyFeatures
+        otherFeatures.minFrequency = 2_000
+        func secondReading(_ features: FeatureSettings) throws -> CNNModel {
+            try CNNModel(name: "second", labels: second.labels, features: features, bandMean: second.bandMean,
+                         bandDeviation: second.bandDeviation, layers: second.network.layers.map(\.spec),
+                         parameters: second.parameters, temperature: 50)
+        }
+        let different = try secondReading(otherFeatures)
+        let differentAlone = try scores([different]), averagedWithDifferent = try scores([unsure, different])
+        #expect(abs(differentAlone[0] - (try scores([secondReading(tinyFeatures)]))[0]) > 1e-4, "other settings should give other scores")
+        for i in 0..<2 { #expect(abs(averagedWithDifferent[i] - (unsureAlone[i] + differentAlone[i]) / 2) < 1e-6) }
+
+        let error = #expect(throws: SomniError.self) { try CNNClassifier(models: [sure, try tinyModel(labels: ["noise", "tone"])]) }
+        #expect(error?.code == .badModel && error?.message.contains("cannot work together") == true)
+        #expect(throws: SomniError.self) { try CNNClassifier(models: []) }
+    }
+
+    @Test func theShippedDefaultAsksASecondModelAndTheNarrowBandOneDoesNot() throws {
+        let shipped = try CNNClassifier.bundled()
+        #expect(shipped.models.count == 2 && CNNClassifier.bundledModelURLs.count == 2)
+        #expect(shipped.models.map(\.name) == ["somni-cnn v3", "somni-cnn v3 seed 3"])
+        #expect(try CNNClassifier.bundled(forRecordingsAt: 8_000).models.count == 1)
+    }
+
     @Test func theNarrowBandModelIsChosenForRecordingsMadeBelowTheAnalysisRate() throws {
         let shipped = try CNNClassifier.bundled()
         for rate in [8_000, 11_025, 12_000] {

@@ -5,18 +5,50 @@ import Foundation
 /// to "other", when the model has that label. A value type: copies get their own buffers on
 /// first use, so each thread can classify with its own copy. Classifying a window allocates
 /// nothing.
+///
+/// Several models of the same labels make one classifier that asks for second opinions: the
+/// first model decides alone when it is sure of a window (its best score at least
+/// `secondOpinionBelow`), and otherwise every model's scores are averaged. Averaging two models
+/// trained from different seeds gains what each draw loses (quality log, stop 32), and asking
+/// only about the unsure windows keeps a quiet night's cost near one model's.
 public struct CNNClassifier: SoundClassifier {
+    /// The first model: its labels and window are the classifier's.
     public let model: CNNModel
+    /// Every model, the first one first.
+    public let models: [CNNModel]
     public var labels: [String] { model.labels }
     public var windowLength: Int { model.features.windowLength }
-    public var name: String { model.name }
+    public var name: String { models.map(\.name).joined(separator: " + ") }
     private var engine: Engine
+    private var secondOpinions: [Engine]
+    /// Per second opinion: whether it reads the first model's features (and so its log-mel).
+    private let readsTheSameFeatures: [Bool]
     private let snoringIndices: [Int], otherIndex: Int?
 
+    /// Below this best score of the first model, the other models are asked too. Set before
+    /// measuring, not tuned: 0.9 is sure enough that averaging rarely changes the answer.
+    public static let secondOpinionBelow: Float = 0.9
+
     public init(model: CNNModel) throws {
-        try model.validate()
+        try self.init(models: [model])
+    }
+
+    /// One classifier of `models`, which must share labels (in order) and window length.
+    public init(models: [CNNModel]) throws {
+        guard let model = models.first else { throw SomniError(.badModel, "no model was given") }
+        for other in models {
+            try other.validate()
+            guard other.labels == model.labels, other.features.windowLength == model.features.windowLength else {
+                throw SomniError(.badModel, "models '\(model.name)' and '\(other.name)' cannot work together: "
+                                 + "labels \(model.labels) and \(other.labels), windows of \(model.features.windowLength) "
+                                 + "and \(other.features.windowLength) samples")
+            }
+        }
         self.model = model
+        self.models = models
         engine = try Engine(model)
+        secondOpinions = try models.dropFirst().map { try Engine($0) }
+        readsTheSameFeatures = models.dropFirst().map { $0.features == model.features }
         snoringIndices = model.labels.indices.filter { ClassSets.eventClass(forLabel: model.labels[$0]) == .snoring }
         otherIndex = model.labels.firstIndex { $0.lowercased() == "other" }
     }
@@ -26,27 +58,35 @@ public struct CNNClassifier: SoundClassifier {
         try self.init(model: CNNModel(contentsOf: url))
     }
 
-    /// The default model shipped with Somni (snoring, speech, cough, other).
+    /// Loads and validates model files, the first deciding when it is sure (see the type).
+    public init(contentsOf urls: [URL]) throws {
+        try self.init(models: urls.map { try CNNModel(contentsOf: $0) })
+    }
+
+    /// The default classifier shipped with Somni (snoring, speech, cough, other): two models of
+    /// one recipe, trained from seeds 2 and 3.
     public static func bundled() throws -> CNNClassifier {
-        try bundled(named: "default")
+        try CNNClassifier(contentsOf: bundledModelURLs(named: "default"))
     }
 
-    /// The shipped model for a recording made at `recordedRate` Hz: below the analysis rate (an
-    /// 8 kHz voice memo or telephone recording, which holds nothing above 4 kHz) the one trained
-    /// on examples cut off at 3.4–7 kHz, which hears talk and coughs there far better than the
-    /// default; otherwise the default.
+    /// The shipped classifier for a recording made at `recordedRate` Hz: below the analysis rate
+    /// (an 8 kHz voice memo or telephone recording, which holds nothing above 4 kHz) the model
+    /// trained on examples cut off at 3.4–7 kHz, which hears talk and coughs there far better than
+    /// the default; otherwise the default.
     public static func bundled(forRecordingsAt recordedRate: Int?) throws -> CNNClassifier {
-        try bundled(named: isNarrowBand(recordedAt: recordedRate) ? "narrow-band" : "default")
+        try CNNClassifier(contentsOf: bundledModelURLs(named: isNarrowBand(recordedAt: recordedRate) ? "narrow-band" : "default"))
     }
 
-    private static func bundled(named name: String) throws -> CNNClassifier {
-        guard let url = bundledModelURL(named: name) else {
+    /// The files of the default classifier, the one that decides alone first.
+    public static var bundledModelURLs: [URL] { (try? bundledModelURLs(named: "default")) ?? [] }
+
+    /// `NAME.somnimodel` and, when shipped, its second opinion `NAME-second.somnimodel`.
+    private static func bundledModelURLs(named name: String) throws -> [URL] {
+        guard let first = bundledModelURL(named: name) else {
             throw SomniError(.badModel, "the \(name) model is missing from this build of Somni")
         }
-        return try CNNClassifier(contentsOf: url)
+        return [first] + (bundledModelURL(named: name + "-second").map { [$0] } ?? [])
     }
-
-    public static var bundledModelURL: URL? { bundledModelURL(named: "default") }
 
     static func bundledModelURL(named name: String) -> URL? {
         Bundle.module.url(forResource: name, withExtension: CNNModel.fileExtension)
@@ -57,12 +97,25 @@ public struct CNNClassifier: SoundClassifier {
         if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
         engine.run(window, model: model)
         engine.softmax(into: scores, temperature: model.temperature)
+        if !secondOpinions.isEmpty, scores.max()! < Self.secondOpinionBelow {
+            for k in secondOpinions.indices {
+                if !isKnownUniquelyReferenced(&secondOpinions[k]) { secondOpinions[k] = secondOpinions[k].copy() }
+                let member = secondOpinions[k]
+                if readsTheSameFeatures[k] { member.run(onFeaturesOf: engine) } else { member.run(window, model: member.model) }
+                member.scores.withUnsafeMutableBufferPointer { own in
+                    member.softmax(into: own, temperature: member.model.temperature)
+                    for i in 0..<scores.count { scores[i] += own[i] }
+                }
+            }
+            let share = 1 / Float(models.count)
+            for i in 0..<scores.count { scores[i] *= share }
+        }
         if let otherIndex, !snoringIndices.isEmpty, engine.levelSpread(window) < SteadySound.spreadLimit {
             for i in snoringIndices { scores[otherIndex] += scores[i]; scores[i] = 0 }
         }
     }
 
-    /// The uncalibrated logits of the last `classify` call (for calibration and embeddings).
+    /// The first model's uncalibrated logits of the last `classify` call (for calibration and embeddings).
     public var lastLogits: UnsafeBufferPointer<Float> { UnsafeBufferPointer(engine.workspace.output) }
 
     final class Engine {
@@ -71,6 +124,11 @@ public struct CNNClassifier: SoundClassifier {
         let model: CNNModel
         private var padded: [Float]
         private var levels: [Float]
+        /// The last window's log-mel before normalisation, which a second opinion reading the
+        /// same features reuses (each model normalises with its own statistics).
+        private var logMel: [Float]
+        /// This model's scores when it gives a second opinion.
+        var scores: [Float]
 
         init(_ model: CNNModel) throws {
             self.model = model
@@ -78,6 +136,8 @@ public struct CNNClassifier: SoundClassifier {
             workspace = NetworkWorkspace(model.network, forTraining: false)
             padded = [Float](repeating: 0, count: model.features.windowLength)
             levels = [Float](repeating: 0, count: model.features.windowLength / SteadySound.frameLength)
+            scores = [Float](repeating: 0, count: model.labels.count)
+            logMel = [Float](repeating: 0, count: extractor.outputCount)
         }
 
         func levelSpread(_ window: UnsafeBufferPointer<Float>) -> Float {
@@ -103,10 +163,18 @@ public struct CNNClassifier: SoundClassifier {
             model.parameters.withUnsafeBufferPointer { model.network.forward($0.baseAddress!, workspace) }
         }
 
+        /// Runs on the window `first` last ran on, reusing its log-mel: the models' feature
+        /// settings must be the same.
+        func run(onFeaturesOf first: Engine) {
+            first.logMel.withUnsafeBufferPointer { normalise($0, into: workspace.input, model: model) }
+            model.parameters.withUnsafeBufferPointer { model.network.forward($0.baseAddress!, workspace) }
+        }
+
         private func features(_ window: UnsafeBufferPointer<Float>) {
-            let input = workspace.input
-            extractor.extract(window, into: input)
-            normalise(input, model: model)
+            logMel.withUnsafeMutableBufferPointer { raw in
+                extractor.extract(window, into: raw)
+                normalise(UnsafeBufferPointer(raw), into: workspace.input, model: model)
+            }
         }
 
         func softmax(into scores: UnsafeMutableBufferPointer<Float>, temperature: Float) {
@@ -118,6 +186,11 @@ public struct CNNClassifier: SoundClassifier {
 /// Normalises frame-major log-mel values band by band (and channel by channel) with a model's
 /// statistics: one window's input, or several one after another.
 func normalise(_ values: UnsafeMutableBufferPointer<Float>, model: CNNModel) {
+    normalise(UnsafeBufferPointer(values), into: values, model: model)
+}
+
+/// The same, from `source` into `values` (which may be the same memory).
+func normalise(_ source: UnsafeBufferPointer<Float>, into values: UnsafeMutableBufferPointer<Float>, model: CNNModel) {
     let bands = model.features.melBands, frames = model.features.frameCount
     model.bandMean.withUnsafeBufferPointer { mean in
         model.bandDeviation.withUnsafeBufferPointer { dev in
@@ -126,7 +199,7 @@ func normalise(_ values: UnsafeMutableBufferPointer<Float>, model: CNNModel) {
                 let first = model.features.statisticsOffset(plane: p)
                 for t in 0..<frames {
                     let row = (p * frames + t) * bands
-                    for b in 0..<bands { values[row + b] = (values[row + b] - mean[first + b]) / dev[first + b] }
+                    for b in 0..<bands { values[row + b] = (source[row + b] - mean[first + b]) / dev[first + b] }
                 }
             }
         }
