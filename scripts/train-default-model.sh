@@ -9,8 +9,8 @@
 # windows it is sure of and default-second.somnimodel is asked about the rest (stop 32,
 # docs/quality-log.md). Run without OUT_MODEL, the script writes both (about 8 minutes here).
 # SEED=N trains the first from another seed, to see how much the figures move with the draw
-# alone. NAME="..." names a variant's model file (the extra
-# options change the recipe, as --frame-ms 50 --mel-bands 64 --min-hz 30 did at stop 21).
+# alone. NAME="..." names a variant's model file (the extra options change the recipe, as
+# --frame-ms 50 --mel-bands 64 --min-hz 30 did at stop 21).
 # TRAINING_NIGHTS=N (default 6) adds N one-hour fan nights synthesised from the training split
 # (seeds 2001…), every snore, word and cough marked, as --training-only examples: a fan and the
 # room's sounds under and between the marked events, which the class folders alone never show
@@ -35,8 +35,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="$(cd "${1:-../shared/data}" && pwd)"
 OUT="${2:-Sources/SomniCore/Resources/default.somnimodel}"
-# The shipped default is two models (see CNNClassifier): without OUT_MODEL the second, from seed 3,
-# is trained too; SECOND_SEED=N trains one for a variant, SECOND_SEED= none.
+# Without OUT_MODEL the second model (seed 3) is trained too; SECOND_SEED=N trains one for a
+# variant, SECOND_SEED= none.
 if [ -z "${2:-}" ]; then SECOND_SEED="${SECOND_SEED-3}"; else SECOND_SEED="${SECOND_SEED:-}"; fi
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
@@ -63,12 +63,12 @@ if [ "$TRAINING_NIGHTS" -gt 0 ]; then
   done
   NIGHTS=(--training-only "$STAGE/nights")
 fi
+EXTRA=("${@:3}")
 train() {  # SEED NAME OUT_MODEL
   "$SOMNI" train "$STAGE/classes" --out "$3" "${NIGHTS[@]}" \
     --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed "$1" \
     --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --name "$2" "${EXTRA[@]}"
 }
-EXTRA=("${@:3}")
 train "${SEED:-2}" "${NAME:-somni-cnn v3}" "$OUT"
 if [ -n "$SECOND_SEED" ]; then
   train "$SECOND_SEED" "${NAME:-somni-cnn v3} seed $SECOND_SEED" "${OUT%.somnimodel}-second.somnimodel"

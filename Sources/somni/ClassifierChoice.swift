@@ -30,8 +30,13 @@ enum ClassifierChoice {
     /// Without `--model`, a recording made below the analysis rate gets the shipped narrow-band model.
     static func make(kind: String, modelPaths: [String], recordedSampleRate: Int? = nil) throws -> ClassifierChoice {
         if kind == "heuristic" { return .heuristic(HeuristicClassifier()) }
-        if !modelPaths.isEmpty { return .learned(try CNNClassifier(contentsOf: modelPaths.map { URL(fileURLWithPath: $0) })) }
-        return .learned(try CNNClassifier.bundled(forRecordingsAt: recordedSampleRate))
+        return .learned(try learned(modelPaths: modelPaths, recordedSampleRate: recordedSampleRate))
+    }
+
+    /// The models named by `--model`, or without any the shipped classifier for the recording's rate.
+    static func learned(modelPaths: [String], recordedSampleRate: Int?) throws -> CNNClassifier {
+        modelPaths.isEmpty ? try CNNClassifier.bundled(forRecordingsAt: recordedSampleRate)
+            : try CNNClassifier(contentsOf: modelPaths.map { URL(fileURLWithPath: $0) })
     }
 
     /// Runs the morning pipeline with whichever classifier was chosen.

@@ -62,8 +62,7 @@ struct ClassifyCommand: Command {
     func run() throws {
         let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "reference") }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input))
-        var classifier = modelPaths.isEmpty ? try CNNClassifier.bundled(forRecordingsAt: source.recordedSampleRate)
-            : try CNNClassifier(contentsOf: modelPaths.map { URL(fileURLWithPath: $0) })
+        var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
         let length = classifier.windowLength, hop = length / 2
         var window = [Float](repeating: 0, count: length)
         var scores = [Float](repeating: 0, count: classifier.labels.count)

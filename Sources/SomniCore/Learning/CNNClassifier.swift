@@ -95,15 +95,15 @@ public struct CNNClassifier: SoundClassifier {
 
     public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
         if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
-        engine.run(window, model: model)
-        engine.softmax(into: scores, temperature: model.temperature)
+        engine.run(window)
+        engine.softmax(into: scores)
         if !secondOpinions.isEmpty, scores.max()! < Self.secondOpinionBelow {
             for k in secondOpinions.indices {
                 if !isKnownUniquelyReferenced(&secondOpinions[k]) { secondOpinions[k] = secondOpinions[k].copy() }
                 let member = secondOpinions[k]
-                if readsTheSameFeatures[k] { member.run(onFeaturesOf: engine) } else { member.run(window, model: member.model) }
+                if readsTheSameFeatures[k] { member.run(onFeaturesOf: engine) } else { member.run(window) }
                 member.scores.withUnsafeMutableBufferPointer { own in
-                    member.softmax(into: own, temperature: member.model.temperature)
+                    member.softmax(into: own)
                     for i in 0..<scores.count { scores[i] += own[i] }
                 }
             }
@@ -149,7 +149,7 @@ public struct CNNClassifier: SoundClassifier {
             (try? Engine(model)) ?? self
         }
 
-        func run(_ window: UnsafeBufferPointer<Float>, model: CNNModel) {
+        func run(_ window: UnsafeBufferPointer<Float>) {
             if window.count == model.features.windowLength {
                 features(window)
             } else {
@@ -160,13 +160,17 @@ public struct CNNClassifier: SoundClassifier {
                     features(UnsafeBufferPointer(p))
                 }
             }
-            model.parameters.withUnsafeBufferPointer { model.network.forward($0.baseAddress!, workspace) }
+            forward()
         }
 
         /// Runs on the window `first` last ran on, reusing its log-mel: the models' feature
         /// settings must be the same.
         func run(onFeaturesOf first: Engine) {
             first.logMel.withUnsafeBufferPointer { normalise($0, into: workspace.input, model: model) }
+            forward()
+        }
+
+        private func forward() {
             model.parameters.withUnsafeBufferPointer { model.network.forward($0.baseAddress!, workspace) }
         }
 
@@ -177,8 +181,8 @@ public struct CNNClassifier: SoundClassifier {
             }
         }
 
-        func softmax(into scores: UnsafeMutableBufferPointer<Float>, temperature: Float) {
-            Softmax.apply(UnsafeBufferPointer(workspace.output), temperature: temperature, into: scores)
+        func softmax(into scores: UnsafeMutableBufferPointer<Float>) {
+            Softmax.apply(UnsafeBufferPointer(workspace.output), temperature: model.temperature, into: scores)
         }
     }
 }
