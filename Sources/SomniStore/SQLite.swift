@@ -124,7 +124,6 @@ final class Statement {
         guard let p = sqlite3_column_text(stmt, column) else { return nil }
         return String(cString: p)
     }
-    func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
     func optionalInt(_ column: Int32) -> Int? { isNull(column) ? nil : int(column) }
 }
 

@@ -56,11 +56,6 @@ public struct LiveEpisodeSegmenter: Sendable {
 
     public var isInEpisode: Bool { open != nil }
 
-    /// A window counts when any snoring-class label in it reaches `threshold`.
-    public func isSnoring(_ window: WindowLabels) -> Bool {
-        EventDetector.snoringConfidence(window) >= threshold
-    }
-
     /// Takes the next window (in time order) and says what changed, if anything.
     public mutating func feed(_ window: WindowLabels) -> [Change] {
         var changes: [Change] = []

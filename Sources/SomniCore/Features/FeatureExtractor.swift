@@ -26,11 +26,6 @@ public struct FrameTrack: Sendable, Equatable {
     }
 
     public var count: Int { raw.count }
-
-    /// The frame holding time `t` (seconds), clamped to the track.
-    public func frameIndex(at t: Double) -> Int {
-        TimeRange.index(t * Self.rate, .down, limit: count - 1)
-    }
 }
 
 /// The overnight loop: turns 16 kHz samples into frame features and a 10 Hz loudness envelope.

@@ -150,10 +150,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         for (i, d) in detected.enumerated() {
             let episode = d.eventClass == .snoring
                 ? episodes.firstIndex { d.start >= $0.start - 1e-6 && d.end <= $0.end + 1e-6 } : nil
-            events.append(SessionEvent(id: String(format: "evt-%04d", i + 1), eventClass: d.eventClass,
-                                       start: d.start, end: d.end, confidence: Double(d.confidence),
-                                       peakDBFS: d.peakDBFS, meanDBFS: d.meanDBFS, severity: d.severity,
-                                       episode: episode))
+            events.append(d.sessionEvent(id: String(format: "evt-%04d", i + 1), episode: episode))
         }
 
         // 5. Clips: event ± 1 s, normalised to 0.9 peak.
