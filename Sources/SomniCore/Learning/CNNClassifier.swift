@@ -12,10 +12,10 @@ import Foundation
 /// trained from different seeds gains what each draw loses (quality log, stop 32), and asking
 /// only about the unsure windows keeps a quiet night's cost near one model's.
 public struct CNNClassifier: SoundClassifier {
-    /// The first model: its labels and window are the classifier's.
-    public let model: CNNModel
     /// Every model, the first one first.
     public let models: [CNNModel]
+    /// The first model: its labels and window are the classifier's.
+    public var model: CNNModel { models[0] }
     public var labels: [String] { model.labels }
     public var windowLength: Int { model.features.windowLength }
     public var name: String { models.map(\.name).joined(separator: " + ") }
@@ -44,7 +44,6 @@ public struct CNNClassifier: SoundClassifier {
                                  + "and \(other.features.windowLength) samples")
             }
         }
-        self.model = model
         self.models = models
         engine = try Engine(model)
         secondOpinions = try models.dropFirst().map { try Engine($0) }
