@@ -5,7 +5,7 @@ import SomniCore
 
 /// Decodes the best audio stream of a file (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC and whatever
 /// else FFmpeg reads) and streams it as mono Float at `sampleRate`, downmixing and resampling on
-/// the way. Memory stays flat: packets are decoded one at a time and only one frame's worth of
+/// the way (two channels through `StereoDownmix`). Memory stays flat: packets are decoded one at a time and only one frame's worth of
 /// resampled samples waits between calls.
 ///
 /// A file that breaks part-way (cut off, or garbage after a good start) is decoded up to the break
@@ -39,6 +39,9 @@ public final class AudioDecoder: AudioSource {
     private var pending = [Float](repeating: 0, count: 16_384)
     private var pendingStart = 0
     private var pendingEnd = 0
+    /// Two-channel input, resampled but not yet mixed: interleaved frames.
+    private var stereo: [Float] = []
+    private var downmix = StereoDownmix()
     private var samplesDecoded = 0
     /// Packets of our stream read from the file: none at all is an empty recording, not a damaged one.
     private var packetsRead = 0
@@ -308,13 +311,36 @@ public final class AudioDecoder: AudioSource {
         if pendingEnd + capacity > pending.count {
             pending.append(contentsOf: repeatElement(0, count: pendingEnd + capacity - pending.count))
         }
-        let converted = try pending.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return Int32(0) }
-            var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(base + pendingEnd).assumingMemoryBound(to: UInt8.self)
-            return try check(swr_convert(resampler, &output, Int32(capacity), input, count), "resampling \(path)")
+        let converted: Int
+        if handles.resamplesToStereo {
+            // Two channels come out interleaved and are mixed here, minding their phase.
+            if 2 * capacity > stereo.count { stereo = [Float](repeating: 0, count: 2 * capacity) }
+            converted = try stereo.withUnsafeMutableBufferPointer { buffer in
+                try Int(resample(resampler, into: buffer.baseAddress, capacity: capacity, input: input, count: count))
+            }
+            stereo.withUnsafeBufferPointer { frames in
+                pending.withUnsafeMutableBufferPointer { out in
+                    guard let frames = frames.baseAddress, let out = out.baseAddress else { return }
+                    downmix.mix(frames, frames: converted, into: out + pendingEnd)
+                }
+            }
+            if downmix.isOpposite, !warnings.contains(StereoDownmix.oppositePhaseWarning) {
+                warnings.append(StereoDownmix.oppositePhaseWarning)
+            }
+        } else {
+            converted = try pending.withUnsafeMutableBufferPointer { buffer in
+                try Int(resample(resampler, into: buffer.baseAddress.map { $0 + pendingEnd }, capacity: capacity, input: input, count: count))
+            }
         }
-        pendingEnd += Int(converted)
-        samplesDecoded += Int(converted)
+        pendingEnd += converted
+        samplesDecoded += converted
+    }
+
+    private func resample(_ resampler: OpaquePointer, into base: UnsafeMutablePointer<Float>?, capacity: Int,
+                          input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int32) throws -> Int32 {
+        guard let base else { return 0 }
+        var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(base).assumingMemoryBound(to: UInt8.self)
+        return try check(swr_convert(resampler, &output, Int32(capacity), input, count), "resampling \(path)")
     }
 }
 
@@ -343,12 +369,19 @@ final class DecoderHandles {
         guard packet != nil, frame != nil else { throw SomniError(.internalError, "out of memory") }
     }
 
-    /// A resampler to mono Float at `rate`. Multichannel input is averaged rather than summed
-    /// (rematrix_maxval 1), so levels stay in [-1, 1] and dBFS keep their meaning.
+    /// The resampler keeps two channels, for `StereoDownmix` to mix.
+    private(set) var resamplesToStereo = false
+
+    /// A resampler to Float at `rate`: two channels stay two (interleaved), for `StereoDownmix`,
+    /// since their plain average cancels when one is in opposite phase; any other count is mixed
+    /// to mono here, averaged rather than summed (rematrix_maxval 1), so levels stay in [-1, 1]
+    /// and dBFS keep their meaning.
     func makeResampler(from input: ResamplerInput, toRate rate: Int) throws {
         swr_free(&resampler)
         resamplerInput = nil
-        var outLayout = AVChannelLayout.standard(channels: 1)
+        resamplesToStereo = input.layout.nb_channels == 2
+        // Two channels keep their own layout, so nothing is rematrixed.
+        var outLayout = resamplesToStereo ? input.layout : AVChannelLayout.standard(channels: 1)
         var inLayout = input.layout
         try check(swr_alloc_set_opts2(&resampler, &outLayout, AV_SAMPLE_FMT_FLT, Int32(rate),
                                       &inLayout, AVSampleFormat(rawValue: input.format), input.rate, 0, nil),

@@ -2,39 +2,75 @@ import CALSA
 import Foundation
 import SomniCore
 
-/// An ALSA capture PCM (mono float32 at `rate`), for machines without a sound server. Use a
+/// An ALSA capture PCM (float32 at `rate`), for machines without a sound server. Use a
 /// `plughw:CARD,DEV` or `default` name so ALSA converts format, channels and rate as needed.
+///
+/// Two channels are captured when the device gives them, and mixed to mono here: many laptops'
+/// built-in microphones give one channel in opposite phase, which a plain mono mix cancels
+/// (`StereoDownmix`). A device that only captures mono is read as it is.
 public final class ALSADevice: CaptureDevice {
     public let rate: Int
     public let name: String
     private let pcm: OpaquePointer
+    private let channels: Int
+    /// Interleaved frames read from the device, before they are mixed (two channels only).
+    private var frames: UnsafeMutableBufferPointer<Float> = .allocate(capacity: 0)
+    private var downmix = StereoDownmix()
+    public private(set) var warnings: [String] = []
 
     public init(device: String?, rate: Int = 48_000) throws {
         self.rate = rate
         let pcmName = device ?? "default"
         name = "alsa:\(pcmName)"
-        var handle: OpaquePointer?
-        var rc = snd_pcm_open(&handle, pcmName, SND_PCM_STREAM_CAPTURE, 0)
-        guard rc >= 0, let pcm = handle else {
-            throw SomniError(.io, "cannot open the ALSA capture device \(pcmName): \(ALSADevice.message(rc)). "
-                + "List devices with 'arecord -L'")
-        }
-        // Resampling allowed, 0.5 s of latency: plenty of room for a slow Raspberry Pi.
-        rc = snd_pcm_set_params(pcm, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, 1, UInt32(rate), 1, 500_000)
-        guard rc >= 0 else {
+        var failure: Int32 = 0
+        for channels in [2, 1] {
+            var handle: OpaquePointer?
+            let rc = snd_pcm_open(&handle, pcmName, SND_PCM_STREAM_CAPTURE, 0)
+            guard rc >= 0, let pcm = handle else {
+                throw SomniError(.io, "cannot open the ALSA capture device \(pcmName): \(ALSADevice.message(rc)). "
+                    + "List devices with 'arecord -L'")
+            }
+            // Resampling allowed, 0.5 s of latency: plenty of room for a slow Raspberry Pi.
+            failure = snd_pcm_set_params(pcm, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels),
+                                         UInt32(rate), 1, 500_000)
+            if failure >= 0 {
+                self.pcm = pcm
+                self.channels = channels
+                return
+            }
             snd_pcm_close(pcm)
-            throw SomniError(.io, "the ALSA device \(pcmName) cannot capture mono float at \(rate) Hz: \(ALSADevice.message(rc)). "
-                + "Try a plughw: device")
         }
-        self.pcm = pcm
+        throw SomniError(.io, "the ALSA device \(pcmName) cannot capture float at \(rate) Hz: \(ALSADevice.message(failure)). "
+            + "Try a plughw: device")
     }
 
-    deinit { snd_pcm_close(pcm) }
+    deinit {
+        snd_pcm_close(pcm)
+        frames.deallocate()
+    }
 
     public func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
+        guard let base = buffer.baseAddress else { return true }
+        guard channels == 2 else {
+            try read(frames: buffer.count, into: base)
+            return true
+        }
+        if frames.count < 2 * buffer.count {
+            frames.deallocate()
+            frames = .allocate(capacity: 2 * buffer.count)
+        }
+        guard let stereo = frames.baseAddress else { return true }
+        try read(frames: buffer.count, into: stereo)
+        downmix.mix(stereo, frames: buffer.count, into: base)
+        if downmix.isOpposite, warnings.isEmpty { warnings.append(StereoDownmix.oppositePhaseWarning) }
+        return true
+    }
+
+    /// Reads exactly `count` frames of `channels` interleaved samples.
+    private func read(frames count: Int, into destination: UnsafeMutablePointer<Float>) throws {
         var done = 0
-        while done < buffer.count {
-            let n = snd_pcm_readi(pcm, buffer.baseAddress.map { $0 + done }, snd_pcm_uframes_t(buffer.count - done))
+        while done < count {
+            let n = snd_pcm_readi(pcm, destination + done * channels, snd_pcm_uframes_t(count - done))
             if n >= 0 { done += Int(n); continue }
             // Overruns and suspends are recoverable in place; anything else means the device is gone.
             let rc = snd_pcm_recover(pcm, Int32(n), 1)
@@ -42,7 +78,6 @@ public final class ALSADevice: CaptureDevice {
                 throw SomniError(.io, "capture device vanished (\(name): \(ALSADevice.message(Int32(n))))")
             }
         }
-        return true
     }
 
     static func message(_ rc: Int32) -> String {

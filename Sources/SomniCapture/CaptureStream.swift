@@ -13,6 +13,13 @@ public protocol CaptureDevice: AnyObject {
     /// gone or failed (unplugged, sound server restarted); returns false at the end of a finite
     /// device (a file).
     func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool
+    /// What the recording should say about how the device was read (its channels found in
+    /// opposite phase, say); grows, never shrinks.
+    var warnings: [String] { get }
+}
+
+extension CaptureDevice {
+    public var warnings: [String] { [] }
 }
 
 /// How to open the microphone.
@@ -36,7 +43,7 @@ public final class CaptureStream<Device: CaptureDevice>: AudioSource {
     private let converter: RateConverter
     private var pendingStart = 0
     private var pendingCount = 0
-    public let warnings: [String] = []
+    public var warnings: [String] { device.warnings }
     public var expectedDuration: Double? { nil }
 
     public init(device: Device, blockDuration: Double = 0.1) throws {

@@ -171,6 +171,8 @@ public final class NightRecorder<C: SoundClassifier> {
                 continue
             }
             if n == 0 { break }
+            // How the device is being read (its channels found in opposite phase) belongs in the night.
+            for warning in current.warnings { noteOnce(warning) }
             process(UnsafeBufferPointer(rebasing: block[0..<n]))
             try tick()
         }
@@ -309,7 +311,7 @@ public final class NightRecorder<C: SoundClassifier> {
                 throw error
             }
         } catch {
-            noteDiskTrouble("cannot append to \(EnvelopeFile.fileName) (\(error)); keeping the values in memory")
+            noteOnce("cannot append to \(EnvelopeFile.fileName) (\(error)); keeping the values in memory")
             return false
         }
     }
@@ -326,7 +328,7 @@ public final class NightRecorder<C: SoundClassifier> {
         }
     }
 
-    private func noteDiskTrouble(_ message: String) {
+    private func noteOnce(_ message: String) {
         guard !journal.warnings.contains(message) else { return }
         journal.warnings.append(message)
         observe(.note(message))
@@ -349,7 +351,7 @@ public final class NightRecorder<C: SoundClassifier> {
             let handle = try FileHandle(forReadingFrom: url)
             return CrashSafeWriter(sink: writer, synchronize: { try? handle.synchronize() })
         } catch {
-            noteDiskTrouble("\(url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
+            noteOnce("\(url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
             return CrashSafeWriter(sink: writer, synchronize: {})
         }
     }
@@ -491,7 +493,7 @@ public final class NightRecorder<C: SoundClassifier> {
         guard !clipsStopped else { return }
         clipsStopped = true
         if journal.audioStoppedAt == nil { journal.audioStoppedAt = Double(processed) / Double(rate) }
-        noteDiskTrouble("episode clips stopped being saved at \(clock(Double(processed) / Double(rate))): \(error). "
+        noteOnce("episode clips stopped being saved at \(clock(Double(processed) / Double(rate))): \(error). "
             + "Episodes are still detected and listed")
     }
 }

@@ -2,8 +2,12 @@ import CPulse
 import Foundation
 import SomniCore
 
-/// A PulseAudio record stream (mono float32 at `rate`) through libpulse's threaded main loop.
+/// A PulseAudio record stream (float32 at `rate`) through libpulse's threaded main loop.
 /// PipeWire desktops serve it too, through pipewire-pulse.
+///
+/// Recorded as two channels and mixed to mono here, not by the server: many laptops' built-in
+/// microphones give one channel in opposite phase, and the server's mono mix of those is silence
+/// (`StereoDownmix`). A mono microphone comes as the same signal twice.
 ///
 /// Not the simple API: when the source a stream records from disappears (a USB microphone
 /// unplugged), PulseAudio quietly moves the stream to another source, and the simple API cannot
@@ -21,6 +25,10 @@ public final class PulseDevice: CaptureDevice {
     private var fragmentBytes = 0
     private var fragmentRead = 0
     private var fragmentIsHole = false
+    /// Interleaved stereo frames read from the stream, before they are mixed.
+    private var frames: UnsafeMutableBufferPointer<Float> = .allocate(capacity: 0)
+    private var downmix = StereoDownmix()
+    public private(set) var warnings: [String] = []
 
     /// - Parameter source: a PulseAudio source name (`pactl list short sources`); nil for the default.
     public init(source: String?, rate: Int = 48_000, blockDuration: Double = 0.1) throws {
@@ -30,7 +38,7 @@ public final class PulseDevice: CaptureDevice {
         self.connection = connection
         let what = source ?? "(default)"
         try connection.locked {
-            var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 1)
+            var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
             guard let stream = pa_stream_new(connection.context, "night recording", &spec, nil) else {
                 throw connection.failure("cannot create a PulseAudio record stream for \(what)")
             }
@@ -39,7 +47,7 @@ public final class PulseDevice: CaptureDevice {
             pa_stream_set_state_callback(stream, { _, loop in pa_threaded_mainloop_signal(OpaquePointer(loop), 0) }, userdata)
             pa_stream_set_read_callback(stream, { _, _, loop in pa_threaded_mainloop_signal(OpaquePointer(loop), 0) }, userdata)
             // Ask for one block per fragment so reads return about every 100 ms.
-            let blockBytes = UInt32(Double(rate) * blockDuration) * 4
+            let blockBytes = UInt32(Double(rate) * blockDuration) * 2 * 4
             var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max,
                                       minreq: UInt32.max, fragsize: blockBytes)
             var flags = PA_STREAM_ADJUST_LATENCY.rawValue
@@ -56,10 +64,17 @@ public final class PulseDevice: CaptureDevice {
         }
     }
 
+    deinit { frames.deallocate() }
+
     public func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
         guard let base = buffer.baseAddress else { return true }
-        let wanted = buffer.count * MemoryLayout<Float>.size
-        let destination = UnsafeMutableRawPointer(base)
+        if frames.count < 2 * buffer.count {
+            frames.deallocate()
+            frames = .allocate(capacity: 2 * buffer.count)
+        }
+        guard let stereo = frames.baseAddress else { return true }
+        let wanted = 2 * buffer.count * MemoryLayout<Float>.size
+        let destination = UnsafeMutableRawPointer(stereo)
         try connection.locked {
             guard let stream = connection.stream else { throw vanished("no stream") }
             var filled = 0
@@ -91,6 +106,8 @@ public final class PulseDevice: CaptureDevice {
                 fragmentRead += n
             }
         }
+        downmix.mix(stereo, frames: buffer.count, into: base)
+        if downmix.isOpposite, warnings.isEmpty { warnings.append(StereoDownmix.oppositePhaseWarning) }
         return true
     }
 

@@ -101,6 +101,31 @@ import Testing
         #expect(abs(level + 6.02) < 0.3)
     }
 
+    /// A recording from a laptop microphone whose second channel is in opposite phase: averaged,
+    /// it would be silence; mixed as the difference it keeps the signal at its own level.
+    @Test(arguments: [EncodedAudioWriter.Format.flac, .m4a])
+    func channelsInOppositePhaseDoNotCancel(format: EncodedAudioWriter.Format) throws {
+        let folder = try ScratchFolder()
+        var inverted = TestSignals.tones(seconds: 2, sampleRate: 48_000, channels: 2)
+        for index in stride(from: 1, to: inverted.count, by: 2) { inverted[index] = -inverted[index] }
+        let url = try TestSignals.encode(inverted, as: format, sampleRate: 48_000, channels: 2, in: folder.url)
+        let decoder = try AudioDecoder(url: url)
+        let decoded = try TestSignals.readAll(decoder)
+        let level = TestSignals.decibels(TestSignals.rms(decoded[4_000..<28_000]) / TestSignals.tonesRMS)
+        #expect(abs(level) < 0.5, "decoded at \(level) dB against the channel")
+        #expect(decoder.warnings == [StereoDownmix.oppositePhaseWarning])
+    }
+
+    @Test func stereoInPhaseDecodesAtItsLevelWithoutAWarning() throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(TestSignals.tones(seconds: 2, sampleRate: 44_100, channels: 2),
+                                         as: .flac, sampleRate: 44_100, channels: 2, in: folder.url)
+        let decoder = try AudioDecoder(url: url)
+        let decoded = try TestSignals.readAll(decoder)
+        #expect(abs(TestSignals.decibels(TestSignals.rms(decoded[4_000..<28_000]) / TestSignals.tonesRMS)) < 0.3)
+        #expect(decoder.warnings.isEmpty)
+    }
+
     @Test func decodesAtOtherRatesWhenAsked() throws {
         let folder = try ScratchFolder()
         let url = try TestSignals.encode(TestSignals.tones(seconds: 2, sampleRate: 44_100), as: .flac,

@@ -151,25 +151,27 @@ enum CLIHarness {
     }
 }
 
-/// A virtual microphone: PulseAudio's module-pipe-source reading 16 kHz float samples from a
-/// FIFO that the test writes, paced at `speed` × real time. The server resamples it to the
-/// recorder's 48 kHz, as it would a real microphone.
+/// A virtual microphone: PulseAudio's module-pipe-source reading 16 kHz float samples
+/// (interleaved when it has two channels) from a FIFO that the test writes, paced at `speed` ×
+/// real time. The server resamples it to the recorder's 48 kHz, as it would a real microphone.
 final class PipeMicrophone {
     let name: String
     let fifo: URL
+    let channels: Int
     private(set) var module: String
     private var descriptor: Int32 = -1
 
-    init(folder: URL) throws {
+    init(folder: URL, channels: Int = 1) throws {
         name = "somni_test_\(UUID().uuidString.prefix(8).lowercased())"
         fifo = folder.appendingPathComponent("mic.fifo")
+        self.channels = channels
         module = ""
         try load()
     }
 
     func load() throws {
         let r = try CLIHarness.run("/usr/bin/env", ["pactl", "load-module", "module-pipe-source", "source_name=\(name)",
-                                                   "file=\(fifo.path)", "format=float32le", "rate=16000", "channels=1"])
+                                                   "file=\(fifo.path)", "format=float32le", "rate=16000", "channels=\(channels)"])
         guard r.status == 0 else { throw SomniError(.internalError, "cannot load module-pipe-source: \(r.error)") }
         module = r.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -195,7 +197,7 @@ final class PipeMicrophone {
     /// than it asked for would otherwise wait for ever.
     func play(_ samples: ArraySlice<Float>, speed: Double, thenSilenceUntil done: () -> Bool, timeout: Double = 120) throws {
         try play(samples, speed: speed, stop: done)
-        let silence = [Float](repeating: 0, count: 16_000)
+        let silence = [Float](repeating: 0, count: 16_000 * channels)
         let deadline = Date().addingTimeInterval(timeout)
         while !done() && Date() < deadline { try play(silence[...], speed: 1, stop: done) }
     }
@@ -208,7 +210,7 @@ final class PipeMicrophone {
             descriptor = open(fifo.path, O_WRONLY | O_NONBLOCK)
             guard descriptor >= 0 else { throw SomniError(.io, "cannot open \(fifo.path)") }
         }
-        let chunk = 1_600
+        let chunk = 1_600 * channels
         let began = Date()
         var offset = samples.startIndex
         while offset < samples.endIndex && !stop() {
@@ -222,7 +224,7 @@ final class PipeMicrophone {
                 Thread.sleep(forTimeInterval: 0.01)
             }
             offset = end
-            let due = Double(offset - samples.startIndex) / 16_000 / speed
+            let due = Double((offset - samples.startIndex) / channels) / 16_000 / speed
             let ahead = due - Date().timeIntervalSince(began)
             if ahead > 0 { Thread.sleep(forTimeInterval: ahead) }
         }

@@ -62,14 +62,60 @@ import Testing
         #expect(result.status == 0, "\(result.error)")
         let night = try #require(CLIHarness.nightFolder(under: nights))
         #expect(try Session.load(from: night.appendingPathComponent(Session.fileName)).source.contains("alsa:pulse"))
+        try expectLoudnessFollows(samples, in: night)
+    }
+
+    /// The night's 10 Hz loudness follows that of the samples played, over the first 25 s (the
+    /// recorder connects a moment before the first sample is written, hence the lags). Returns
+    /// both envelopes over that stretch.
+    @discardableResult
+    private func expectLoudnessFollows(_ samples: [Float], in night: URL) throws -> (recorded: ArraySlice<Float>, played: ArraySlice<Float>) {
         let recorded = try EnvelopeFile.read(from: night.appendingPathComponent(EnvelopeFile.fileName)).values
         let played = FeatureExtractor()
         samples.withUnsafeBufferPointer { played.process($0) }
-        // Compare the first 25 s (the recorder connects a moment before the first sample is written).
         let n = 250
         #expect(recorded.count >= n)
         let best = (0...5).map { lag in CLIHarness.correlation(Array(recorded[lag..<min(recorded.count, lag + n)]), Array(played.envelope.prefix(n))) }.max() ?? 0
         #expect(best > 0.95, "recorded loudness correlates \(best) with the night played")
+        return (recorded.prefix(n), played.envelope.prefix(n))
+    }
+
+    /// Many laptops' built-in microphones deliver one channel in opposite phase. Asked for mono,
+    /// the sound server averages the two and they cancel: a whole night of silence. The recorder
+    /// must still hear the night, at its own level, and say why the channels were mixed as they were.
+    @Test(.enabled(if: CLIHarness.pulseAvailable))
+    func aMicrophoneWithOneChannelInvertedIsHeardThroughPulseAudio() throws {
+        try recordInvertedMicrophone(backend: ["--backend", "pulse"], named: true)
+    }
+
+    @Test(.enabled(if: CLIHarness.pulseAvailable && CLIHarness.alsaPulsePluginInstalled))
+    func aMicrophoneWithOneChannelInvertedIsHeardThroughALSA() throws {
+        try recordInvertedMicrophone(backend: ["--backend", "alsa", "--device", "pulse"], named: false)
+    }
+
+    private func recordInvertedMicrophone(backend: [String], named: Bool) throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.01, seed: 16, in: folder)
+        let samples = try CLIHarness.decode(wav)
+        var stereo = [Float](repeating: 0, count: 2 * samples.count)
+        for (index, value) in samples.enumerated() {
+            stereo[2 * index] = value
+            stereo[2 * index + 1] = -value
+        }
+        let mic = try PipeMicrophone(folder: folder, channels: 2)
+        if !named { try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name]) }
+        let recorder = try CLIHarness.startSomni(recordArguments(backend + (named ? ["--device", mic.name] : []) + ["--for", "30s"]))
+        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
+        try mic.play(stereo[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
+        let result = recorder.finish()
+        #expect(result.status == 0, "\(result.error)")
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        #expect(session.warnings.contains { $0.contains("opposite phase") }, "warnings: \(session.warnings)")
+        let (recorded, played) = try expectLoudnessFollows(samples, in: night)
+        // Heard at the level of one channel, not a residue of the two cancelling.
+        let loudest = { (values: ArraySlice<Float>) in EventDetector.dbfs(Double(values.max() ?? 0)) }
+        #expect(abs(loudest(recorded) - loudest(played)) < 1.5,
+                "loudest recorded \(loudest(recorded)) dBFS against \(loudest(played)) played")
     }
 
     /// The chosen microphone unplugged while another source exists (a null sink's monitor, as a
