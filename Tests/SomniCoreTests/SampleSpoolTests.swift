@@ -15,9 +15,9 @@ import Testing
         #expect(spool.count == 3 * input.count && samples.count == spool.count)
         var back = [Float](repeating: 9, count: 3 * input.count + 4)
         try back.withUnsafeMutableBufferPointer { try samples.read(from: 0, into: $0) }
-        // Truncated toward zero at 1/32767 steps; NaN is silence, overs and infinities clip.
-        let expected: [Float] = [0, 16383, -16383, 32767, -32767, 32767, -32767, 0, 32767, -32767, 8191, -32]
-            .map { $0 / 32767 }
+        // Rounded to 1/32768 steps (the decoder's); NaN is silence, overs and infinities clip.
+        let expected: [Float] = [0, 16384, -16384, 32767, -32768, 32767, -32768, 0, 32767, -32768, 8192, -33]
+            .map { $0 / 32768 }
         for k in 0..<3 * input.count {
             #expect(abs(back[k] - expected[k % input.count]) < 1e-7, "sample \(k): \(back[k])")
         }
@@ -27,6 +27,26 @@ import Testing
         try middle.withUnsafeMutableBufferPointer { try samples.read(from: input.count + 4, into: $0) }
         #expect(zip(middle, expected[4..<9]).allSatisfy { abs($0 - $1) < 1e-7 })
         withExtendedLifetime(spool) {}
+    }
+
+    /// Audio that was 16-bit to begin with comes back exactly, quietest steps included.
+    @Test func sixteenBitSamplesComeBackExactly() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("spool-\(UUID().uuidString)")
+        let spool = try SampleSpool(url: url, bufferSamples: 1_000)
+        let steps = (-32768...32767).map { Float($0) / 32768 }
+        try steps.withUnsafeBufferPointer { try spool.append($0) }
+        let samples = try spool.samples()
+        var back = [Float](repeating: 9, count: steps.count)
+        try back.withUnsafeMutableBufferPointer { try samples.read(from: 0, into: $0) }
+        #expect(back == steps)
+        // Between the steps, the nearest one: no dead zone around silence.
+        let between: [Float] = [0.4, 0.6, -0.4, -0.6, 1.49, -1.51].map { $0 / 32768 }
+        let spool2 = try SampleSpool(url: url.appendingPathExtension("2"))
+        try between.withUnsafeBufferPointer { try spool2.append($0) }
+        var near = [Float](repeating: 9, count: between.count)
+        try near.withUnsafeMutableBufferPointer { try spool2.samples().read(from: 0, into: $0) }
+        #expect(near == [0, 1, 0, -1, 1, -2].map { $0 / 32768 })
+        withExtendedLifetime((spool, spool2)) {}
     }
 
     @Test func handedOutSamplesOutliveTheSpoolAndItsFile() throws {

@@ -32,12 +32,14 @@ public final class SampleSpool {
             let n = min(samples.count - i, pending.count - pendingCount)
             pending.withUnsafeMutableBufferPointer { p in
                 for k in 0..<n {
-                    // Truncation, not rounding: half an LSB (−96 dBFS) is far below any
-                    // microphone's noise, and the loop stays free of libm calls. Clamped with
-                    // selects the optimiser vectorises (twice as fast as isNaN/min/max); NaN
-                    // fails both comparisons and becomes 0.
-                    let v = samples[i + k] * 32767
-                    p[pendingCount + k] = Int16(v >= -32767 ? (v <= 32767 ? v : 32767) : (v < -32767 ? -32767 : 0))
+                    // The decoder's scale (x / 32768), rounded: audio that was 16-bit to begin
+                    // with (a 16 kHz FLAC, a stereo WAV) comes back exactly as decoded, so it is
+                    // analysed as the same samples in a plain WAV would be, and quiet rooms lose
+                    // no level to truncation. Rounding by ±0.5 and clamping with selects keeps the
+                    // loop vectorised and free of libm calls; NaN fails every comparison and becomes 0.
+                    let v = samples[i + k] * 32768
+                    let r = v + (v >= 0 ? 0.5 : -0.5)
+                    p[pendingCount + k] = Int16(r >= -32768 ? (r <= 32767 ? r : 32767) : (r < -32768 ? -32768 : 0))
                 }
             }
             pendingCount += n
@@ -64,6 +66,6 @@ public final class SampleSpool {
     /// Everything appended so far, readable from any thread.
     public func samples() throws -> PCM16Samples {
         try flush()
-        return PCM16Samples(file: file, byteOffset: 0, count: count, scale: 1 / 32767)
+        return PCM16Samples(file: file, byteOffset: 0, count: count, scale: 1 / 32768)
     }
 }
