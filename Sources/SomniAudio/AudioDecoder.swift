@@ -41,7 +41,7 @@ public final class AudioDecoder: AudioSource {
     private var pendingEnd = 0
     /// Two-channel input, resampled but not yet mixed: interleaved frames.
     private var stereo: [Float] = []
-    private var downmix = StereoDownmix()
+    private var downmix: StereoDownmix
     private var samplesDecoded = 0
     /// Packets of our stream read from the file: none at all is an empty recording, not a damaged one.
     private var packetsRead = 0
@@ -56,6 +56,7 @@ public final class AudioDecoder: AudioSource {
         guard sampleRate > 0 else { throw SomniError(.badInput, "sample rate must be positive, not \(sampleRate)") }
         self.path = path
         self.sampleRate = sampleRate
+        downmix = StereoDownmix(sampleRate: sampleRate)
         handles = try DecoderHandles()
 
         // MP4/M4A: FFmpeg's default edit-list handling rebuilds the index of every frame into a

@@ -15,11 +15,12 @@ public final class ALSADevice: CaptureDevice {
     private let channels: Int
     /// Interleaved frames read from the device, before they are mixed (two channels only).
     private var frames: UnsafeMutableBufferPointer<Float> = .allocate(capacity: 0)
-    private var downmix = StereoDownmix()
+    private var downmix: StereoDownmix
     public private(set) var warnings: [String] = []
 
     public init(device: String?, rate: Int = 48_000) throws {
         self.rate = rate
+        downmix = StereoDownmix(sampleRate: rate)
         let pcmName = device ?? "default"
         name = "alsa:\(pcmName)"
         var failure: Int32 = 0

@@ -27,12 +27,13 @@ public final class PulseDevice: CaptureDevice {
     private var fragmentIsHole = false
     /// Interleaved stereo frames read from the stream, before they are mixed.
     private var frames: UnsafeMutableBufferPointer<Float> = .allocate(capacity: 0)
-    private var downmix = StereoDownmix()
+    private var downmix: StereoDownmix
     public private(set) var warnings: [String] = []
 
     /// - Parameter source: a PulseAudio source name (`pactl list short sources`); nil for the default.
     public init(source: String?, rate: Int = 48_000, blockDuration: Double = 0.1) throws {
         self.rate = rate
+        downmix = StereoDownmix(sampleRate: rate)
         name = "pulse:\(source ?? "default")"
         let connection = try Connection()
         self.connection = connection

@@ -4,40 +4,67 @@
 /// laptops delivers one channel phase-inverted (a digital microphone pair read as a difference
 /// signal), and the average of those is near silence: a night recorded through one, or mixed to
 /// mono by the sound server, holds nothing. So the mix follows the sign of the channels'
-/// correlation over everything mixed so far, and subtracts the second channel once that is
+/// correlation over everything mixed so far, and subtracts the second channel while that is
 /// clearly negative. A real stereo pair never comes near −0.5: a room's low frequencies, where
 /// most of its energy lies, reach both microphones in phase.
+///
+/// Two things would mislead it, and are kept out. A converter's DC offset, often of opposite
+/// sign in the two channels, makes a quiet start look inverted (nine of Khan's stereo snoring
+/// clips begin so), so the correlation is taken after a DC blocker. And a fraction of a second
+/// is too little to judge a recording's wiring by, so nothing is decided before
+/// `evidenceSeconds`: until then the channels are averaged, as anything shorter always is.
 public struct StereoDownmix: Sendable {
     /// Correlation under which the channels count as one signal in opposite phase.
     public static let oppositeBelow = -0.5
-    /// Said once when the channels are found in opposite phase.
+    /// Audio heard before the mix may follow the correlation.
+    public static let evidenceSeconds = 2.0
+    /// Said when the channels were mixed as their difference.
     public static let oppositePhaseWarning = "the two channels are in opposite phase (as some laptops' built-in microphones "
         + "record), so they were mixed as their difference: their average would have cancelled to near silence"
 
     /// The second channel is being subtracted rather than added.
     public private(set) var isOpposite = false
+    private let evidenceFrames: Int
+    private var framesSeen = 0
     private var leftEnergy = 0.0
     private var rightEnergy = 0.0
     private var crossEnergy = 0.0
+    /// DC blockers' state: last input and output per channel.
+    private var leftInput: Float = 0, leftOutput: Float = 0
+    private var rightInput: Float = 0, rightOutput: Float = 0
+    private let blockerPole: Float
 
-    public init() {}
+    /// - Parameter sampleRate: the rate of the frames to be mixed.
+    public init(sampleRate: Int) {
+        evidenceFrames = Int(Self.evidenceSeconds * Double(sampleRate))
+        // A pole for a 10 Hz corner whatever the rate: under any sound worth hearing.
+        blockerPole = Float(1 - 2 * Double.pi * 10 / Double(max(sampleRate, 100)))
+    }
 
     /// Mixes `frames` interleaved stereo frames from `interleaved` into `frames` samples of
     /// `output`, at half the sum (or difference), so levels stay in [-1, 1].
     public mutating func mix(_ interleaved: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>) {
         // Sums per block in Float, across blocks in Double: a night is a billion samples.
         var ll: Float = 0, rr: Float = 0, lr: Float = 0
+        var xl = leftInput, yl = leftOutput, xr = rightInput, yr = rightOutput
+        let pole = blockerPole
         for i in 0..<frames {
             let left = interleaved[2 * i], right = interleaved[2 * i + 1]
-            ll += left * left
-            rr += right * right
-            lr += left * right
+            yl = left - xl + pole * yl
+            yr = right - xr + pole * yr
+            xl = left
+            xr = right
+            ll += yl * yl
+            rr += yr * yr
+            lr += yl * yr
         }
+        leftInput = xl; leftOutput = yl; rightInput = xr; rightOutput = yr
         leftEnergy += Double(ll)
         rightEnergy += Double(rr)
         crossEnergy += Double(lr)
+        framesSeen += frames
         let scale = (leftEnergy * rightEnergy).squareRoot()
-        if scale > 0 { isOpposite = crossEnergy < Self.oppositeBelow * scale }
+        if framesSeen >= evidenceFrames, scale > 0 { isOpposite = crossEnergy < Self.oppositeBelow * scale }
         let second: Float = isOpposite ? -0.5 : 0.5
         for i in 0..<frames { output[i] = 0.5 * interleaved[2 * i] + second * interleaved[2 * i + 1] }
     }
