@@ -98,6 +98,9 @@ public final class SourceAsDevice<Source: AudioSource>: CaptureDevice {
         scratch = .allocate(capacity: 4_096)
     }
 
+    /// What the file's decoder noticed (cut short, channels in opposite phase) is the device's to say.
+    public var warnings: [String] { source.warnings }
+
     deinit { scratch.deallocate() }
 
     public func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
