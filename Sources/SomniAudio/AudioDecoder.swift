@@ -4,9 +4,9 @@ import Foundation
 import SomniCore
 
 /// Decodes the best audio stream of a file (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC and whatever
-/// else FFmpeg reads) and streams it as mono Float at `sampleRate`, downmixing and resampling on
-/// the way (two channels through `StereoDownmix`). Memory stays flat: packets are decoded one at a time and only one frame's worth of
-/// resampled samples waits between calls.
+/// else FFmpeg reads) and streams it as mono Float at `sampleRate`, downmixing (two channels
+/// through `StereoDownmix`) and resampling on the way. Memory stays flat: packets are decoded
+/// one at a time and only one frame's worth of resampled samples waits between calls.
 ///
 /// A file that breaks part-way (cut off, or garbage after a good start) is decoded up to the break
 /// and a message goes to `warnings`; a file that yields no audio at all throws at `init`.
