@@ -31,9 +31,14 @@ public final class ALSADevice: CaptureDevice {
                 throw SomniError(.io, "cannot open the ALSA capture device \(pcmName): \(ALSADevice.message(rc)). "
                     + "List devices with 'arecord -L'")
             }
-            // Resampling allowed, 0.5 s of latency: plenty of room for a slow Raspberry Pi.
+            // Resampling allowed, 0.5 s of latency: plenty of room for a slow Raspberry Pi. A
+            // refused second channel is expected of a mono microphone, so alsa-lib is not let
+            // print it; a refusal of the last try is printed as usual.
+            let fallsBack = channels > 1
+            if fallsBack { somni_alsa_quiet_errors(1) }
             failure = snd_pcm_set_params(pcm, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels),
                                          UInt32(rate), 1, 500_000)
+            if fallsBack { somni_alsa_quiet_errors(1) }
             if failure >= 0 {
                 self.pcm = pcm
                 self.channels = channels

@@ -79,11 +79,12 @@ enum CLIHarness {
         }
     }
 
-    static func start(_ executable: String, _ arguments: [String]) throws -> Running {
+    /// Starts `executable` with the test environment, `overrides` replacing its variables.
+    static func start(_ executable: String, _ arguments: [String], overrides: [String: String] = [:]) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = environment
+        process.environment = environment.merging(overrides) { _, override in override }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -91,9 +92,9 @@ enum CLIHarness {
         return Running(process: process, stdout: out, stderr: err)
     }
 
-    static func startSomni(_ arguments: [String]) throws -> Running {
+    static func startSomni(_ arguments: [String], overrides: [String: String] = [:]) throws -> Running {
         guard let somni else { throw SomniError(.internalError, "somni is not built") }
-        return try start(somni.path, arguments)
+        return try start(somni.path, arguments, overrides: overrides)
     }
 
     /// Polls `condition` every 50 ms for at most `timeout` seconds.
