@@ -121,6 +121,25 @@ import Testing
         #expect(session.episodes.first.map { abs($0.start - 20) < 1 && abs($0.end - 81) < 1 } == true, "\(session.episodes)")
     }
 
+    @Test func aDCOffsetIsNotHeardAsLoudness() throws {
+        // A cheap microphone's DC offset (here −26 dBFS, over a room at −46) is not sound: the
+        // gate, the events and their levels are those of the same night without it. Counted as
+        // loudness it raised the gate's floor tenfold, past the snores themselves.
+        let loud = [20.0, 25, 30, 35, 60, 65, 70, 75]
+        let plain = try analyseToneNight(seed: 5, loud: loud, quiet: [])
+        let offset = try analyseToneNight(seed: 5, loud: loud, quiet: [], dcOffset: 0.05)
+        #expect(plain.events.count == loud.count, "\(plain.events.map { ($0.start, $0.end) })")
+        #expect(offset.events.count == plain.events.count, "\(offset.events.map { ($0.start, $0.end) })")
+        for (a, b) in zip(plain.events, offset.events) {
+            #expect(abs(a.start - b.start) <= 0.05 && abs(a.end - b.end) <= 0.05, "\(a.start)–\(a.end) against \(b.start)–\(b.end)")
+            #expect(abs(a.peakDBFS - b.peakDBFS) < 0.1 && abs(a.meanDBFS - b.meanDBFS) < 0.1,
+                    "levels \(a.peakDBFS)/\(a.meanDBFS) against \(b.peakDBFS)/\(b.meanDBFS) dBFS")
+        }
+        // The offset starts as a step at the first sample, where the band filters ring for a
+        // moment: the gate may open there for its 2 s of padding, and nowhere else.
+        #expect(abs(plain.activeShare - offset.activeShare) <= 0.025, "active \(plain.activeShare) against \(offset.activeShare)")
+    }
+
     @Test func windowsAndClipsMadeWhileReadingAreTheOnesTheFinalPassWouldMake() throws {
         let folder = try ScratchFolder()
         let wav = folder.url.appendingPathComponent("night.wav")
@@ -222,10 +241,10 @@ import Testing
     /// 100 s of steady noise with a 1 s 110 Hz tone at each of `loud` (0.1, past the gate) and
     /// `quiet` (0.0008, under it; the snore band rises about an eighth above its mean), analysed
     /// with `ToneClassifier`, which hears both.
-    private func analyseToneNight(seed: UInt64, loud: [Double], quiet: [Double]) throws -> Session {
+    private func analyseToneNight(seed: UInt64, loud: [Double], quiet: [Double], dcOffset: Float = 0) throws -> Session {
         let rate = analysisSampleRate, seconds = 100
         var rng = SeededRandom(seed: seed)
-        var x = (0..<(seconds * rate)).map { _ in 0.005 * rng.nextGaussian() }
+        var x = (0..<(seconds * rate)).map { _ in dcOffset + 0.005 * rng.nextGaussian() }
         for (at, amplitude) in loud.map({ ($0, Float(0.1)) }) + quiet.map({ ($0, Float(0.0008)) }) {
             for i in 0..<rate { x[Int(at) * rate + i] += amplitude * sin(2 * Float.pi * 110 * Float(i) / Float(rate)) }
         }

@@ -123,12 +123,15 @@ import Testing
         #expect(chosen.warnings.count == 1)
     }
 
-    @Test func silentRecordingIsAnalysedAndWarnsAboutTheMicrophone() throws {
+    /// Also when the silence sits on a DC offset (a dead microphone behind a sound card that
+    /// adds one): a constant is not sound.
+    @Test(arguments: [Float(0), 0.02])
+    func silentRecordingIsAnalysedAndWarnsAboutTheMicrophone(dcOffset: Float) throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("silent.wav")
         var rng = SeededRandom(seed: 9)
-        try writeWAV(url, seconds: 120) { _ in Float(rng.unit() - 0.5) * 2e-5 }
+        try writeWAV(url, seconds: 120) { _ in dcOffset + Float(rng.unit() - 0.5) * 2e-5 }
         let out = dir.appendingPathComponent("silent.night")
         let r = try CLI.run(["analyze", url.path, "--out", out.path, "--json"])
         #expect(r.status == 0, "\(r.stderr)")

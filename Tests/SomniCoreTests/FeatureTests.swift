@@ -81,6 +81,26 @@ import Testing
         #expect(quiet.raw.allSatisfy { $0 == 0 } && quiet.zcr.allSatisfy { $0 == 0 } && quiet.low.allSatisfy { $0 == 0 })
     }
 
+    @Test func aDCOffsetChangesNeitherTheFrameRMSNorTheCrossings() {
+        // The offset exceeds the sine's amplitude, so the raw samples never cross zero.
+        let tone = Signals.sine(1000, seconds: 1, amplitude: 0.4)
+        let t = Self.extract(tone.map { $0 + 0.5 }).frames
+        let plain = Self.extract(tone).frames
+        #expect(t.count == 20)
+        for i in 0..<t.count {
+            #expect(abs(t.raw[i] - 0.4 / 2.0.squareRoot().float) < 1e-4, "frame \(i): \(t.raw[i])")
+        }
+        // Crossings are counted about the previous frame's mean: all frames but the first.
+        #expect(t.zcr[0] == 0)
+        for i in 1..<t.count { #expect(abs(t.zcr[i] - 0.125) <= 1.0 / 800, "frame \(i): \(t.zcr[i])") }
+        // The bands never saw the offset once their high-passes settled.
+        #expect(Self.close(Array(t.low[2...]), Array(plain.low[2...]), tolerance: 1e-4))
+        #expect(Self.close(Array(t.mid[2...]), Array(plain.mid[2...]), tolerance: 1e-4))
+        // A constant is silence, however far from zero.
+        let constant = Self.extract([Float](repeating: -0.3, count: 8000)).frames
+        #expect(constant.raw.allSatisfy { $0 < 1e-5 }, "\(constant.raw)")
+    }
+
     @Test func blockSizeDoesNotChangeTheFeatures() {
         let x = Signals.mix(Signals.noise(seconds: 3, rms: 0.01), Signals.snore(seconds: 2), at: 0.5)
         let whole = Self.extract(x, blocks: [x.count]).frames
@@ -113,7 +133,8 @@ import Testing
 
     @Test func envelopeKeepsTheLouderOfEachTwoFrames() {
         let levels: [Float] = [0.1, 0.5, 0.3, 0.2, 0.05, 0.05, 0.9, 0.0, 0.2]
-        let x = levels.flatMap { [Float](repeating: $0, count: 800) }
+        // Each frame ±level on alternate samples: its RMS is the level, and its mean zero.
+        let x = levels.flatMap { level in (0..<800).map { $0 % 2 == 0 ? level : -level } }
         let fx = FeatureExtractor()
         x.withUnsafeBufferPointer { p in fx.process(UnsafeBufferPointer(rebasing: p[0..<4000])) }
         #expect(Self.close(fx.takeNewEnvelopeValues(), [0.5, 0.3]))

@@ -2,14 +2,16 @@ import Foundation
 
 /// Per-frame features of a recording: 50 ms frames, 20 per second.
 public struct FrameTrack: Sendable, Equatable {
-    /// Unfiltered RMS.
+    /// Unfiltered RMS about the frame's own mean. A DC offset (a cheap USB microphone or sound
+    /// card may add one) is not sound, and counted it would raise every level and the gate's
+    /// floor; swings slower than about 10 Hz, which no one hears, go with it.
     public var raw: [Float] = []
     /// RMS in the snore band, `lowBand`.
     public var low: [Float] = []
     /// RMS in the voice band, `midBand`.
     public var mid: [Float] = []
-    /// Zero crossings ÷ frame length (a 1 kHz sine gives 0.125 at 16 kHz); empty when the
-    /// extractor was told not to keep them.
+    /// Crossings of the previous frame's mean (of zero, when the audio has no DC offset) ÷ frame
+    /// length (a 1 kHz sine gives 0.125 at 16 kHz); empty when the extractor was told not to keep them.
     public var zcr: [Float] = []
 
     /// The snore band and the voice band, in Hz (MoyiSnore's).
@@ -51,7 +53,10 @@ public final class FeatureExtractor {
     /// counted there by `pendingEnergy`), or to no sample at all at the start.
     private var bandOutputsToSkip = PipelinedBands.latency
     private var filled = 0
-    private var rawSum: Float = 0
+    /// Samples are taken less the previous frame's mean, so a DC offset neither cancels the
+    /// frame's variance away in Float nor stops the zero crossings.
+    private var previousMean: Float = 0
+    private var rawSum: Float = 0, centredSum: Float = 0
     private var lowSum: Float = 0, midSum: Float = 0
     private var crossings = 0
     /// 1 when the previous sample was below zero.
@@ -111,7 +116,8 @@ public final class FeatureExtractor {
 
     private func accumulate(_ block: UnsafeBufferPointer<Float>) {
         var filters = bands
-        var raw = rawSum, low = lowSum, mid = midSum, count = crossings, wasNegative = previousNegative
+        var raw = rawSum, sum = centredSum, low = lowSum, mid = midSum, count = crossings, wasNegative = previousNegative
+        let reference = previousMean
         // The first outputs after a frame closes were already counted by `pendingEnergy`.
         let skipped = min(bandOutputsToSkip, block.count)
         for i in block.indices {
@@ -120,25 +126,29 @@ public final class FeatureExtractor {
             let counted: Float = i < skipped ? 0 : 1
             low += counted * (l * l)
             mid += counted * (m * m)
-            raw += x * x
+            let centred = x - reference
+            sum += centred
+            raw += centred * centred
             // Branch-free: on noisy audio a branch here mispredicts about every other sample.
-            let negative: UInt32 = x < 0 ? 1 : 0
+            let negative: UInt32 = centred < 0 ? 1 : 0
             count &+= Int(truncatingIfNeeded: negative ^ wasNegative)
             wasNegative = negative
         }
         bands = filters
         bandOutputsToSkip -= skipped
-        rawSum = raw; lowSum = low; midSum = mid; crossings = count; previousNegative = wasNegative
+        rawSum = raw; centredSum = sum; lowSum = low; midSum = mid; crossings = count; previousNegative = wasNegative
     }
 
     private func closeFrame() {
         let n = Float(filled)
         let pending = bands.pendingEnergy(skipping: bandOutputsToSkip)  // > 0 only for frames under 3 samples
-        frames.raw.append((rawSum / n).squareRoot())
+        let mean = centredSum / n
+        frames.raw.append(max(rawSum / n - mean * mean, 0).squareRoot())
+        previousMean += mean
         frames.low.append(((lowSum + pending.low) / n).squareRoot())
         frames.mid.append(((midSum + pending.mid) / n).squareRoot())
         if keepsZeroCrossingRate { frames.zcr.append(Float(crossings) / n) }
-        rawSum = 0; lowSum = 0; midSum = 0; crossings = 0; filled = 0
+        rawSum = 0; centredSum = 0; lowSum = 0; midSum = 0; crossings = 0; filled = 0
         bandOutputsToSkip = PipelinedBands.latency
         bands.flushTiny()
         let c = frames.count
