@@ -38,7 +38,7 @@ public final class ALSADevice: CaptureDevice {
             if fallsBack { somni_alsa_quiet_errors(1) }
             failure = snd_pcm_set_params(pcm, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels),
                                          UInt32(rate), 1, 500_000)
-            if fallsBack { somni_alsa_quiet_errors(1) }
+            if fallsBack { somni_alsa_quiet_errors(0) }
             if failure >= 0 {
                 self.pcm = pcm
                 self.channels = channels
