@@ -13,14 +13,12 @@ public final class ALSADevice: CaptureDevice {
     public let name: String
     private let pcm: OpaquePointer
     private let channels: Int
-    /// Interleaved frames read from the device, before they are mixed (two channels only).
-    private var frames: UnsafeMutableBufferPointer<Float> = .allocate(capacity: 0)
-    private var downmix: StereoDownmix
-    public private(set) var warnings: [String] = []
+    private let stereo: StereoCapture
+    public var warnings: [String] { stereo.warnings }
 
     public init(device: String?, rate: Int = 48_000) throws {
         self.rate = rate
-        downmix = StereoDownmix(sampleRate: rate)
+        stereo = StereoCapture(rate: rate)
         let pcmName = device ?? "default"
         name = "alsa:\(pcmName)"
         var failure: Int32 = 0
@@ -50,10 +48,7 @@ public final class ALSADevice: CaptureDevice {
             + "Try a plughw: device")
     }
 
-    deinit {
-        snd_pcm_close(pcm)
-        frames.deallocate()
-    }
+    deinit { snd_pcm_close(pcm) }
 
     public func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
         guard let base = buffer.baseAddress else { return true }
@@ -61,14 +56,8 @@ public final class ALSADevice: CaptureDevice {
             try read(frames: buffer.count, into: base)
             return true
         }
-        if frames.count < 2 * buffer.count {
-            frames.deallocate()
-            frames = .allocate(capacity: 2 * buffer.count)
-        }
-        guard let stereo = frames.baseAddress else { return true }
-        try read(frames: buffer.count, into: stereo)
-        downmix.mix(stereo, frames: buffer.count, into: base)
-        if downmix.isOpposite, warnings.isEmpty { warnings.append(StereoDownmix.oppositePhaseWarning) }
+        try read(frames: buffer.count, into: stereo.buffer(frames: buffer.count))
+        stereo.mix(frames: buffer.count, into: base)
         return true
     }
 

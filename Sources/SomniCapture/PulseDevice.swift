@@ -25,15 +25,13 @@ public final class PulseDevice: CaptureDevice {
     private var fragmentBytes = 0
     private var fragmentRead = 0
     private var fragmentIsHole = false
-    /// Interleaved stereo frames read from the stream, before they are mixed.
-    private var frames: UnsafeMutableBufferPointer<Float> = .allocate(capacity: 0)
-    private var downmix: StereoDownmix
-    public private(set) var warnings: [String] = []
+    private let stereo: StereoCapture
+    public var warnings: [String] { stereo.warnings }
 
     /// - Parameter source: a PulseAudio source name (`pactl list short sources`); nil for the default.
     public init(source: String?, rate: Int = 48_000, blockDuration: Double = 0.1) throws {
         self.rate = rate
-        downmix = StereoDownmix(sampleRate: rate)
+        stereo = StereoCapture(rate: rate)
         name = "pulse:\(source ?? "default")"
         let connection = try Connection()
         self.connection = connection
@@ -65,17 +63,10 @@ public final class PulseDevice: CaptureDevice {
         }
     }
 
-    deinit { frames.deallocate() }
-
     public func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
         guard let base = buffer.baseAddress else { return true }
-        if frames.count < 2 * buffer.count {
-            frames.deallocate()
-            frames = .allocate(capacity: 2 * buffer.count)
-        }
-        guard let stereo = frames.baseAddress else { return true }
         let wanted = 2 * buffer.count * MemoryLayout<Float>.size
-        let destination = UnsafeMutableRawPointer(stereo)
+        let destination = UnsafeMutableRawPointer(stereo.buffer(frames: buffer.count))
         try connection.locked {
             guard let stream = connection.stream else { throw vanished("no stream") }
             var filled = 0
@@ -107,8 +98,7 @@ public final class PulseDevice: CaptureDevice {
                 fragmentRead += n
             }
         }
-        downmix.mix(stereo, frames: buffer.count, into: base)
-        if downmix.isOpposite, warnings.isEmpty { warnings.append(StereoDownmix.oppositePhaseWarning) }
+        stereo.mix(frames: buffer.count, into: base)
         return true
     }
 

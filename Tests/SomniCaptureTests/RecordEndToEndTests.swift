@@ -27,18 +27,11 @@ import Testing
     func capturesASynthesisedNightThroughPulseAudioAndFindsItsSnoring() throws {
         let (wav, reference) = try CLIHarness.synthesise(hours: 0.03, seed: 11, in: folder)
         let samples = try CLIHarness.decode(wav)
-        let mic = try PipeMicrophone(folder: folder)
         let seconds = Double(samples.count) / 16_000
-        let recorder = try CLIHarness.startSomni(recordArguments(
-            ["--backend", "pulse", "--device", mic.name, "--for", "\(Int(seconds))s"]))
-        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
-        try mic.play(samples[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
-        let result = recorder.finish()
-        #expect(result.status == 0, "\(result.error)")
-        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let (_, night, mic) = try record(samples) { ["--backend", "pulse", "--device", $0, "--for", "\(Int(seconds))s"] }
         let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
         #expect(abs(session.duration - seconds) < 1)
-        #expect(session.source.contains("pulse:\(mic.name)"))
+        #expect(session.source.contains("pulse:\(mic)"))
         // The master was deleted after the analysis; the clips and the envelope stay.
         #expect(!FileManager.default.fileExists(atPath: night.appendingPathComponent("master.flac").path))
         #expect(session.events.contains { $0.eventClass == .snoring })
@@ -53,14 +46,9 @@ import Testing
     func theALSABackendCapturesTheSameNight() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.01, seed: 15, in: folder)
         let samples = try CLIHarness.decode(wav)
-        let mic = try PipeMicrophone(folder: folder)
-        try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name])
-        let recorder = try CLIHarness.startSomni(recordArguments(["--backend", "alsa", "--device", "pulse", "--for", "30s", "--keep-audio"]))
-        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected through ALSA")
-        try mic.play(samples[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
-        let result = recorder.finish()
-        #expect(result.status == 0, "\(result.error)")
-        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let (_, night, _) = try record(samples, asDefaultSource: true) { _ in
+            ["--backend", "alsa", "--device", "pulse", "--for", "30s", "--keep-audio"]
+        }
         #expect(try Session.load(from: night.appendingPathComponent(Session.fileName)).source.contains("alsa:pulse"))
         try expectLoudnessFollows(samples, in: night)
     }
@@ -82,20 +70,29 @@ import Testing
         """.write(to: home.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
         let (wav, _) = try CLIHarness.synthesise(hours: 0.01, seed: 15, in: folder)
         let samples = try CLIHarness.decode(wav)
-        let mic = try PipeMicrophone(folder: folder)
-        try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name])
-        let recorder = try CLIHarness.startSomni(recordArguments(["--backend", "alsa", "--device", "somni_mono_only", "--for", "30s"]),
-                                                 overrides: ["HOME": home.path])
-        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected through ALSA")
-        try mic.play(samples[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
-        let result = recorder.finish()
-        #expect(result.status == 0, "\(result.error)")
+        let (result, night, _) = try record(samples, asDefaultSource: true, overrides: ["HOME": home.path]) { _ in
+            ["--backend", "alsa", "--device", "somni_mono_only", "--for", "30s"]
+        }
         #expect(!result.error.contains("ALSA lib"), "alsa-lib printed: \(result.error)")
-        let night = try #require(CLIHarness.nightFolder(under: nights))
         let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
         #expect(session.source.contains("alsa:somni_mono_only"))
         #expect(!session.warnings.contains { $0.contains("opposite phase") }, "warnings: \(session.warnings)")
         try expectLoudnessFollows(samples, in: night)
+    }
+
+    /// Plays `samples` (interleaved when `channels` is 2) into a new virtual microphone, made the
+    /// default source when asked, while `somni record` runs with the arguments `arguments` gives
+    /// for the microphone's name; expects a clean exit and returns the night it left.
+    private func record(_ samples: [Float], channels: Int = 1, asDefaultSource: Bool = false, overrides: [String: String] = [:],
+                        _ arguments: (_ microphone: String) -> [String]) throws -> (result: CLIHarness.Result, night: URL, microphone: String) {
+        let mic = try PipeMicrophone(folder: folder, channels: channels)
+        if asDefaultSource { try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name]) }
+        let recorder = try CLIHarness.startSomni(recordArguments(arguments(mic.name)), overrides: overrides)
+        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
+        try mic.play(samples[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
+        let result = recorder.finish()
+        #expect(result.status == 0, "\(result.error)")
+        return (result, try #require(CLIHarness.nightFolder(under: nights)), mic.name)
     }
 
     /// The night's 10 Hz loudness follows that of the samples played, over the first 25 s (the
@@ -134,14 +131,9 @@ import Testing
             stereo[2 * index] = value
             stereo[2 * index + 1] = -value
         }
-        let mic = try PipeMicrophone(folder: folder, channels: 2)
-        if !named { try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name]) }
-        let recorder = try CLIHarness.startSomni(recordArguments(backend + (named ? ["--device", mic.name] : []) + ["--for", "30s"]))
-        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
-        try mic.play(stereo[...], speed: 1.5, thenSilenceUntil: { !recorder.process.isRunning })
-        let result = recorder.finish()
-        #expect(result.status == 0, "\(result.error)")
-        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let (_, night, _) = try record(stereo, channels: 2, asDefaultSource: !named) { mic in
+            backend + (named ? ["--device", mic] : []) + ["--for", "30s"]
+        }
         let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
         #expect(session.warnings.contains { $0.contains("opposite phase") }, "warnings: \(session.warnings)")
         let (recorded, played) = try expectLoudnessFollows(samples, in: night)
