@@ -74,8 +74,9 @@ public final class NightRecorder<C: SoundClassifier> {
     private var lastFlush = 0
     private var master: CrashSafeWriter?
 
-    // The live line: level over the last second.
-    private var levelSum: Float = 0
+    // The live line: level over the last second, about its mean (a DC offset is not a level).
+    private var levelSum: Double = 0
+    private var levelSquares: Double = 0
     private var levelCount = 0
     private var lastStatus = 0
     private var topLabel: String?
@@ -200,7 +201,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func process(_ samples: UnsafeBufferPointer<Float>) {
         features.process(samples)
-        for x in samples { levelSum += x * x }
+        for x in samples { levelSum += Double(x); levelSquares += Double(x * x) }
         levelCount += samples.count
         if let writer = master {
             do { try writer.sink.write(samples) } catch { stopAudio(error) }
@@ -213,8 +214,9 @@ public final class NightRecorder<C: SoundClassifier> {
     private func tick() throws {
         if processed - lastStatus >= rate {
             lastStatus = processed
-            let level = EventDetector.dbfs(levelCount > 0 ? (Double(levelSum) / Double(levelCount)).squareRoot() : 0)
-            levelSum = 0; levelCount = 0
+            let n = Double(max(levelCount, 1)), mean = levelSum / n
+            let level = EventDetector.dbfs(max(levelSquares / n - mean * mean, 0).squareRoot())
+            levelSum = 0; levelSquares = 0; levelCount = 0
             observe(.status(RecorderStatus(
                 elapsed: Double(processed) / Double(rate), levelDBFS: level, topLabel: topLabel,
                 topConfidence: Double(topConfidence), episodes: journal.episodes.count + (clip == nil ? 0 : 1),
@@ -426,7 +428,7 @@ public final class NightRecorder<C: SoundClassifier> {
         if !clipsStopped {
             do { writer = try openWriter(folder.appendingPathComponent(name), format: settings.clipFormat).sink } catch { stopClips(error) }
         }
-        clip = OpenClip(name: writer == nil ? nil : name, writer: writer, episode: episode, start: start, written: start,
+        clip = OpenClip(name: writer == nil ? nil : name, writer: writer, episode: episode, start: start,
                         episodeStart: episodeStart)
         observe(.note("snoring episode \(number) started at \(clock(episode.start))"))
         writeClip(upTo: end)
@@ -447,6 +449,8 @@ public final class NightRecorder<C: SoundClassifier> {
     }
 
     private func closeClip(lastPositiveEnd end: Double) {
+        // The levels end with the episode; the clip's last second after it is padding.
+        clip?.meter.end(at: Int((end * Double(rate)).rounded(.up)))
         writeClip(upTo: min(ring.endIndex, Int((end + liveClipPadding) * Double(rate))))
         guard var c = clip else { return }
         c.episode.end = end
@@ -516,27 +520,26 @@ private struct OpenClip {
     /// Absolute sample indices: where the clip starts, and how far it is written.
     var start: Int
     var written: Int
-    var episodeStart: Int
-    var peak: Float = 0
-    var sumSquares: Double = 0
-    var count = 0
+    /// The episode's level as a morning event's is measured, so live and morning nights compare.
+    var meter: FrameLevelMeter
     /// The largest magnitude in the whole clip, lead-in included: what normalising scales to 0.9.
     var clipPeak: Float = 0
 
-    /// Loudness over the part of the piece (starting at absolute index `from`) inside the episode.
+    init(name: String?, writer: (any AudioSink)?, episode: LiveEpisode, start: Int, episodeStart: Int) {
+        self.name = name; self.writer = writer; self.episode = episode
+        self.start = start; written = start
+        meter = FrameLevelMeter(from: episodeStart)
+    }
+
+    /// Takes in a piece of the clip that starts at absolute index `from`.
     mutating func measure(_ piece: UnsafeBufferPointer<Float>, from: Int) {
         for x in piece where x.isFinite { clipPeak = max(clipPeak, abs(x)) }
-        for i in min(piece.count, max(0, episodeStart - from))..<piece.count {
-            let x = piece[i]
-            peak = max(peak, abs(x))
-            sumSquares += Double(x * x)
-            count += 1
-        }
+        meter.measure(piece, at: from)
     }
 
     func record() -> LiveEpisodeRecord {
-        LiveEpisodeRecord(episode: episode, clip: name, clipStart: Double(start) / Double(analysisSampleRate),
-                          peakDBFS: EventDetector.dbfs(Double(peak)),
-                          meanDBFS: EventDetector.dbfs((sumSquares / Double(max(count, 1))).squareRoot()))
+        let levels = meter.levels
+        return LiveEpisodeRecord(episode: episode, clip: name, clipStart: Double(start) / Double(analysisSampleRate),
+                                 peakDBFS: levels.peakDBFS, meanDBFS: levels.meanDBFS)
     }
 }

@@ -111,8 +111,19 @@ func decodedLength(_ url: URL) throws -> Int {
         let clip = try CLIHarness.decode(folder.appendingPathComponent(try #require(first.clip)))
         #expect(abs(Double(clip.count) / 16_000 - (first.episode.end + 1 - first.clipStart)) < 0.2)
         #expect(abs((clip.map(abs).max() ?? 0) - 0.9) < 0.02)
-        // The recorded levels are the room's, not the levelled clip's (0.3 amplitude: −10.5 dBFS).
-        #expect(abs(first.peakDBFS - 20 * log10(0.3)) < 0.5)
+        // The recorded levels are the room's, not the levelled clip's, and measured as the morning
+        // pass measures an event's: over 50 ms frames (a 0.3 amplitude sine: RMS −13.5 dBFS, where
+        // its sample peak would read −10.5).
+        #expect(abs(first.peakDBFS - 20 * log10(0.3 / 2.0.squareRoot())) < 0.1)
+        let extractor = FeatureExtractor()
+        night.withUnsafeBufferPointer { extractor.process($0) }
+        extractor.finish()
+        for record in journal.episodes {
+            let morning = EventDetector.levels(TimeRange(start: record.episode.start, end: record.episode.end),
+                                               frames: extractor.frames)
+            #expect(abs(record.peakDBFS - morning.peakDBFS) < 0.05, "\(record) against \(morning)")
+            #expect(abs(record.meanDBFS - morning.meanDBFS) < 0.05, "\(record) against \(morning)")
+        }
         // Nothing but clips, the envelope and the journal on disk.
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(files == ["clips", "envelope.bin", "recording.json"])
@@ -120,6 +131,39 @@ func decodedLength(_ url: URL) throws -> Int {
                                             morning: { _, _, _ in throw SomniError(.internalError, "no morning in live mode") })
         #expect(session.events.count == 2)
         #expect(try NightJournal.load(in: folder).status == .analysed)
+    }
+
+    @Test func aDCOffsetChangesNeitherTheEpisodesLevelsNorTheLiveLevel() throws {
+        // A cheap USB sound card's offset, under the test classifier's loudness line (0.02) so
+        // that the same episodes are found; before, it read as a −36.5 dBFS room.
+        let night = syntheticNight(seconds: 60, bursts: [20, 24, 28])
+        func record(_ samples: [Float]) throws -> (NightJournal, [Double]) {
+            let folder = try temporaryFolder("live-dc")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            var levels: [Double] = []
+            let recorder = try NightRecorder(
+                folder: folder, settings: RecorderSettings(mode: .live, duration: 3600),
+                classifier: LoudWindowClassifier(), device: "test", captureRate: 16_000,
+                openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(samples))) },
+                observe: { if case .status(let s) = $0 { levels.append(s.levelDBFS) } })
+            return (try recorder.run(), levels)
+        }
+        let (plain, plainLevels) = try record(night)
+        let (offset, offsetLevels) = try record(night.map { $0 + 0.015 })
+        #expect(plain.episodes.count == 1)
+        #expect(offset.episodes.map(\.episode) == plain.episodes.map(\.episode))
+        for (a, b) in zip(offset.episodes, plain.episodes) {
+            #expect(abs(a.peakDBFS - b.peakDBFS) < 0.05, "\(a.peakDBFS) against \(b.peakDBFS)")
+            #expect(abs(a.meanDBFS - b.meanDBFS) < 0.05, "\(a.meanDBFS) against \(b.meanDBFS)")
+        }
+        // The live line's level of each second: the quiet room (−65 dBFS) reads as quiet. The first
+        // second is left out: the rate converter's filter starts from zeros, so the offset enters
+        // it as a step.
+        #expect(offsetLevels.count == plainLevels.count && offsetLevels.count >= 59)
+        for (i, (a, b)) in zip(offsetLevels, plainLevels).enumerated().dropFirst() {
+            #expect(abs(a - b) < 0.2, "second \(i): \(a) against \(b)")
+        }
+        #expect(offsetLevels[5] < -60)
     }
 
     @Test func aVanishedDeviceIsRetriedAndTheGapKeepsTheClock() throws {

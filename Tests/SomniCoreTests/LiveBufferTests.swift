@@ -79,3 +79,59 @@ import Testing
         #expect(throws: SomniError.self) { try RateConverter(inputRate: 1_000_000) }
     }
 }
+
+@Suite struct LiveFrameLevelMeterTests {
+    /// The recording's frames, as the morning pass computes them.
+    static func frames(_ x: [Float]) -> FrameTrack {
+        let extractor = FeatureExtractor()
+        x.withUnsafeBufferPointer { extractor.process($0) }
+        extractor.finish()
+        return extractor.frames
+    }
+
+    /// Feeds `x[from..<to]` in ragged pieces at their positions, as the live clip is written.
+    static func meter(_ x: [Float], start: Int, end: Int, from: Int, to: Int) -> FrameLevelMeter {
+        var meter = FrameLevelMeter(from: start)
+        var at = from
+        for size in [1, 799, 333, 4801, 17] + [Int](repeating: 1600, count: x.count / 1600) where at < to {
+            let piece = min(size, to - at)
+            if at + piece >= end { meter.end(at: end) }
+            x.withUnsafeBufferPointer { meter.measure(UnsafeBufferPointer(rebasing: $0[at..<at + piece]), at: at) }
+            at += piece
+        }
+        return meter
+    }
+
+    @Test func measuresAStretchAsTheMorningPassMeasuresAnEvent() {
+        // A quiet room, a 1 s snore-like burst at 2.3 s and a cough at 4.1 s; the stretch
+        // 2.21–4.43 s starts and ends inside frames; the clip is written from 1 s before it
+        // to 1 s after, so the meter must skip the lead-in and stop at the stretch's last frame.
+        var x = Signals.noise(seconds: 6, rms: 0.003)
+        x = Signals.mix(x, Signals.snore(seconds: 1), at: 2.3)
+        x = Signals.mix(x, Signals.cough(amplitude: 0.8), at: 4.1)
+        let start = Int(2.21 * 16_000), end = Int(4.43 * 16_000)
+        let levels = Self.meter(x, start: start, end: end, from: start - 16_000, to: end + 16_000).levels
+        let morning = EventDetector.levels(TimeRange(start: 2.21, end: 4.43), frames: Self.frames(x))
+        #expect(abs(levels.peakDBFS - morning.peakDBFS) < 0.01, "\(levels) against \(morning)")
+        #expect(abs(levels.meanDBFS - morning.meanDBFS) < 0.01, "\(levels) against \(morning)")
+        // Not one sample's peak: the cough's loudest sample lies several dB above its loudest frame.
+        let samplePeak = EventDetector.dbfs(Double(x[start..<end].map(abs).max() ?? 0))
+        #expect(samplePeak - levels.peakDBFS > 3)
+        // Ending it earlier leaves the cough out.
+        let before = Self.meter(x, start: start, end: Int(3.5 * 16_000), from: start - 16_000, to: end + 16_000).levels
+        #expect(levels.peakDBFS - before.peakDBFS > 3)
+    }
+
+    @Test func aDCOffsetIsNotALevel() {
+        let x = Signals.mix(Signals.noise(seconds: 4, rms: 0.003), Signals.snore(seconds: 1.5), at: 1)
+        let plain = Self.meter(x, start: 12_345, end: 50_000, from: 0, to: x.count).levels
+        let offset = Self.meter(x.map { $0 + 0.05 }, start: 12_345, end: 50_000, from: 0, to: x.count).levels
+        #expect(abs(offset.peakDBFS - plain.peakDBFS) < 0.01)
+        #expect(abs(offset.meanDBFS - plain.meanDBFS) < 0.01)
+        // A constant is silence, however far from zero.
+        let constant = Self.meter([Float](repeating: 0.3, count: 8_000), start: 0, end: 8_000, from: 0, to: 8_000).levels
+        #expect(constant.peakDBFS < -100)
+        // Nothing measured yet reads as silence, not as a crash or NaN.
+        #expect(FrameLevelMeter(from: 5).levels.peakDBFS == EventDetector.dbfs(0))
+    }
+}
