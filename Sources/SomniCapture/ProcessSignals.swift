@@ -15,8 +15,8 @@ public enum LocalProcess {
         }
     }
 
-    /// A file-size limit (ulimit -f) must make writes fail with EFBIG, which the recorder treats
-    /// as a full disk, rather than kill the process with SIGXFSZ.
+    /// A file-size limit (ulimit -f) must make writes fail with EFBIG, which Somni treats as a
+    /// full disk, rather than kill the process with SIGXFSZ.
     public static func ignoreFileSizeSignal() {
         signal(SIGXFSZ, SIG_IGN)
     }

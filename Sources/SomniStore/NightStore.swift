@@ -71,6 +71,17 @@ public final class NightStore {
         return incomingDirectory.appendingPathComponent("\(pid)-\(UUID().uuidString.prefix(8))-\(safe)", isDirectory: true)
     }
 
+    /// An analysed night in `incoming` that `add` could not take in (a full disk, say), renamed so
+    /// that no later sweep removes it: its name no longer carries a process id. Returns where it
+    /// now is (where it was, if even the rename failed), for `somni import` to add later.
+    public func keepUnsaved(_ incoming: URL) -> URL {
+        let name = incoming.lastPathComponent.split(separator: "-", maxSplits: 1).last.map(String.init)
+            ?? incoming.lastPathComponent
+        let kept = incomingDirectory.appendingPathComponent("unsaved-\(name)", isDirectory: true)
+        do { try FileManager.default.moveItem(at: incoming, to: kept) } catch { return incoming }
+        return kept
+    }
+
     // MARK: Reading
 
     private static let nightColumns = """

@@ -68,8 +68,9 @@ struct AnalyzeCommand: Command {
             session = try analyse(incoming)
             let record: NightRecord
             do { record = try store.add(nightFolder: incoming, moving: true) } catch {
-                throw SomniError(.io, "the night was analysed but could not be saved in the store; it is in \(incoming.path)",
-                                 cause: error)
+                let kept = store.keepUnsaved(incoming)
+                throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
+                                 + "\(kept.path): 'somni import \(kept.path) --move' adds it later")
             }
             folder = store.folder(of: record)
             savedAs = record.id

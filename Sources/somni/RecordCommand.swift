@@ -118,7 +118,6 @@ struct RecordCommand: Command {
 
     /// The night with one concrete classifier (generic, so the per-window call is static).
     private func record<C: SoundClassifier>(with classifier: C, choice: ClassifierChoice) throws {
-        LocalProcess.ignoreFileSizeSignal()
         let stop = StopRequest()
         let root = options.root
         let startedAt = Date()

@@ -1,5 +1,6 @@
 import Foundation
 import SomniAudio
+import SomniCapture
 import SomniCore
 
 /// Every subcommand, in the order `somni --help` lists them.
@@ -82,4 +83,6 @@ func exitCode(for error: any Error) -> Int32 {
 }
 
 ProcessMemory.keepLargeBuffersInTheirOwnMappings()
+// Every command meets a file-size limit as it meets a full disk: a failed write, one clear error.
+LocalProcess.ignoreFileSizeSignal()
 exit(runMain())

@@ -197,6 +197,54 @@ import Testing
 
 /// Without --out a night lands in the store, where the other commands find it.
 @Suite struct AnalyzeIntoStoreTests {
+    @Test func aFullDiskIsOneClearErrorAndLosesNothingSaved() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        let synth = try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "5"])
+        #expect(synth.status == 0, "\(synth.stderr)")
+        func errorLines(_ r: CLIResult) -> [Substring] { r.stderr.split(separator: "\n").filter { !$0.isEmpty } }
+
+        // A bare night folder: the envelope (7 KB) cannot be written; nothing half-written is left.
+        let out = dir.appendingPathComponent("night")
+        let bare = try CLI.run(["analyze", audio.path, "--out", out.path, "--classifier", "heuristic"], fileSizeLimitKiB: 4)
+        #expect(bare.status == 74)
+        #expect(errorLines(bare).count == 1, "\(bare.stderr)")
+        #expect(bare.stderr.contains("envelope.bin: file too large"), "\(bare.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["night.csv", "night.wav"])
+
+        // The store: a night saved before is untouched whichever write fails.
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store).status == 0)
+        let before = try CLI.run(["nights", "--json"], environment: store).stdout
+        // 8 KiB: SQLite cannot map its 32 KiB shared-memory file, so the store refuses to open.
+        let closed = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 8)
+        #expect(closed.status == 74)
+        #expect(errorLines(closed).count == 1, "\(closed.stderr)")
+        #expect(closed.stderr.contains("store database"), "\(closed.stderr)")
+        // 34 KiB: the store opens and the night is analysed, but the transaction that adds it
+        // cannot grow the write-ahead log. The analysed night is kept where the error says, a
+        // later command does not sweep it away, and `somni import` adds it once there is room.
+        let full = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 34)
+        #expect(full.status == 74)
+        #expect(errorLines(full).count == 1, "\(full.stderr)")
+        #expect(full.stderr.contains("could not be saved in the store"), "\(full.stderr)")
+        let keptPath = try #require(full.stderr.components(separatedBy: "it is kept in ").dropFirst().first?
+            .components(separatedBy: ":").first, "\(full.stderr)")
+        #expect(try CLI.run(["nights", "--json"], environment: store).stdout == before)
+        #expect(FileManager.default.fileExists(atPath: URL(fileURLWithPath: keptPath).appendingPathComponent(Session.fileName).path))
+        let imported = try CLI.run(["import", keptPath, "--move"], environment: store)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: keptPath))
+        func ids(_ json: String) throws -> [String] {
+            let nights = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]
+            return (nights ?? []).compactMap { $0["id"] as? String }
+        }
+        let after = try ids(try CLI.run(["nights", "--json"], environment: store).stdout)
+        let earlier = try ids(before)
+        #expect(after.count == 2 && Set(earlier).isSubset(of: after), "\(after)")
+    }
+
     @Test func analysedNightIsSavedInTheStoreAndListed() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -30,10 +30,19 @@ enum CLI {
     }
 
     @discardableResult
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> CLIResult {
+    /// `fileSizeLimitKiB` runs it under `ulimit -f`: no file it writes may grow past that, and
+    /// since somni ignores SIGXFSZ its writes fail there as they would on a full disk. The signal
+    /// is set back to its default first, in case the test runner ignores it (children inherit that).
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
+                    fileSizeLimitKiB: Int? = nil) throws -> CLIResult {
         let p = Process()
-        p.executableURL = executable
-        p.arguments = arguments
+        if let limit = fileSizeLimitKiB {
+            p.executableURL = URL(fileURLWithPath: "/bin/bash")
+            p.arguments = ["-c", "ulimit -f \(limit) && exec env --default-signal=XFSZ \"$@\"", "bash", executable.path] + arguments
+        } else {
+            p.executableURL = executable
+            p.arguments = arguments
+        }
         if let directory { p.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
