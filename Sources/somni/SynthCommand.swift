@@ -36,8 +36,15 @@ struct SynthCommand: Command {
                           scene's generated bed alone (in the fan scene, one steady fan; with
                           them, a cat, dishes and two noises take turns at the fan's level)
       --reference FILE    where to write the reference CSV (default: beside --out, .csv)
-      --format F          \(synthSinkFactories.keys.sorted().joined(separator: " | ")) (default wav)
+      --format F          \(synthSinkFactories.keys.sorted().joined(separator: " | ")) (default: as --out's
+                          extension names, .wav .flac or .m4a; wav for any other)
     """
+
+    /// The formats an extension of --out names; a night is never written under a name that
+    /// says another format.
+    static let extensionFormats: [String: [String]] = ["wav": ["wav", "wav-float"], "flac": ["flac"], "m4a": ["m4a"]]
+    /// Audio extensions synth cannot write.
+    static let unwritableExtensions: Set<String> = ["mp3", "ogg", "oga", "opus", "aac", "wma", "webm", "aiff", "aif"]
 
     var out: String
     var reference: String?
@@ -51,7 +58,17 @@ struct SynthCommand: Command {
         self.out = out
         reference = try a.option("--reference")
         data = try a.option("--data")
-        format = try a.option("--format") ?? "wav"
+        let ext = URL(fileURLWithPath: out).pathExtension.lowercased()
+        if let chosen = try a.option("--format") {
+            if let named = Self.extensionFormats[ext], !named.contains(chosen) {
+                throw UsageError("--out \(out) names a .\(ext) file, but --format is \(chosen)")
+            }
+            format = chosen
+        } else if Self.unwritableExtensions.contains(ext) {
+            throw UsageError("synth writes .wav, .flac or .m4a, not .\(ext) (--out \(out))")
+        } else {
+            format = Self.extensionFormats[ext]?.first ?? "wav"
+        }
         configuration.hours = try a.option("--hours", as: Double.self) ?? 8
         configuration.seed = try a.option("--seed", as: UInt64.self) ?? 1
         configuration.backgroundLevel = try a.option("--background", as: Double.self)

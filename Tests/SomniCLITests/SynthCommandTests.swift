@@ -30,6 +30,29 @@ import Testing
         #expect((counted["cough"] ?? 0) >= 10, "\(counted)")
     }
 
+    @Test func theNightIsWrittenInTheFormatItsNameSays() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Each container's own magic bytes: RIFF…WAVE, fLaC, and an MP4 'ftyp' box.
+        for (name, magic, at) in [("n.wav", "WAVE", 8), ("n.flac", "fLaC", 0), ("n.m4a", "ftyp", 4), ("n.FLAC", "fLaC", 0)] {
+            let url = dir.appendingPathComponent(name)
+            let r = try CLI.run(["synth", "--out", url.path, "--hours", "0.01"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let head = try Data(contentsOf: url).prefix(at + 4).suffix(4)
+            #expect(String(decoding: head, as: UTF8.self) == magic, "\(name)")
+        }
+        // A name that says one format and a --format that says another, or a format synth
+        // cannot write: a usage error, and no file.
+        for (name, extra) in [("x.wav", ["--format", "flac"]), ("x.m4a", ["--format", "wav"]), ("x.mp3", [])] {
+            let url = dir.appendingPathComponent(name)
+            let r = try CLI.run(["synth", "--out", url.path, "--hours", "0.01"] + extra)
+            #expect(r.status == 64, "\(name): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+        }
+        let float = dir.appendingPathComponent("f.wav")
+        #expect(try CLI.run(["synth", "--out", float.path, "--hours", "0.01", "--format", "wav-float"]).status == 0)
+    }
+
     @Test func aNegativeRateIsAUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
