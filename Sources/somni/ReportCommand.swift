@@ -86,20 +86,28 @@ struct ReportCommand: Command {
         let insideNights = ([storeDirectory].compactMap { $0 } + sources.map(\.folder)).contains {
             pageDirectory.path == $0.path || pageDirectory.path.hasPrefix($0.path + "/")
         }
+        let clipsFolder = pageDirectory.appendingPathComponent(page.deletingPathExtension().lastPathComponent + "_clips")
         switch clips {
         case "embed": linking = .embedded
         case "link": linking = .relative(reportDirectory: pageDirectory)
         default:
             linking = insideNights ? .relative(reportDirectory: pageDirectory)
-                : .copied(into: pageDirectory.appendingPathComponent(page.deletingPathExtension().lastPathComponent + "_clips"),
-                          reportDirectory: pageDirectory)
+                : .copied(into: clipsFolder, reportDirectory: pageDirectory)
         }
-        let nights = try sources.map { try ReportNight.load(id: $0.id, folder: $0.folder, clips: linking) }
-        for n in nights where !n.missingClips.isEmpty {
-            printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
-        }
-        do { try Data(NightReport.html(nights: nights, trends: trends).utf8).write(to: page, options: .atomic) } catch {
-            throw SomniError(.io, "cannot write \(page.path)", cause: error)
+        // A report that fails (a full disk) leaves no clips folder it made behind without its page.
+        let clipsFolderWasThere = FileManager.default.fileExists(atPath: clipsFolder.path)
+        let nights: [ReportNight]
+        do {
+            nights = try sources.map { try ReportNight.load(id: $0.id, folder: $0.folder, clips: linking) }
+            for n in nights where !n.missingClips.isEmpty {
+                printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
+            }
+            do { try Data(NightReport.html(nights: nights, trends: trends).utf8).write(to: page, options: .atomic) } catch {
+                throw SomniError(.io, "cannot write \(page.path)", cause: error)
+            }
+        } catch {
+            if case .copied = linking, !clipsFolderWasThere { try? FileManager.default.removeItem(at: clipsFolder) }
+            throw error
         }
         let what = trends.map { "trends over \($0.count) nights, \(nights.count) in full" }
             ?? "\(nights.count) night\(nights.count == 1 ? "" : "s")"

@@ -1,0 +1,105 @@
+import Foundation
+import SomniCore
+import Testing
+
+/// The store's commands as a person runs them one after another: nights analysed into a store,
+/// listed, shown, reported, exported, deleted and imported, and what each does with bad input.
+@Suite struct StoreCommandsTests {
+    func ids(_ json: String) throws -> [String] {
+        let nights = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]
+        return (nights ?? []).compactMap { $0["id"] as? String }
+    }
+
+    func errorLines(_ r: CLIResult) -> [Substring] { r.stderr.split(separator: "\n").filter { !$0.isEmpty } }
+
+    @Test func nightsShowReportExportDeleteAndImportWorkTogether() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        var folders: [URL] = []
+        for seed in ["5", "8"] {
+            let audio = dir.appendingPathComponent("night-\(seed).wav")
+            #expect(try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", seed]).status == 0)
+            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store)
+            #expect(r.status == 0, "\(r.stderr)")
+            let folder = try #require(r.stdout.components(separatedBy: "Night folder: ").dropFirst().first?
+                .split(separator: "\n").first.map(String.init))
+            folders.append(URL(fileURLWithPath: folder))
+        }
+        let sessions = try folders.map { try Session.load(from: $0.appendingPathComponent(Session.fileName)) }
+        let listed = try ids(try CLI.run(["nights", "--json"], environment: store).stdout)
+        #expect(listed == folders.map(\.lastPathComponent))
+
+        // show: the night's figures and one line per event.
+        let shown = try CLI.run(["show", listed[0]], environment: store)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("Night \(listed[0])"))
+        #expect(shown.stdout.split(separator: "\n").filter { $0.hasPrefix("evt-") }.count == sessions[0].events.count)
+        #expect(sessions[0].events.count > 5)
+
+        // report: a page whose every clip link resolves beside it, one per event with a clip.
+        let page = dir.appendingPathComponent("out/report.html")
+        try FileManager.default.createDirectory(at: page.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let report = try CLI.run(["report", "--all", "-o", page.path], environment: store)
+        #expect(report.status == 0, "\(report.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        let links = html.components(separatedBy: "src=\"").dropFirst().compactMap { $0.split(separator: "\"").first }
+            .filter { $0.hasSuffix(".mp3") }
+        #expect(links.count == sessions.reduce(0) { $0 + $1.events.filter { $0.clip != nil }.count })
+        for link in links {
+            #expect(FileManager.default.fileExists(atPath: page.deletingLastPathComponent().appendingPathComponent(String(link)).path),
+                    "\(link)")
+        }
+
+        // export: one CSV row per event of every night.
+        let csv = dir.appendingPathComponent("out/nights.csv")
+        #expect(try CLI.run(["export", "--all", "-o", csv.path], environment: store).status == 0)
+        let rows = try String(contentsOf: csv, encoding: .utf8).split(separator: "\n").dropFirst()
+        #expect(rows.count == sessions.reduce(0) { $0 + $1.events.count })
+
+        // delete: the night and its folder go; the other stays.
+        #expect(try CLI.run(["delete", listed[0]], environment: store).status == 0)
+        #expect(try ids(try CLI.run(["nights", "--json"], environment: store).stdout) == [listed[1]])
+        #expect(!FileManager.default.fileExists(atPath: folders[0].path))
+
+        // Asking for what is not there, or importing what is not a night: one error line each,
+        // a non-zero exit, and the store as it was.
+        let empty = dir.appendingPathComponent("not-a-night")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        for arguments in [["show", listed[0]], ["delete", listed[0]], ["import", empty.path]] {
+            let r = try CLI.run(arguments, environment: store)
+            #expect(r.status == 65, "\(arguments): \(r.stderr)")
+            #expect(errorLines(r).count == 1, "\(arguments): \(r.stderr)")
+        }
+        #expect(try ids(try CLI.run(["nights", "--json"], environment: store).stdout) == [listed[1]])
+
+        // import: a bare night folder joins the store.
+        let bare = dir.appendingPathComponent("bare")
+        #expect(try CLI.run(["analyze", dir.appendingPathComponent("night-5.wav").path, "--out", bare.path,
+                             "--classifier", "heuristic"]).status == 0)
+        let imported = try CLI.run(["import", bare.path], environment: store)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try ids(try CLI.run(["nights", "--json"], environment: store).stdout).count == 2)
+    }
+
+    @Test func aReportThatCannotBeWrittenLeavesNothingBehind() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        #expect(try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "5"]).status == 0)
+        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store).status == 0)
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        // 34 KiB: the store opens and the clips (a few KB each) are copied, but the page is larger.
+        let r = try CLI.run(["report", "--all", "-o", out.appendingPathComponent("r.html").path], environment: store,
+                            fileSizeLimitKiB: 34)
+        #expect(r.status == 74)
+        #expect(errorLines(r).count == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("r.html: file too large"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+        // With room, the same command writes the page and its clips.
+        #expect(try CLI.run(["report", "--all", "-o", out.appendingPathComponent("r.html").path], environment: store).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["r.html", "r_clips"])
+    }
+}
