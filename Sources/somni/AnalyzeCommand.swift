@@ -7,13 +7,15 @@ struct AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
     static let help = """
-    Usage: somni analyze FILE [--out DIR] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
+    Usage: somni analyze FILE... [--out DIR] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
 
     Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
     coughs, and saves the night (session.json, envelope.bin, clips/) in the night store, where
-    'somni nights', 'show', 'report' and 'export' find it.
+    'somni nights', 'show', 'report' and 'export' find it. Several files are analysed one after
+    another; one that fails is reported and the others go on (the exit status is then non-zero).
 
-      --out DIR            write a bare night folder here instead of saving it in the store
+      --out DIR            write a bare night folder here instead of saving it in the store; with
+                           several files, DIR holds one night folder per file, named after it
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
     \(ClassifierChoice.help)
       --no-clips           keep no clips: events, summary and loudness only, in about a third
@@ -22,7 +24,7 @@ struct AnalyzeCommand: Command {
     \(StoreOptions.help)
     """
 
-    var file: String
+    var files: [String]
     var out: String?
     var sensitivity: Int
     var classifierKind: String
@@ -38,7 +40,8 @@ struct AnalyzeCommand: Command {
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")
         keepsClips = !a.flag("--no-clips")
-        file = try a.requiredPositional("FILE")
+        files = [try a.requiredPositional("FILE")]
+        while let more = a.positional() { files.append(more) }
     }
 
     func validate() throws {
@@ -46,36 +49,80 @@ struct AnalyzeCommand: Command {
     }
 
     func run() throws {
-        let input = URL(fileURLWithPath: file)
+        guard files.count > 1 else {
+            let night = try analyse(URL(fileURLWithPath: files[0]), into: out.map { URL(fileURLWithPath: $0) }, store: nil)
+            return try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
+                                                    command: Self.name)
+        }
+        // Several recordings: one store for all, or one folder per file under --out.
+        let parent = out.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        if let parent {
+            do { try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true) } catch {
+                throw SomniError(.io, "cannot create \(parent.path)", cause: error)
+            }
+        }
+        let store = parent == nil ? try openStore() : nil
+        var names = Set<String>()
+        var sessions: [Data] = []
+        var failures: [(file: String, error: any Error)] = []
+        for (i, file) in files.enumerated() {
+            let input = URL(fileURLWithPath: file)
+            let destination = parent.map { $0.appendingPathComponent(Self.uniqueName(for: input, taken: &names)) }
+            do {
+                let night = try analyse(input, into: destination, store: store)
+                if json { sessions.append(try night.session.jsonData()) } else {
+                    if i > 0 { print("") }
+                    try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: false,
+                                                     command: Self.name)
+                }
+            } catch {
+                printError("somni analyze: \(file): error: \(error)")
+                failures.append((file, error))
+            }
+        }
+        if json { print("[\n" + sessions.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ",\n") + "\n]") }
+        guard let first = failures.first else { return }
+        let code = (first.error as? SomniError)?.code ?? .internalError
+        throw SomniError(code, "\(failures.count) of \(files.count) recordings could not be analysed: "
+                         + failures.map(\.file).joined(separator: ", "))
+    }
+
+    private func openStore() throws -> NightStore {
+        try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+    }
+
+    /// A night folder name for `input` under --out: its base name, numbered when two files share it.
+    static func uniqueName(for input: URL, taken: inout Set<String>) -> String {
+        let base = input.deletingPathExtension().lastPathComponent
+        var name = base, n = 1
+        while taken.contains(name) { n += 1; name = "\(base)-\(n)" }
+        taken.insert(name)
+        return name
+    }
+
+    /// One recording into a bare folder (`destination`) or into the store (`opened`, else opened
+    /// once the recording is known to decode).
+    private func analyse(_ input: URL, into destination: URL?, store opened: NightStore?) throws
+        -> (session: Session, folder: URL, savedAs: String?) {
         let source = try AudioDecoder(url: input)  // the user's file first: its problems are the likelier ones
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
                                                    recordedSampleRate: source.recordedSampleRate)
-        let name = input.deletingPathExtension().lastPathComponent
         let analyse = { (destination: URL) in
             try classifier.analyze(source: source, sourceName: input.lastPathComponent, sensitivity: sensitivity,
                                    destination: destination, showProgress: !json, keepsClips: keepsClips)
         }
-        let session: Session
-        let folder: URL
-        var savedAs: String?
-        if let out {
-            folder = URL(fileURLWithPath: out)
-            session = try analyse(folder)
-        } else {
-            // Analysed beside the store, then added in one transaction that moves the folder in.
-            let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
-            let incoming = store.newIncomingFolder(name: name)
-            session = try analyse(incoming)
-            let record: NightRecord
-            do { record = try store.add(nightFolder: incoming, moving: true) } catch {
-                let kept = store.keepUnsaved(incoming)
-                throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
-                                 + "\(kept.path): 'somni import \(kept.path) --move' adds it later")
-            }
-            folder = store.folder(of: record)
-            savedAs = record.id
+        if let destination { return (try analyse(destination), destination, nil) }
+        // Analysed beside the store, then added in one transaction that moves the folder in.
+        let store = try opened ?? openStore()
+        let incoming = store.newIncomingFolder(name: input.deletingPathExtension().lastPathComponent)
+        let session = try analyse(incoming)
+        let record: NightRecord
+        do { record = try store.add(nightFolder: incoming, moving: true) } catch {
+            let kept = store.keepUnsaved(incoming)
+            throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
+                             + "\(kept.path): 'somni import \(kept.path) --move' adds it later")
         }
-        try NightSummaryText.printResult(session, folder: folder, savedAs: savedAs, json: json, command: Self.name)
+        return (session, store.folder(of: record), record.id)
     }
 }
 

@@ -197,6 +197,46 @@ import Testing
 
 /// Without --out a night lands in the store, where the other commands find it.
 @Suite struct AnalyzeIntoStoreTests {
+    @Test func severalRecordingsAreAnalysedOneAfterAnotherAndABadOneStopsNoOther() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let first = dir.appendingPathComponent("night.wav"), second = dir.appendingPathComponent("b/night.wav")
+        try FileManager.default.createDirectory(at: second.deletingLastPathComponent(), withIntermediateDirectories: true)
+        for (url, seed) in [(first, "5"), (second, "6")] {
+            #expect(try CLI.run(["synth", "--out", url.path, "--hours", "0.05", "--seed", seed]).status == 0)
+        }
+        let bad = dir.appendingPathComponent("notes.wav")
+        try Data("not audio at all".utf8).write(to: bad)
+
+        // Into folders under --out: one per recording, named after it (numbered when two share a
+        // name); the bad one is named in one error line, the others are analysed, the exit says so.
+        let out = dir.appendingPathComponent("nights")
+        let r = try CLI.run(["analyze", first.path, bad.path, second.path, "--out", out.path,
+                             "--classifier", "heuristic", "--no-clips"])
+        #expect(r.status == 65, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "\(r.stderr)")
+        #expect(lines.first?.contains("\(bad.path): error: not an audio file") == true, "\(r.stderr)")
+        #expect(lines.last?.contains("1 of 3 recordings could not be analysed: \(bad.path)") == true, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["night", "night-2"])
+        let sessions = try ["night", "night-2"].map {
+            try Session.load(from: out.appendingPathComponent($0).appendingPathComponent(Session.fileName))
+        }
+        // Each folder holds its own recording's night: the two synthesised nights differ.
+        #expect(sessions.allSatisfy { $0.source == "night.wav" && abs($0.duration - 180) < 0.1 })
+        #expect(sessions[0].events.map(\.start) != sessions[1].events.map(\.start))
+
+        // Into the store, as JSON: one array, a session per recording, every night listed.
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let j = try CLI.run(["analyze", first.path, second.path, "--json", "--classifier", "heuristic", "--no-clips"],
+                            environment: store)
+        #expect(j.status == 0, "\(j.stderr)")
+        let array = try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [[String: Any]]
+        #expect(array?.count == 2)
+        let listed = try JSONSerialization.jsonObject(with: Data(try CLI.run(["nights", "--json"], environment: store).stdout.utf8))
+        #expect((listed as? [Any])?.count == 2)
+    }
+
     @Test func aFullDiskIsOneClearErrorAndLosesNothingSaved() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
