@@ -70,7 +70,10 @@ struct AnalyzeCommand: Command {
             let destination = parent.map { $0.appendingPathComponent(Self.uniqueName(for: input, taken: &names)) }
             do {
                 let night = try analyse(input, into: destination, store: store)
-                if json { sessions.append(try night.session.jsonData()) } else {
+                if json {
+                    sessions.append(try night.session.jsonData())
+                    for w in night.session.warnings { printError("somni analyze: \(file): warning: \(w)") }
+                } else {
                     if i > 0 { print("") }
                     try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: false,
                                                      command: Self.name)
