@@ -70,4 +70,31 @@ import Testing
         // Heard as snoring at the most sensitive setting (0.25): it keeps that score.
         #expect(swelling.network[snoring] > Sensitivity.minimumConfidence(10), "the network should hear the swelling hum as snoring too")
     }
+
+    /// A cheap USB sound card's DC offset is not sound: the shipped classifier (both models) hears
+    /// a breath-like swelling hum the same with an offset as without. Before, the offset's floor
+    /// under each 50 ms frame flattened the swell (the window read as steady, its snoring given to
+    /// "other") and leaked into the lowest mel bands.
+    @Test func aDCOffsetChangesNothingTheClassifierHears() throws {
+        var classifier = try CNNClassifier.bundled()
+        let snoring = try #require(classifier.labels.firstIndex(of: "snoring"))
+        func scores(_ signal: [Float]) -> [Float] {
+            var out = [Float](repeating: 0, count: classifier.labels.count)
+            signal.withUnsafeBufferPointer { s in out.withUnsafeMutableBufferPointer { classifier.classify(s, scores: $0) } }
+            return out
+        }
+        let breath = Self.hum(amplitude: 0.01).enumerated().map { i, v in
+            v * Float(sin(Double.pi * Double(i) / Double(classifierWindowLength)))
+        }
+        let plain = scores(breath)
+        #expect(plain[snoring] > Sensitivity.minimumConfidence(5), "\(plain)")
+        for offset: Float in [0.01, -0.03, 0.1] {
+            let shifted = scores(breath.map { $0 + offset })
+            for i in plain.indices { #expect(abs(shifted[i] - plain[i]) < 1e-3, "offset \(offset): \(shifted) against \(plain)") }
+        }
+        // A shorter window (the end of a recording) is centred over the samples it has.
+        let short = Array(breath.prefix(12_000))
+        let shortPlain = scores(short), shortShifted = scores(short.map { $0 + 0.05 })
+        for i in plain.indices { #expect(abs(shortShifted[i] - shortPlain[i]) < 1e-3, "\(shortShifted) against \(shortPlain)") }
+    }
 }

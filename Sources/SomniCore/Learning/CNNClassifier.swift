@@ -94,13 +94,17 @@ public struct CNNClassifier: SoundClassifier {
 
     public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
         if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
-        engine.run(window)
+        // A DC offset (a cheap USB sound card) is no sound: the models and the steadiness check
+        // hear the window about its mean. Held a DC offset, a window's log-mel gained energy in its
+        // lowest bands and its frame levels a floor that flattened a snore's swell into a hum.
+        let centred = engine.centre(window)
+        engine.run(centred)
         engine.softmax(into: scores)
         if !secondOpinions.isEmpty, scores.max()! < Self.secondOpinionBelow {
             for k in secondOpinions.indices {
                 if !isKnownUniquelyReferenced(&secondOpinions[k]) { secondOpinions[k] = secondOpinions[k].copy() }
                 let member = secondOpinions[k]
-                if readsTheSameFeatures[k] { member.run(onFeaturesOf: engine) } else { member.run(window) }
+                if readsTheSameFeatures[k] { member.run(onFeaturesOf: engine) } else { member.run(centred) }
                 member.scores.withUnsafeMutableBufferPointer { own in
                     member.softmax(into: own)
                     for i in 0..<scores.count { scores[i] += own[i] }
@@ -109,7 +113,8 @@ public struct CNNClassifier: SoundClassifier {
             let share = 1 / Float(models.count)
             for i in 0..<scores.count { scores[i] *= share }
         }
-        if let otherIndex, !snoringIndices.isEmpty, engine.levelSpread(window) < SteadySound.spreadLimit {
+        if let otherIndex, !snoringIndices.isEmpty,
+           engine.levelSpread(UnsafeBufferPointer(rebasing: centred[0..<min(window.count, centred.count)])) < SteadySound.spreadLimit {
             for i in snoringIndices { scores[otherIndex] += scores[i]; scores[i] = 0 }
         }
     }
@@ -121,7 +126,8 @@ public struct CNNClassifier: SoundClassifier {
         let extractor: LogMelExtractor
         let workspace: NetworkWorkspace
         let model: CNNModel
-        private var padded: [Float]
+        /// The window about its mean, cut or zero-padded to the model's length.
+        private let centred: UnsafeMutableBufferPointer<Float>
         private var levels: [Float]
         /// The last window's log-mel before normalisation, which a second opinion reading the
         /// same features reuses (each model normalises with its own statistics).
@@ -133,10 +139,36 @@ public struct CNNClassifier: SoundClassifier {
             self.model = model
             extractor = try LogMelExtractor(settings: model.features)
             workspace = NetworkWorkspace(model.network, forTraining: false)
-            padded = [Float](repeating: 0, count: model.features.windowLength)
+            centred = .allocate(capacity: model.features.windowLength)
+            centred.initialize(repeating: 0)
             levels = [Float](repeating: 0, count: model.features.windowLength / SteadySound.frameLength)
             scores = [Float](repeating: 0, count: model.labels.count)
             logMel = [Float](repeating: 0, count: extractor.outputCount)
+        }
+
+        deinit { centred.deallocate() }
+
+        /// The window less its mean, in this engine's buffer: valid until the next call.
+        func centre(_ window: UnsafeBufferPointer<Float>) -> UnsafeBufferPointer<Float> {
+            let n = min(window.count, centred.count)
+            guard n > 0, let source = window.baseAddress else {
+                for i in 0..<centred.count { centred[i] = 0 }
+                return UnsafeBufferPointer(centred)
+            }
+            // Eight lanes, so the sum is not one long chain of dependent adds.
+            let raw = UnsafeRawPointer(source)
+            var lanes = SIMD8<Float>()
+            var i = 0
+            while i + 8 <= n {
+                lanes += raw.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+                i += 8
+            }
+            var sum = lanes.sum()
+            while i < n { sum += source[i]; i += 1 }
+            let mean = sum / Float(n)
+            for j in 0..<n { centred[j] = source[j] - mean }
+            for j in n..<centred.count { centred[j] = 0 }
+            return UnsafeBufferPointer(centred)
         }
 
         func levelSpread(_ window: UnsafeBufferPointer<Float>) -> Float {
@@ -148,17 +180,9 @@ public struct CNNClassifier: SoundClassifier {
             (try? Engine(model)) ?? self
         }
 
+        /// Runs on a window `centre` made (of the model's length).
         func run(_ window: UnsafeBufferPointer<Float>) {
-            if window.count == model.features.windowLength {
-                features(window)
-            } else {
-                // A short or long window: zero-pad or cut to the model's length.
-                padded.withUnsafeMutableBufferPointer { p in
-                    let n = min(window.count, p.count)
-                    for i in 0..<p.count { p[i] = i < n ? window[i] : 0 }
-                    features(UnsafeBufferPointer(p))
-                }
-            }
+            features(window)
             forward()
         }
 
