@@ -95,7 +95,7 @@ public struct CNNClassifier: SoundClassifier {
     public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
         if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
         // A DC offset (a cheap USB sound card) is no sound: the models and the steadiness check
-        // hear the window about its mean. Held a DC offset, a window's log-mel gained energy in its
+        // hear the window about its mean. With an offset, a window's log-mel gained energy in its
         // lowest bands and its frame levels a floor that flattened a snore's swell into a hum.
         let centred = engine.centre(window)
         engine.run(centred)
