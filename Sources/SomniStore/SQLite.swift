@@ -34,7 +34,10 @@ final class Database {
         let message = String(cString: sqlite3_errmsg(handle))
         let primary = rc & 0xff
         let code: SomniError.Code = (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) ? .badInput : .io
-        throw SomniError(code, "store database \(path): \(what()): \(message) (code \(rc))")
+        // An I/O error's own reason ("no space left on device") says more than "disk I/O error".
+        let system = [SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN].contains(primary)
+            ? POSIXErrorCode(rawValue: sqlite3_system_errno(handle)).map { POSIXError($0) } : nil
+        throw SomniError(code, "store database \(path): \(what()): \(message) (code \(rc))", cause: system)
     }
 
     /// Runs one or more statements that return no rows.
