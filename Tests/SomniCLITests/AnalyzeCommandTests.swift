@@ -202,9 +202,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let first = dir.appendingPathComponent("night.wav"), second = dir.appendingPathComponent("b/night.wav")
         try FileManager.default.createDirectory(at: second.deletingLastPathComponent(), withIntermediateDirectories: true)
-        for (url, seed) in [(first, "5"), (second, "6")] {
-            #expect(try CLI.run(["synth", "--out", url.path, "--hours", "0.05", "--seed", seed]).status == 0)
-        }
+        for (url, seed) in [(first, 5), (second, 6)] { try CLI.synthesiseShortNight(at: url, seed: seed) }
         let bad = dir.appendingPathComponent("notes.wav")
         try Data("not audio at all".utf8).write(to: bad)
 
@@ -241,15 +239,13 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let audio = dir.appendingPathComponent("night.wav")
-        let synth = try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "5"])
-        #expect(synth.status == 0, "\(synth.stderr)")
-        func errorLines(_ r: CLIResult) -> [Substring] { r.stderr.split(separator: "\n").filter { !$0.isEmpty } }
+        try CLI.synthesiseShortNight(at: audio)
 
         // A bare night folder: the envelope (7 KB) cannot be written; nothing half-written is left.
         let out = dir.appendingPathComponent("night")
         let bare = try CLI.run(["analyze", audio.path, "--out", out.path, "--classifier", "heuristic"], fileSizeLimitKiB: 4)
         #expect(bare.status == 74)
-        #expect(errorLines(bare).count == 1, "\(bare.stderr)")
+        #expect(bare.errorLines.count == 1, "\(bare.stderr)")
         #expect(bare.stderr.contains("envelope.bin: file too large"), "\(bare.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["night.csv", "night.wav"])
 
@@ -260,7 +256,7 @@ import Testing
         // 8 KiB: SQLite cannot map its 32 KiB shared-memory file, so the store refuses to open.
         let closed = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 8)
         #expect(closed.status == 74)
-        #expect(errorLines(closed).count == 1, "\(closed.stderr)")
+        #expect(closed.errorLines.count == 1, "\(closed.stderr)")
         #expect(closed.stderr.contains("store database"), "\(closed.stderr)")
         // SQLite's "disk I/O error" with the system's own reason.
         #expect(closed.stderr.contains("disk I/O error") && closed.stderr.hasSuffix("): file too large\n"), "\(closed.stderr)")
@@ -269,7 +265,7 @@ import Testing
         // later command does not sweep it away, and `somni import` adds it once there is room.
         let full = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 34)
         #expect(full.status == 74)
-        #expect(errorLines(full).count == 1, "\(full.stderr)")
+        #expect(full.errorLines.count == 1, "\(full.stderr)")
         #expect(full.stderr.contains("could not be saved in the store"), "\(full.stderr)")
         let keptPath = try #require(full.stderr.components(separatedBy: "it is kept in ").dropFirst().first?
             .components(separatedBy: ":").first, "\(full.stderr)")
@@ -278,12 +274,8 @@ import Testing
         let imported = try CLI.run(["import", keptPath, "--move"], environment: store)
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(!FileManager.default.fileExists(atPath: keptPath))
-        func ids(_ json: String) throws -> [String] {
-            let nights = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]
-            return (nights ?? []).compactMap { $0["id"] as? String }
-        }
-        let after = try ids(try CLI.run(["nights", "--json"], environment: store).stdout)
-        let earlier = try ids(before)
+        let after = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
+        let earlier = try CLI.nightIDs(before)
         #expect(after.count == 2 && Set(earlier).isSubset(of: after), "\(after)")
     }
 
@@ -291,8 +283,7 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let audio = dir.appendingPathComponent("night.wav")
-        let synth = try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "5"])
-        #expect(synth.status == 0, "\(synth.stderr)")
+        try CLI.synthesiseShortNight(at: audio)
         let store = dir.appendingPathComponent("store")
         let analyze = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: ["SOMNI_STORE": store.path])
         #expect(analyze.status == 0, "\(analyze.stderr)")

@@ -1,10 +1,14 @@
 import Foundation
+import Testing
 
 /// Runs the built `somni` binary the way a person would, capturing its output.
 struct CLIResult {
     var status: Int32
     var stdout: String
     var stderr: String
+
+    /// Standard error's lines, blank ones left out.
+    var errorLines: [Substring] { stderr.split(separator: "\n").filter { !$0.isEmpty } }
 }
 
 enum CLI {
@@ -65,6 +69,18 @@ enum CLI {
         p.waitUntilExit()
         return CLIResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// A 3-minute night of generated sounds at `url` (`somni synth --hours 0.05`).
+    static func synthesiseShortNight(at url: URL, seed: Int = 5) throws {
+        let synth = try run(["synth", "--out", url.path, "--hours", "0.05", "--seed", "\(seed)"])
+        #expect(synth.status == 0, "\(synth.stderr)")
+    }
+
+    /// The ids of the nights `somni nights --json` listed, in its order.
+    static func nightIDs(_ json: String) throws -> [String] {
+        let nights = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]
+        return (nights ?? []).compactMap { $0["id"] as? String }
     }
 
     static func temporaryDirectory() throws -> URL {

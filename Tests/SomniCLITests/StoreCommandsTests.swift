@@ -5,21 +5,14 @@ import Testing
 /// The store's commands as a person runs them one after another: nights analysed into a store,
 /// listed, shown, reported, exported, deleted and imported, and what each does with bad input.
 @Suite struct StoreCommandsTests {
-    func ids(_ json: String) throws -> [String] {
-        let nights = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]
-        return (nights ?? []).compactMap { $0["id"] as? String }
-    }
-
-    func errorLines(_ r: CLIResult) -> [Substring] { r.stderr.split(separator: "\n").filter { !$0.isEmpty } }
-
     @Test func nightsShowReportExportDeleteAndImportWorkTogether() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
         var folders: [URL] = []
-        for seed in ["5", "8"] {
+        for seed in [5, 8] {
             let audio = dir.appendingPathComponent("night-\(seed).wav")
-            #expect(try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", seed]).status == 0)
+            try CLI.synthesiseShortNight(at: audio, seed: seed)
             let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store)
             #expect(r.status == 0, "\(r.stderr)")
             let folder = try #require(r.stdout.components(separatedBy: "Night folder: ").dropFirst().first?
@@ -27,7 +20,7 @@ import Testing
             folders.append(URL(fileURLWithPath: folder))
         }
         let sessions = try folders.map { try Session.load(from: $0.appendingPathComponent(Session.fileName)) }
-        let listed = try ids(try CLI.run(["nights", "--json"], environment: store).stdout)
+        let listed = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
         #expect(listed == folders.map(\.lastPathComponent))
 
         // show: the night's figures and one line per event.
@@ -59,7 +52,7 @@ import Testing
 
         // delete: the night and its folder go; the other stays.
         #expect(try CLI.run(["delete", listed[0]], environment: store).status == 0)
-        #expect(try ids(try CLI.run(["nights", "--json"], environment: store).stdout) == [listed[1]])
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout) == [listed[1]])
         #expect(!FileManager.default.fileExists(atPath: folders[0].path))
 
         // Asking for what is not there, or importing what is not a night: one error line each,
@@ -69,9 +62,9 @@ import Testing
         for arguments in [["show", listed[0]], ["delete", listed[0]], ["import", empty.path]] {
             let r = try CLI.run(arguments, environment: store)
             #expect(r.status == 65, "\(arguments): \(r.stderr)")
-            #expect(errorLines(r).count == 1, "\(arguments): \(r.stderr)")
+            #expect(r.errorLines.count == 1, "\(arguments): \(r.stderr)")
         }
-        #expect(try ids(try CLI.run(["nights", "--json"], environment: store).stdout) == [listed[1]])
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout) == [listed[1]])
 
         // import: a bare night folder joins the store.
         let bare = dir.appendingPathComponent("bare")
@@ -79,7 +72,7 @@ import Testing
                              "--classifier", "heuristic"]).status == 0)
         let imported = try CLI.run(["import", bare.path], environment: store)
         #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(try ids(try CLI.run(["nights", "--json"], environment: store).stdout).count == 2)
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).count == 2)
     }
 
     @Test func aReportThatCannotBeWrittenLeavesNothingBehind() throws {
@@ -87,7 +80,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
         let audio = dir.appendingPathComponent("night.wav")
-        #expect(try CLI.run(["synth", "--out", audio.path, "--hours", "0.05", "--seed", "5"]).status == 0)
+        try CLI.synthesiseShortNight(at: audio)
         #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store).status == 0)
         let out = dir.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
@@ -95,7 +88,7 @@ import Testing
         let r = try CLI.run(["report", "--all", "-o", out.appendingPathComponent("r.html").path], environment: store,
                             fileSizeLimitKiB: 34)
         #expect(r.status == 74)
-        #expect(errorLines(r).count == 1, "\(r.stderr)")
+        #expect(r.errorLines.count == 1, "\(r.stderr)")
         #expect(r.stderr.contains("r.html: file too large"), "\(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
         // With room, the same command writes the page and its clips.

@@ -151,23 +151,11 @@ public struct CNNClassifier: SoundClassifier {
         /// The window less its mean, in this engine's buffer: valid until the next call.
         func centre(_ window: UnsafeBufferPointer<Float>) -> UnsafeBufferPointer<Float> {
             let n = min(window.count, centred.count)
-            guard n > 0, let source = window.baseAddress else {
-                for i in 0..<centred.count { centred[i] = 0 }
-                return UnsafeBufferPointer(centred)
-            }
-            // Eight lanes, so the sum is not one long chain of dependent adds.
-            let raw = UnsafeRawPointer(source)
-            var lanes = SIMD8<Float>()
-            var i = 0
-            while i + 8 <= n {
-                lanes += raw.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
-                i += 8
-            }
-            var sum = lanes.sum()
-            while i < n { sum += source[i]; i += 1 }
-            let mean = sum / Float(n)
+            let padding = UnsafeMutableBufferPointer(rebasing: centred[n...])
+            padding.update(repeating: 0)
+            guard n > 0, let source = window.baseAddress else { return UnsafeBufferPointer(centred) }
+            let mean = Kernels.sum(source, n) / Float(n)
             for j in 0..<n { centred[j] = source[j] - mean }
-            for j in n..<centred.count { centred[j] = 0 }
             return UnsafeBufferPointer(centred)
         }
 
