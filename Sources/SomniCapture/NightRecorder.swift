@@ -58,7 +58,6 @@ public final class NightRecorder<C: SoundClassifier> {
     public let settings: RecorderSettings
     public private(set) var journal: NightJournal
 
-    private var classifier: C
     private let openCapture: () throws -> any AudioSource
     private let observe: (RecorderEvent) -> Void
     private let shouldStop: () -> Bool
@@ -79,18 +78,11 @@ public final class NightRecorder<C: SoundClassifier> {
     private var levelSquares: Double = 0
     private var levelCount = 0
     private var lastStatus = 0
-    private var topLabel: String?
-    private var topConfidence: Float = 0
+    private var top: LabelConfidence?
 
     // Live mode.
     private let ring: PreRollBuffer
-    private var segmenter: LiveEpisodeSegmenter
-    private let window: UnsafeMutableBufferPointer<Float>
-    private let scores: UnsafeMutableBufferPointer<Float>
-    private let targetLabels: [Int]
-    private var nextWindowEnd: Int
-    /// The peak confidence of the run of windows that may start an episode.
-    private var runPeak: Float = 0
+    private let detector: LiveSnoreDetector<C>?
     private var clip: OpenClip?
     /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
     /// whole night's; live mode can only give it the night so far).
@@ -114,7 +106,6 @@ public final class NightRecorder<C: SoundClassifier> {
         guard classifier.windowLength > 0 else { throw SomniError(.badModel, "the classifier's window is empty") }
         self.folder = folder
         self.settings = settings
-        self.classifier = classifier
         self.openCapture = openCapture
         self.heartbeat = heartbeat
         self.shouldStop = shouldStop
@@ -126,33 +117,19 @@ public final class NightRecorder<C: SoundClassifier> {
                                master: masterName, keepAudio: settings.keepAudio)
         if settings.mode == .live { journal.classifier = classifier.name }
 
-        let windowLength = classifier.windowLength
         let live = settings.live
         // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
         ring = PreRollBuffer(capacity: settings.mode == .live
-            ? Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * windowLength : 1)
-        // Backdating may reach as far as the pre-roll holds, less the clip's lead-in.
-        segmenter = LiveEpisodeSegmenter(threshold: live.threshold, windowsToStart: live.windowsToStart, hangover: live.endAfter,
-                                         continuation: live.threshold * live.continuationShare,
-                                         leadIn: live.threshold * live.leadInShare,
-                                         lookBack: max(0, live.preRoll - liveClipPadding))
-        window = .allocate(capacity: windowLength)
-        window.initialize(repeating: 0)
-        scores = .allocate(capacity: max(1, classifier.labels.count))
-        scores.initialize(repeating: 0)
-        targetLabels = classifier.labels.indices.filter { ClassSets.eventClass(forLabel: classifier.labels[$0]) == .snoring }
-        nextWindowEnd = windowLength
+            ? Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * classifier.windowLength : 1)
+        detector = settings.mode == .live ? try LiveSnoreDetector(classifier: classifier, settings: live) : nil
         block = .allocate(capacity: rate / 10)
         block.initialize(repeating: 0)
         silence = .allocate(capacity: rate / 10)
         silence.initialize(repeating: 0)
-        if settings.mode == .live && targetLabels.isEmpty {
-            throw SomniError(.badModel, "the classifier \(classifier.name) has no snoring label (labels: \(classifier.labels.joined(separator: ", ")))")
-        }
     }
 
     deinit {
-        window.deallocate(); scores.deallocate(); block.deallocate(); silence.deallocate()
+        block.deallocate(); silence.deallocate()
     }
 
     /// Records until the duration is reached, `shouldStop` says so, or a finite source ends.
@@ -206,7 +183,7 @@ public final class NightRecorder<C: SoundClassifier> {
         if let writer = master {
             do { try writer.sink.write(samples) } catch { stopAudio(error) }
         }
-        if settings.mode == .live { detect(samples) }
+        if let detector { detect(samples, with: detector) }
         processed += samples.count
     }
 
@@ -218,8 +195,8 @@ public final class NightRecorder<C: SoundClassifier> {
             let level = EventDetector.dbfs(max(levelSquares / n - mean * mean, 0).squareRoot())
             levelSum = 0; levelSquares = 0; levelCount = 0
             observe(.status(RecorderStatus(
-                elapsed: Double(processed) / Double(rate), levelDBFS: level, topLabel: topLabel,
-                topConfidence: Double(topConfidence), episodes: journal.episodes.count + (clip == nil ? 0 : 1),
+                elapsed: Double(processed) / Double(rate), levelDBFS: level, topLabel: top?.label,
+                topConfidence: Double(top?.confidence ?? 0), episodes: journal.episodes.count + (clip == nil ? 0 : 1),
                 gaps: journal.gaps.count, audioStopped: journal.audioStoppedAt != nil)))
             try heartbeat()
         }
@@ -260,7 +237,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func finishNight() throws {
         features.finish()
-        if settings.mode == .live, let episode = segmenter.finish() { closeClip(lastPositiveEnd: episode.end) }
+        if let episode = detector?.finish() { closeClip(lastPositiveEnd: episode.end) }
         flush()
         if let writer = master {
             do { try writer.sink.finish() } catch { stopAudio(error) }
@@ -367,46 +344,28 @@ public final class NightRecorder<C: SoundClassifier> {
 
     // MARK: - Live mode
 
-    private func detect(_ samples: UnsafeBufferPointer<Float>) {
+    /// The pre-roll takes the samples first: an episode's clip reaches back into it.
+    private func detect(_ samples: UnsafeBufferPointer<Float>, with detector: LiveSnoreDetector<C>) {
         ring.append(samples)
-        let length = classifier.windowLength
-        let hop = max(1, length / 2)
-        while ring.endIndex >= nextWindowEnd {
-            var filled = 0
-            ring.read(from: nextWindowEnd - length, to: nextWindowEnd) { piece in
-                for i in 0..<piece.count { window[filled + i] = piece[i] }
-                filled += piece.count
-            }
-            classifier.classify(UnsafeBufferPointer(window), scores: scores)
-            var target: Float = 0
-            for i in targetLabels { target = max(target, scores[i]) }
-            var best = 0
-            for i in 0..<classifier.labels.count where scores[i] > scores[best] { best = i }
-            topLabel = classifier.labels.isEmpty ? nil : classifier.labels[best]
-            topConfidence = scores[best]
-            let windowEnd = Double(nextWindowEnd) / Double(rate)
-            // The run of windows at the threshold that may start an episode: its peak confidence.
-            runPeak = target >= segmenter.threshold ? max(runPeak, target) : 0
-            let labels = WindowLabels(start: Double(nextWindowEnd - length) / Double(rate), end: windowEnd,
-                                      ranked: [LabelConfidence(label: "snoring", confidence: target)])
+        detector.feed(samples) { window in
+            top = window.top
             var started = false
-            for change in segmenter.feed(labels) {
+            for change in window.changes {
                 switch change {
                 case .ended(let episode): closeClip(lastPositiveEnd: episode.end)
                 case .started(let at):
                     started = true
-                    openClip(LiveEpisode(start: at, end: windowEnd, peakConfidence: Double(runPeak),
-                                         positiveWindows: segmenter.windowsToStart), upTo: nextWindowEnd)
+                    openClip(LiveEpisode(start: at, end: window.end, peakConfidence: Double(window.runPeak),
+                                         positiveWindows: detector.segmenter.windowsToStart), upTo: window.endSample)
                 }
             }
-            if !started, target >= segmenter.continuation, var c = clip {
-                c.episode.end = windowEnd
-                c.episode.peakConfidence = max(c.episode.peakConfidence, Double(target))
+            if !started, window.snoring >= detector.segmenter.continuation, var c = clip {
+                c.episode.end = window.end
+                c.episode.peakConfidence = max(c.episode.peakConfidence, Double(window.snoring))
                 c.episode.positiveWindows += 1
                 clip = c
-                writeClip(upTo: nextWindowEnd)
+                writeClip(upTo: window.endSample)
             }
-            nextWindowEnd += hop
         }
     }
 
@@ -414,7 +373,7 @@ public final class NightRecorder<C: SoundClassifier> {
         recentEnvelope += values
         let keep = Int(30 * 60 * FeatureExtractor.envelopeRate)
         if recentEnvelope.count > keep { recentEnvelope.removeFirst(recentEnvelope.count - keep) }
-        classifier.prepare(noiseFloor: SilenceGate.percentile(recentEnvelope, 0.2))
+        detector?.prepare(noiseFloor: SilenceGate.percentile(recentEnvelope, 0.2))
     }
 
     /// Opens the episode's clip at its backdated start less the lead-in (the pre-roll still holds
@@ -423,7 +382,7 @@ public final class NightRecorder<C: SoundClassifier> {
         let number = journal.episodes.count + 1
         let name = String(format: "clips/evt-%04d.%@", number, settings.clipFormat.fileExtension)
         let episodeStart = Int(episode.start * Double(rate))
-        let start = max(ring.startIndex, episodeStart - Int(liveClipPadding * Double(rate)))
+        let start = max(ring.startIndex, episodeStart - Int(LiveEpisodeSettings.clipLeadIn * Double(rate)))
         var writer: (any AudioSink)?
         if !clipsStopped {
             do { writer = try openWriter(folder.appendingPathComponent(name), format: settings.clipFormat).sink } catch { stopClips(error) }
@@ -451,7 +410,7 @@ public final class NightRecorder<C: SoundClassifier> {
     private func closeClip(lastPositiveEnd end: Double) {
         // The levels end with the episode; the clip's last second after it is padding.
         clip?.meter.end(at: Int((end * Double(rate)).rounded(.up)))
-        writeClip(upTo: min(ring.endIndex, Int((end + liveClipPadding) * Double(rate))))
+        writeClip(upTo: min(ring.endIndex, Int((end + LiveEpisodeSettings.clipLeadIn) * Double(rate))))
         guard var c = clip else { return }
         c.episode.end = end
         var record = c.record()
@@ -507,10 +466,6 @@ private struct CrashSafeWriter {
     let sink: any AudioSink
     let synchronize: () -> Void
 }
-
-/// Seconds of audio before a live episode's start and after its last snoring window in its clip,
-/// as the morning clips have.
-let liveClipPadding = 1.0
 
 /// The clip of the episode being recorded, and its loudness so far.
 private struct OpenClip {

@@ -135,3 +135,100 @@ import Testing
         #expect(FrameLevelMeter(from: 5).levels.peakDBFS == EventDetector.dbfs(0))
     }
 }
+
+@Suite struct LiveSnoreDetectorTests {
+    /// Samples numbered by their index, so a window's first and last sample say where it lies.
+    static let numbered = (0..<10_000).map(Float.init)
+
+    /// Reports each window's first and last sample, and scores it as snoring by a planted schedule.
+    final class Probe: SoundClassifier {
+        let labels = ["other", "snoring", "speech"]
+        let windowLength: Int
+        let name = "probe"
+        var seen: [(first: Float, last: Float)] = []
+        /// Snoring confidence of window k (0 past the end).
+        var snoring: [Float]
+        init(windowLength: Int, snoring: [Float] = []) { self.windowLength = windowLength; self.snoring = snoring }
+        func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
+            let k = seen.count
+            seen.append((window.first!, window.last!))
+            let s = k < snoring.count ? snoring[k] : 0
+            scores[0] = (1 - s) * 0.7; scores[1] = s; scores[2] = (1 - s) * 0.3
+        }
+    }
+
+    static func feed<C>(_ samples: [Float], blocks: [Int], into detector: LiveSnoreDetector<C>) -> [LiveSnoreDetector<C>.Window] {
+        var windows: [LiveSnoreDetector<C>.Window] = []
+        var offset = 0, b = 0
+        samples.withUnsafeBufferPointer { all in
+            while offset < all.count {
+                let n = min(blocks[b % blocks.count], all.count - offset)
+                detector.feed(UnsafeBufferPointer(rebasing: all[offset..<(offset + n)])) { windows.append($0) }
+                offset += n; b += 1
+            }
+        }
+        return windows
+    }
+
+    @Test(arguments: [[1], [7], [100], [1600], [10_000], [3, 250, 1, 999]])
+    func windowsHalfOverlapAtTheSamePlacesWhateverTheBlocks(blocks: [Int]) throws {
+        let probe = Probe(windowLength: 400)
+        let detector = try LiveSnoreDetector(classifier: probe)
+        let windows = Self.feed(Self.numbered, blocks: blocks, into: detector)
+        // Windows end at 400, 600, …, 10,000: (10,000 − 400) / 200 + 1 of them.
+        #expect(windows.count == 49)
+        for (k, w) in windows.enumerated() {
+            #expect(w.endSample == 400 + 200 * k)
+            #expect(probe.seen[k].first == Float(200 * k) && probe.seen[k].last == Float(200 * k + 399))
+            #expect(abs(w.start - Double(200 * k) / 16_000) < 1e-12 && abs(w.end - Double(200 * k + 400) / 16_000) < 1e-12)
+        }
+    }
+
+    @Test func episodesAreTheSegmentersOnTheWindowsSnoringScores() throws {
+        // A train: sure windows, quieter ones that only continue it, a gap longer than the hangover.
+        var schedule = [Float](repeating: 0.02, count: 300)
+        for k in stride(from: 20, to: 120, by: 10) { schedule[k] = 0.9; schedule[k + 1] = 0.7 }
+        for k in stride(from: 125, to: 160, by: 10) { schedule[k] = 0.3 }
+        schedule[200] = 0.95; schedule[201] = 0.8
+        let windowLength = classifierWindowLength
+        let probe = Probe(windowLength: windowLength, snoring: schedule)
+        let settings = LiveEpisodeSettings()
+        let detector = try LiveSnoreDetector(classifier: probe, settings: settings)
+        let samples = [Float](repeating: 0, count: windowLength + 299 * detector.hop)
+        let windows = Self.feed(samples, blocks: [1600], into: detector)
+        #expect(windows.count == 300)
+        var changes = windows.flatMap(\.changes)
+        if let last = detector.finish() { changes.append(.ended(last)) }
+
+        // The same scores fed to the segmenter the settings describe, window by window.
+        var reference = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.6 * settings.continuationShare,
+                                             leadIn: 0.6 * settings.leadInShare,
+                                             lookBack: settings.preRoll - LiveEpisodeSettings.clipLeadIn)
+        var expected: [LiveEpisodeSegmenter.Change] = []
+        for w in windows {
+            expected += reference.feed(WindowLabels(start: w.start, end: w.end,
+                                                    ranked: [LabelConfidence(label: "snoring", confidence: w.snoring)]))
+        }
+        if let last = reference.finish() { expected.append(.ended(last)) }
+        #expect(changes == expected)
+        // Two episodes: the train with its quieter tail, and the lone pair at window 200.
+        let ended = changes.compactMap { if case .ended(let e) = $0 { e } else { nil } }
+        #expect(ended.count == 2)
+        #expect(windows.map(\.snoring) == schedule)
+        #expect(windows[21].runPeak == 0.9 && windows[22].runPeak == 0 && windows[201].runPeak == 0.95)
+        #expect(windows[21].top == LabelConfidence(label: "snoring", confidence: 0.7))
+        #expect(windows[0].top.label == "other")
+    }
+
+    @Test func aClassifierWithoutASnoringLabelOrWindowIsRefused() {
+        struct Talk: SoundClassifier {
+            var labels = ["speech", "other"]
+            var windowLength = classifierWindowLength
+            let name = "talk only"
+            func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {}
+        }
+        #expect(throws: SomniError.self) { try LiveSnoreDetector(classifier: Talk()) }
+        #expect(throws: SomniError.self) { try LiveSnoreDetector(classifier: Talk(labels: ["snoring", "other"], windowLength: 0)) }
+        #expect((try? LiveSnoreDetector(classifier: Talk(labels: ["snort", "other"]))) != nil)
+    }
+}

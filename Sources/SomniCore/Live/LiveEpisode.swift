@@ -21,6 +21,10 @@ public struct LiveEpisodeSettings: Sendable, Equatable, Codable {
     /// over it: the morning pass's lead-in (`EventDetector.snoringLeadInShare`).
     public var leadInShare: Float
 
+    /// Seconds of audio before an episode's start and after its last snoring window in its clip,
+    /// as the morning clips have.
+    public static let clipLeadIn = 1.0
+
     public init(threshold: Float = 0.6, windowsToStart: Int = 2, endAfter: Double = 10,
                 preRoll: Double = 10, continuationShare: Float = EventDetector.snoringContinuationShare,
                 leadInShare: Float = EventDetector.snoringLeadInShare) {
