@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "SomniReport", dependencies: ["SomniCore", "SomniStore"]),
         // The command line: parse, call, print.
         .executableTarget(name: "somni", dependencies: ["SomniCore", "SomniAudio", "SomniCapture", "SomniStore", "SomniReport"]),
+        // The engine used from Swift with the core alone, as an app would (docs/engine.md).
+        .executableTarget(name: "somni-engine-example", dependencies: ["SomniCore"], path: "Examples/EngineExample"),
         // Figures for speed and memory, run in release mode.
         .executableTarget(name: "SomniBench", dependencies: ["SomniCore", "SomniAudio", "SomniCapture", "SomniStore", "SomniReport"], path: "Benchmarks"),
 
@@ -49,6 +51,6 @@ let package = Package(
         .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniStore", "SomniCore", "SomniAudio", "CZlib"]),
         // zlib, only to decode the browser's PNG screenshots in the report tests.
         .systemLibrary(name: "CZlib", path: "Tests/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        .testTarget(name: "SomniCLITests", dependencies: ["somni", "SomniCore", "SomniAudio"]),
+        .testTarget(name: "SomniCLITests", dependencies: ["somni", "somni-engine-example", "SomniCore", "SomniAudio"]),
     ]
 )

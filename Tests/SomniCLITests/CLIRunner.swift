@@ -37,8 +37,10 @@ enum CLI {
     /// `fileSizeLimitKiB` runs it under `ulimit -f`: no file it writes may grow past that, and
     /// since somni ignores SIGXFSZ its writes fail there as they would on a full disk. The signal
     /// is set back to its default first, in case the test runner ignores it (children inherit that).
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
-                    fileSizeLimitKiB: Int? = nil) throws -> CLIResult {
+    /// `program` is another executable built beside `somni`.
+    static func run(executable program: URL? = nil, _ arguments: [String], in directory: URL? = nil,
+                    environment: [String: String] = [:], fileSizeLimitKiB: Int? = nil) throws -> CLIResult {
+        let executable = program ?? executable
         let p = Process()
         if let limit = fileSizeLimitKiB {
             p.executableURL = URL(fileURLWithPath: "/bin/bash")
