@@ -103,6 +103,7 @@ import Testing
         #expect(session.episodes.first.map { abs($0.start - 10) < 1 && abs($0.end - 76) < 1 } == true,
                 "\(session.episodes)")
         #expect(session.analysedSeconds > 60, "the stretches classified around the snoring count as analysed")
+        #expect(session.inconsistency == nil, "the store would refuse the night: \(session.inconsistency ?? "")")
     }
 
     @Test func aLoneSureSnoreTheGateLetThroughLeadsTheSearchIntoItsTrain() throws {

@@ -26,6 +26,7 @@ import Testing
 
         let mine = try Session.load(from: exampleNight.appendingPathComponent("session.json"))
         let theirs = try Session.load(from: cliNight.appendingPathComponent("session.json"))
+        #expect(theirs.inconsistency == nil, "\(theirs.inconsistency ?? "")")
         #expect(mine.summary == theirs.summary)
         #expect(mine.episodes == theirs.episodes)
         #expect(mine.settings == theirs.settings)

@@ -203,6 +203,49 @@ import SomniCore
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("session.json").path))
     }
 
+    /// Numbers no analysis writes are refused with what is wrong, before they become rows.
+    @Test(arguments: [
+        ("duration", "its duration is -1.0 s"),
+        ("backwards", "event evt-0002 runs 200.0–100.0 s"),
+        ("past the end", "event evt-0001 runs 60.0–5000.0 s, outside the 3600.0 s night"),
+        ("twice", "event evt-0001 is listed twice"),
+        ("confidence", "event evt-0003 has confidence 1.5"),
+        ("severity", "event evt-0003 has severity -3.0"),
+        ("share", "its active share 2.0 is not between 0 and 1"),
+        ("episode", "a snoring episode runs -5.0–10.0 s"),
+        ("snoring minutes", "its summary says 100.0 min"),
+        ("version", "version 2; this Somni reads version 1"),
+    ])
+    func aNightWithImpossibleNumbersIsRefusedSayingWhich(fault: String, message: String) throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        var s = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let folder = try NightFixture.folder(at: scratch.path("n"), session: s)
+        #expect(s.inconsistency == nil)
+        switch fault {
+        case "duration": s.duration = -1
+        case "backwards": s.events[1].start = 200; s.events[1].end = 100
+        case "past the end": s.events[0].end = 5000
+        case "twice": s.events[1].id = "evt-0001"
+        case "confidence": s.events[2].confidence = 1.5
+        case "severity": s.events[2].severity = -3
+        case "share": s.activeShare = 2
+        case "episode": s.episodes = [SnoringEpisode(start: -5, end: 10, eventCount: 2)]
+        case "snoring minutes": s.summary.snoringMinutes = 100
+        default: s.version = 2
+        }
+        try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))
+        do {
+            _ = try store.add(nightFolder: folder, moving: true)
+            Issue.record("\(fault): the night was taken")
+        } catch let e as SomniError {
+            #expect(e.code == (fault == "version" ? .unsupported : .badInput))
+            #expect(e.message.contains(message), "\(e.message)")
+        }
+        #expect(try store.nights().isEmpty)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path))
+    }
+
     @Test func anOlderSchemaIsMigratedAndANewerOneRefused() throws {
         let scratch = try Scratch()
         let dir = scratch.path("store")

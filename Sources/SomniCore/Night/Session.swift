@@ -147,9 +147,54 @@ public struct Session: Codable, Sendable, Equatable {
         do { data = try Data(contentsOf: url) } catch {
             throw SomniError(.io, "cannot read \(url.path)", cause: error)
         }
-        do { return try JSONDecoder().decode(Session.self, from: data) } catch {
+        let session: Session
+        do { session = try JSONDecoder().decode(Session.self, from: data) } catch {
             throw SomniError(.badInput, "\(url.path) is not a valid session.json", cause: error)
         }
+        guard (1...currentVersion).contains(session.version) else {
+            throw SomniError(.unsupported, "\(url.path) is session.json version \(session.version); this Somni reads version \(currentVersion)")
+        }
+        return session
+    }
+
+    /// The first thing in the night that no analysis writes, said for the user; nil when none.
+    /// A night made elsewhere is checked before the store takes it: its numbers become the
+    /// store's rows and the report's timeline. Times may pass the night's end by a second
+    /// (rounding, a live episode's last window).
+    public var inconsistency: String? {
+        let end = duration + 1
+        func badTime(_ start: Double, _ stop: Double) -> Bool { !(start >= 0 && start <= stop && stop <= end) }
+        guard duration >= 0, duration.isFinite else { return "its duration is \(duration) s" }
+        guard analysedSeconds >= 0, analysedSeconds <= end else {
+            return "it analysed \(analysedSeconds) s of a \(duration) s night"
+        }
+        guard (0...1).contains(activeShare), (0...1).contains(summary.activeShare) else {
+            return "its active share \(activeShare) is not between 0 and 1"
+        }
+        guard summary.snoringMinutes >= 0, summary.snoringMinutes * 60 <= end, (0...100).contains(summary.snoringPercent) else {
+            return "its summary says \(summary.snoringMinutes) min (\(summary.snoringPercent) %) of snoring in a \(duration) s night"
+        }
+        guard summary.snoringEpisodes >= 0, summary.eventCounts.values.allSatisfy({ $0 >= 0 }),
+              summary.eventsPerHour.values.allSatisfy({ $0 >= 0 && $0.isFinite }) else {
+            return "its summary counts less than nothing"
+        }
+        var ids = Set<String>()
+        for e in events {
+            guard !e.id.isEmpty else { return "an event has no id" }
+            guard ids.insert(e.id).inserted else { return "event \(e.id) is listed twice" }
+            guard !badTime(e.start, e.end) else {
+                return "event \(e.id) runs \(e.start)–\(e.end) s, outside the \(duration) s night or backwards"
+            }
+            guard (0...1).contains(e.confidence) else { return "event \(e.id) has confidence \(e.confidence)" }
+            guard (0...100).contains(e.severity) else { return "event \(e.id) has severity \(e.severity)" }
+        }
+        for e in episodes where badTime(e.start, e.end) || e.eventCount < 0 {
+            return "a snoring episode runs \(e.start)–\(e.end) s, outside the \(duration) s night or backwards"
+        }
+        for g in gaps ?? [] where badTime(g.start, g.start + g.duration) {
+            return "a recording gap at \(g.start) s of \(g.duration) s lies outside the \(duration) s night"
+        }
+        return nil
     }
 
     /// The start as a Date, when known.
