@@ -208,6 +208,12 @@ struct EvaluateCommand: Command {
             found = session.events.map(ReferenceEvent.init)
             recordingLength = duration ?? session.duration
         }
+        // They still count as missed: the warning says why the recall may be low.
+        let late = reference.filter { $0.start >= recordingLength + 1 }.count
+        if late > 0 {
+            printError(String(format: "somni evaluate: warning: %@: %d of %d reference events start after the night's end (%.1f s): is it this recording's reference?",
+                              referencePath, late, reference.count, recordingLength))
+        }
         return (reference, found, recordingLength)
     }
 }

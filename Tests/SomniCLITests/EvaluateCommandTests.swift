@@ -34,6 +34,24 @@ import Testing
         // Without the flag the report says nothing of errors.
         let plain = try CLI.run(["evaluate", "--reference", reference.path, found.path, "--duration", "3600", "--json"])
         #expect(try JSONDecoder().decode(EvaluationReport.self, from: Data(plain.stdout.utf8)).errors == nil)
+        #expect(plain.stderr.isEmpty, "\(plain.stderr)")
+    }
+
+    @Test func aReferenceThatRunsPastTheNightIsScoredWithAWarning() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let reference = dir.appendingPathComponent("reference.csv")
+        let found = dir.appendingPathComponent("found.csv")
+        try "start,end,class\n100,101,cough\n4000,4001,cough\n5000,5001,cough\n".write(to: reference, atomically: true, encoding: .utf8)
+        try "start,end,class\n100,101,cough\n".write(to: found, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["evaluate", "--reference", reference.path, found.path, "--duration", "3600", "--json"])
+        #expect(result.status == 0)
+        #expect(result.errorLines.count == 1)
+        #expect(result.stderr.contains("2 of 3 reference events start after the night's end (3600.0 s)"), "\(result.stderr)")
+        // Still scored as missed: the warning explains the recall, it does not change it.
+        let report = try JSONDecoder().decode(EvaluationReport.self, from: Data(result.stdout.utf8))
+        let cough = try #require(report.classes.first { $0.eventClass == .cough })
+        #expect(cough.events.truePositives == 1 && cough.events.falseNegatives == 2)
     }
 }
 
