@@ -133,9 +133,19 @@ public final class NightStore {
         return c.enumerated().allSatisfy { i, b in i == 4 || i == 7 || (b >= 48 && b <= 57) }
     }
 
+    /// The night's folder, when its session.json is there; an error that says how to mend the
+    /// store when it is not (the folder removed or moved by hand, a disk restored without it).
+    public func existingFolder(of night: NightRecord) throws -> URL {
+        let folder = folder(of: night)
+        guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path) else {
+            throw SomniError(.io, "night \(night.id) has lost its folder (\(folder.path) has no \(Session.fileName)): put it back, or 'somni delete \(night.id)' forgets the night")
+        }
+        return folder
+    }
+
     /// The night's session.json.
     public func session(of night: NightRecord) throws -> Session {
-        try Session.load(from: folder(of: night).appendingPathComponent(Session.fileName))
+        try Session.load(from: existingFolder(of: night).appendingPathComponent(Session.fileName))
     }
 
     /// The night's events as stored in the database, in time order.

@@ -24,7 +24,8 @@ struct DeleteCommand: Command {
     func run() throws {
         let store = try options.open()
         let night = try store.night(matching: key)
+        let hadFolder = FileManager.default.fileExists(atPath: store.folder(of: night).path)
         try store.delete(night)
-        print("Deleted night \(night.id) (\(night.eventTotal) events) and its folder.")
+        print("Deleted night \(night.id) (\(night.eventTotal) events) " + (hadFolder ? "and its folder." : "(its folder was already gone)."))
     }
 }

@@ -79,7 +79,7 @@ struct ReportCommand: Command {
             guard !records.isEmpty || !(trends ?? []).isEmpty else {
                 throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
             }
-            sources = records.map { ($0.id, store.folder(of: $0)) }
+            sources = try records.map { ($0.id, try store.existingFolder(of: $0)) }
         }
 
         let linking: ClipLinking

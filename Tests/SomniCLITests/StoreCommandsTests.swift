@@ -75,6 +75,32 @@ import Testing
         #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).count == 2)
     }
 
+    @Test func aNightWhoseFolderWasRemovedByHandSaysHowToMendTheStore() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        let analysed = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips"], environment: store)
+        try #require(analysed.status == 0, "\(analysed.stderr)")
+        let id = try #require(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).first)
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("store/nights/\(id)"))
+
+        for arguments in [["show", id], ["report", id, "-o", dir.appendingPathComponent("r.html").path],
+                          ["report", "--all", "-o", dir.appendingPathComponent("all.html").path],
+                          ["export", "--all"]] {
+            let r = try CLI.run(arguments, environment: store)
+            #expect(r.status == 74, "\(arguments): \(r.stderr)")
+            #expect(r.errorLines.count == 1 && r.stderr.contains("night \(id) has lost its folder")
+                    && r.stderr.contains("'somni delete \(id)'"), "\(arguments): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("all.html").path))
+        // The way out it names works.
+        let deleted = try CLI.run(["delete", id], environment: store)
+        #expect(deleted.status == 0 && deleted.stdout.contains("its folder was already gone"), "\(deleted.stdout)")
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).isEmpty)
+    }
+
     @Test func aReportThatCannotBeWrittenLeavesNothingBehind() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
