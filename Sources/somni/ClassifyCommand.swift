@@ -138,22 +138,45 @@ struct ClassifyCommand: Command {
 }
 
 /// Raw 16 kHz mono Float32 (little-endian) from standard input, for streaming into `classify`.
+/// Input in another format (16-bit integers, say) reads as numbers far outside [-1, 1] or as not
+/// numbers at all: those are counted, the latter read as silence, and a warning names the format.
 final class StandardInputSource: AudioSource {
     let expectedDuration: Double? = nil
-    let warnings: [String] = []
     private var carry = Data()
+    private var samplesRead = 0, implausible = 0, leftoverBytes = 0
+
+    var warnings: [String] {
+        var said: [String] = []
+        if implausible > 0 {
+            said.append("\(implausible) of \(samplesRead) samples were not numbers or far outside [-1, 1]: is the input 16 kHz mono 32-bit float, little-endian?")
+        }
+        if leftoverBytes > 0 {
+            said.append("the input ended with \(leftoverBytes) byte\(leftoverBytes == 1 ? "" : "s") short of a whole 32-bit sample, left out")
+        }
+        return said
+    }
 
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
         var bytes = carry
         while bytes.count < 4 {
             let more = FileHandle.standardInput.readData(ofLength: max(4, buffer.count * 4 - bytes.count))
-            if more.isEmpty { return 0 }
+            if more.isEmpty {
+                leftoverBytes = bytes.count
+                carry = Data()
+                return 0
+            }
             bytes.append(more)
         }
         let n = min(bytes.count / 4, buffer.count)
         bytes.withUnsafeBytes { raw in
-            for i in 0..<n { buffer[i] = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self))) }
+            for i in 0..<n {
+                let x = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)))
+                // Far outside: louder than any recording clipped at full scale could be.
+                if !x.isFinite || abs(x) > 4 { implausible += 1 }
+                buffer[i] = x.isFinite ? x : 0
+            }
         }
+        samplesRead += n
         carry = bytes.subdata(in: (4 * n)..<bytes.count)
         return n
     }

@@ -38,8 +38,9 @@ enum CLI {
     /// since somni ignores SIGXFSZ its writes fail there as they would on a full disk. The signal
     /// is set back to its default first, in case the test runner ignores it (children inherit that).
     /// `program` is another executable built beside `somni`.
+    /// `input` is written to its standard input (otherwise it reads nothing).
     static func run(executable program: URL? = nil, _ arguments: [String], in directory: URL? = nil,
-                    environment: [String: String] = [:], fileSizeLimitKiB: Int? = nil) throws -> CLIResult {
+                    environment: [String: String] = [:], fileSizeLimitKiB: Int? = nil, input: Data? = nil) throws -> CLIResult {
         let executable = program ?? executable
         let p = Process()
         if let limit = fileSizeLimitKiB {
@@ -56,8 +57,15 @@ enum CLI {
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
-        p.standardInput = FileHandle.nullDevice
+        let stdin = input.map { _ in Pipe() }
+        p.standardInput = stdin ?? FileHandle.nullDevice
         try p.run()
+        if let stdin, let input {
+            // From another thread, so a program that writes much before reading all never blocks both.
+            signal(SIGPIPE, SIG_IGN)   // a program that stops reading early fails the write, not this process
+            let writer = stdin.fileHandleForWriting
+            DispatchQueue.global().async { try? writer.write(contentsOf: input); try? writer.close() }
+        }
         // Read both pipes while the process runs so a full pipe never blocks it.
         final class Box: @unchecked Sendable { var data = Data() }
         let outBox = Box()

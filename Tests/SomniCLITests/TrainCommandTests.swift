@@ -172,6 +172,43 @@ import Testing
         #expect(stdin.status == 64, "\(stdin.stderr)")
     }
 
+    /// `classify -` hears a stream of floats as it hears the same samples in a file, and says
+    /// when the stream is not 32-bit floats.
+    @Test func aStreamOfFloatsIsClassifiedAsTheFileIsAndAnotherFormatIsNamed() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // 4 s: a swelling 110 Hz buzz, on 16-bit steps so the WAV holds exactly these samples.
+        let samples = (0..<64_000).map { i -> Float in
+            let t = Float(i) / 16_000
+            let x = 0.4 * sin(2 * .pi * 110 * t) * (0.5 + 0.5 * sin(2 * .pi * 0.5 * t)) + 0.05 * sin(2 * .pi * 1700 * t)
+            return (x * 32768).rounded() / 32768
+        }
+        let wav = dir.appendingPathComponent("buzz.wav")
+        let writer = try WAVWriter(url: wav)
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let floats = samples.withUnsafeBytes { Data($0) }
+
+        let fromFile = try CLI.run(["classify", wav.path, "--json"])
+        let fromStream = try CLI.run(["classify", "-", "--json"], input: floats)
+        #expect(fromFile.status == 0 && fromStream.status == 0, "\(fromStream.stderr)")
+        #expect(fromStream.stderr.isEmpty, "\(fromStream.stderr)")
+        #expect(!fromFile.stdout.isEmpty && fromStream.stdout == fromFile.stdout)
+
+        let ragged = try CLI.run(["classify", "-", "--top", "1"], input: floats + Data([1, 2, 3]))
+        #expect(ragged.status == 0 && ragged.errorLines.count == 1
+                && ragged.stderr.contains("ended with 3 bytes short of a whole 32-bit sample"), "\(ragged.stderr)")
+
+        let int16 = Data(samples.flatMap { x -> [UInt8] in
+            let v = UInt16(bitPattern: Int16(x * 32767))
+            return [UInt8(v & 0xFF), UInt8(v >> 8)]
+        })
+        let wrong = try CLI.run(["classify", "-", "--top", "1"], input: int16)
+        #expect(wrong.status == 0 && wrong.errorLines.count == 1
+                && wrong.stderr.contains("samples were not numbers or far outside [-1, 1]: is the input 16 kHz mono 32-bit float"),
+                "\(wrong.stderr)")
+    }
+
     @Test func badFeatureSettingsAreOneUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
