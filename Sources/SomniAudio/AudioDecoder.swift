@@ -23,6 +23,10 @@ public final class AudioDecoder: AudioSource {
     public let sampleRate: Int
     /// The file's own sample rate, when its header gives one.
     public let recordedSampleRate: Int?
+    /// When the recording was made, when the container says: MP4/M4A/MOV `creation_time` (which
+    /// phones write), a WAV's broadcast-extension origination date and time. Nil when it says
+    /// nothing plausible (a muxer that left it at 0 reads 1904 or 1970).
+    public let creationTime: Date?
 
     private enum Stage { case decoding, draining, flushingResampler, finished }
 
@@ -88,6 +92,7 @@ public final class AudioDecoder: AudioSource {
         isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
+        creationTime = Self.creationTime(format.pointee.metadata) ?? Self.creationTime(stream.pointee.metadata)
         expectedDuration = Self.duration(of: stream, in: format)
         durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
 
@@ -129,6 +134,18 @@ public final class AudioDecoder: AudioSource {
     }
 
     // MARK: - Opening
+
+    /// FFmpeg's `creation_time` is UTC (ISO 8601, usually with a Z); a broadcast WAV's
+    /// `origination_date` and `origination_time` ("2026-11-28", "23:14:02") are local time.
+    private static func creationTime(_ metadata: OpaquePointer?) -> Date? {
+        func tag(_ key: String) -> String? { av_dict_get(metadata, key, nil, 0).map { String(cString: $0.pointee.value) } }
+        let utc = TimeZone(secondsFromGMT: 0)!
+        let found = tag("creation_time").flatMap { RecordingStart.parse($0, timeZone: utc) }
+            ?? tag("origination_date").flatMap { date in
+                tag("origination_time").flatMap { RecordingStart.parse("\(date) \($0.replacingOccurrences(of: "-", with: ":"))") }
+            }
+        return found.flatMap { RecordingStart.isPlausible($0) ? $0 : nil }
+    }
 
     private static func checkIsReadableFile(_ path: String) throws {
         var isDirectory: ObjCBool = false

@@ -69,15 +69,18 @@ public final class EncodedAudioWriter: AudioSink {
     private var nextTimestamp: Int64 = 0
     private var finished = false
 
-    public convenience init(url: URL, format: Format, sampleRate: Int, bitRate: Int? = nil, channels: Int = 1) throws {
+    /// `metadata`: the container's tags, such as "creation_time" (ISO 8601, UTC) or "title".
+    public convenience init(url: URL, format: Format, sampleRate: Int, bitRate: Int? = nil, channels: Int = 1,
+                            metadata: [String: String] = [:]) throws {
         try self.init(url: url, format: format, sampleRate: sampleRate, bitRate: bitRate, channels: channels,
-                      fastMP3: false)
+                      fastMP3: false, metadata: metadata)
     }
 
     /// `fastMP3`: LAME's "fast" quality level (what `lame -f` uses), for event clips: about a
     /// quarter less time than its default at the same bit rate. Not for whole recordings: its
     /// frames lean harder on each other, so a scratch in the middle loses more of the audio.
-    init(url: URL, format: Format, sampleRate: Int, bitRate: Int?, channels: Int, fastMP3: Bool) throws {
+    init(url: URL, format: Format, sampleRate: Int, bitRate: Int?, channels: Int, fastMP3: Bool,
+         metadata: [String: String] = [:]) throws {
         _ = ffmpegLogSilenced
         guard sampleRate > 0 else { throw SomniError(.badInput, "sample rate must be positive, not \(sampleRate)") }
         guard (1...8).contains(channels) else { throw SomniError(.badInput, "channels must be 1…8, not \(channels)") }
@@ -140,6 +143,7 @@ public final class EncodedAudioWriter: AudioSink {
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         if format == .m4a { av_dict_set(&options, "movflags", "+faststart", 0) }  // moov first: plays while loading
+        for (key, value) in metadata { av_dict_set(&container.pointee.metadata, key, value, 0) }
         try check(avformat_write_header(container, &options), "cannot write \(path)")
     }
 

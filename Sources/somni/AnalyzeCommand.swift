@@ -17,6 +17,11 @@ struct AnalyzeCommand: Command {
       --out DIR            write a bare night folder here instead of saving it in the store; with
                            several files, DIR holds one night folder per file, named after it
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
+      --started WHEN       when the recording started, as 2026-11-28T23:14 or "2026-11-28 23:14" (local
+                           time unless an offset such as +01:00 or Z follows); one file only. Without
+                           it the night is dated from the file's creation time (M4A/MP4 from a phone,
+                           broadcast WAV), else from a date and time in its name
+                           (Recording_20261128_231402.m4a), else left undated
     \(ClassifierChoice.help)
       --no-clips           keep no clips: events, summary and loudness only, in about a third
                            less time (for many nights analysed for their figures)
@@ -32,9 +37,16 @@ struct AnalyzeCommand: Command {
     var json: Bool
     var keepsClips: Bool
     var store: String?
+    var started: Date?
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
+        started = try a.option("--started").map { text in
+            guard let date = RecordingStart.parse(text) else {
+                throw UsageError("--started takes a date and time such as 2026-11-28T23:14 or \"2026-11-28 23:14\", not '\(text)'")
+            }
+            return date
+        }
         store = try a.option("--store")
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
@@ -46,6 +58,7 @@ struct AnalyzeCommand: Command {
 
     func validate() throws {
         guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
+        if started != nil, files.count > 1 { throw UsageError("--started dates one recording; give one FILE with it") }
     }
 
     func run() throws {
@@ -110,9 +123,13 @@ struct AnalyzeCommand: Command {
         let source = try AudioDecoder(url: input)  // the user's file first: its problems are the likelier ones
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
                                                    recordedSampleRate: source.recordedSampleRate)
+        let start = started.map { RecordingStart(date: $0, origin: .given) }
+            ?? source.creationTime.map { RecordingStart(date: $0, origin: .creationTime) }
+            ?? RecordingStart.inFileName(input.lastPathComponent).map { RecordingStart(date: $0, origin: .fileName) }
         let analyse = { (destination: URL) in
-            try classifier.analyze(source: source, sourceName: input.lastPathComponent, sensitivity: sensitivity,
-                                   destination: destination, showProgress: !json, keepsClips: keepsClips)
+            try classifier.analyze(source: source, sourceName: input.lastPathComponent, started: start,
+                                   sensitivity: sensitivity, destination: destination, showProgress: !json,
+                                   keepsClips: keepsClips)
         }
         if let destination { return (try analyse(destination), destination, nil) }
         // Analysed beside the store, then added in one transaction that moves the folder in.
@@ -132,8 +149,8 @@ struct AnalyzeCommand: Command {
 /// Runs the morning pipeline into a folder that appears only when complete, with a progress bar
 /// on a terminal.
 enum NightRun {
-    static func analyze<C: SoundClassifier>(source: some AudioSource, sourceName: String, classifier: C,
-                                            sensitivity: Int, destination: URL, showProgress: Bool,
+    static func analyze<C: SoundClassifier>(source: some AudioSource, sourceName: String, started: RecordingStart?,
+                                            classifier: C, sensitivity: Int, destination: URL, showProgress: Bool,
                                             keepsClips: Bool = true) throws -> Session {
         var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity,
                                      clipEncoder: keepsClips ? MP3ClipEncoder() : nil)
@@ -141,7 +158,7 @@ enum NightRun {
         let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
         return try NightFolder.writeAtomically(to: destination) { folder in
-            try analyzer.analyze(source: source, sourceName: sourceName, into: folder) { stage, fraction in
+            try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
                 bar?.update(stage.rawValue, fraction)
             }
         }
@@ -189,6 +206,9 @@ enum NightSummaryText {
         let m = s.summary
         var lines: [String] = []
         lines.append("Night of \(s.source)  (\(clock(s.duration)) recorded, classifier: \(s.settings.classifier), sensitivity \(s.settings.sensitivity))")
+        if let start = s.startedAt, s.startedFrom != .recorder {
+            lines.append("  started \(start)" + (s.startedFrom.map { " (from the \($0 == .given ? "--started option" : $0.rawValue))" } ?? ""))
+        }
         lines.append(String(format: "  analysed %@ of the night (%.0f%% active%@)", clock(m.analysedSeconds),
                             100 * m.activeShare, m.gateBypassed ? ", gate bypassed: everything classified" : ""))
         lines.append(String(format: "  snoring: %.1f min (%.1f%% of the night) in %d episode%@",

@@ -40,15 +40,17 @@ enum ClassifierChoice {
     }
 
     /// Runs the morning pipeline with whichever classifier was chosen.
-    func analyze(source: some AudioSource, sourceName: String, sensitivity: Int, destination: URL,
-                 showProgress: Bool, keepsClips: Bool = true) throws -> Session {
+    func analyze(source: some AudioSource, sourceName: String, started: RecordingStart? = nil, sensitivity: Int,
+                 destination: URL, showProgress: Bool, keepsClips: Bool = true) throws -> Session {
         switch self {
         case .heuristic(let c):
-            return try NightRun.analyze(source: source, sourceName: sourceName, classifier: c, sensitivity: sensitivity,
-                                        destination: destination, showProgress: showProgress, keepsClips: keepsClips)
+            return try NightRun.analyze(source: source, sourceName: sourceName, started: started, classifier: c,
+                                        sensitivity: sensitivity, destination: destination, showProgress: showProgress,
+                                        keepsClips: keepsClips)
         case .learned(let c):
-            return try NightRun.analyze(source: source, sourceName: sourceName, classifier: c, sensitivity: sensitivity,
-                                        destination: destination, showProgress: showProgress, keepsClips: keepsClips)
+            return try NightRun.analyze(source: source, sourceName: sourceName, started: started, classifier: c,
+                                        sensitivity: sensitivity, destination: destination, showProgress: showProgress,
+                                        keepsClips: keepsClips)
         }
     }
 }

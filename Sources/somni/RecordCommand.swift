@@ -219,7 +219,8 @@ struct RecordingOptions {
                               recovered: recovered) { master, folder, journal in
             var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: MP3ClipEncoder())
             return try analyzer.analyze(source: AudioDecoder(url: master), sourceName: "microphone",
-                                        startedAt: journal.startDate, into: folder)
+                                        started: journal.startDate.map { RecordingStart(date: $0, origin: .recorder) },
+                                        into: folder)
         }
     }
 

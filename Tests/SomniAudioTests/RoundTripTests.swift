@@ -138,3 +138,30 @@ import Testing
                 > 3 * TestSignals.power(at: 300, in: decoded[2_000..<14_000], sampleRate: 8_000))
     }
 }
+
+/// The container's creation time, which phones write into their M4A recordings.
+@Suite struct CreationTimeTests {
+    static func write(_ format: EncodedAudioWriter.Format, metadata: [String: String]) throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("somni-created-\(UUID().uuidString).\(format.fileExtension)")
+        let writer = try EncodedAudioWriter(url: url, format: format, sampleRate: 16_000, metadata: metadata)
+        let tone = (0..<16_000).map { Float(0.3 * sin(2 * Double.pi * 220 * Double($0) / 16_000)) }
+        try tone.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        return url
+    }
+
+    @Test func anM4AsCreationTimeIsRead() throws {
+        let dated = try Self.write(.m4a, metadata: ["creation_time": "2026-11-28T22:14:02.000000Z"])
+        defer { try? FileManager.default.removeItem(at: dated) }
+        #expect(try AudioDecoder(url: dated).creationTime == Date(timeIntervalSince1970: 1_795_904_042))
+
+        let undated = try Self.write(.m4a, metadata: [:])
+        defer { try? FileManager.default.removeItem(at: undated) }
+        #expect(try AudioDecoder(url: undated).creationTime == nil)
+        // A muxer that left the time at 0 says 1970: not a time a night was recorded.
+        let zero = try Self.write(.m4a, metadata: ["creation_time": "1970-01-01T00:00:00.000000Z"])
+        defer { try? FileManager.default.removeItem(at: zero) }
+        #expect(try AudioDecoder(url: zero).creationTime == nil)
+    }
+}

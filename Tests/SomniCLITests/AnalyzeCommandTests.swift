@@ -331,3 +331,55 @@ import Testing
         #expect(text.contains("reading") && text.contains("%") && text.contains("\r"), "expected a progress bar: \(text)")
     }
 }
+
+/// A recording from a phone app is dated from what it says of itself, so the store shows its
+/// date and bedtime; `--started` says it when the file does not.
+@Suite struct AnalyzeDatingTests {
+    @Test func aNightIsDatedFromTheFilesNameItsCreationTimeOrTheOption() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let utc = ["TZ": "UTC", "SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let named = dir.appendingPathComponent("Recording_20261128_231402.wav")
+        try CLI.synthesiseShortNight(at: named)
+        let plain = dir.appendingPathComponent("night.wav")
+        try FileManager.default.copyItem(at: named, to: plain)
+        let m4a = dir.appendingPathComponent("phone.m4a")
+        let writer = try EncodedAudioWriter(url: m4a, format: .m4a, sampleRate: 16_000,
+                                            metadata: ["creation_time": "2026-11-29T22:40:00.000000Z"])
+        let decoder = try AudioDecoder(url: plain)
+        var block = [Float](repeating: 0, count: 16_000)
+        while case let n = try block.withUnsafeMutableBufferPointer({ try decoder.read(into: $0) }), n > 0 {
+            try block.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[..<n])) }
+        }
+        try writer.finish()
+
+        func analyse(_ arguments: [String]) throws -> Session {
+            let r = try CLI.run(["analyze"] + arguments + ["--classifier", "heuristic", "--no-clips", "--json"], environment: utc)
+            try #require(r.status == 0, "\(arguments): \(r.stderr)")
+            return try JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
+        }
+        let fromName = try analyse([named.path])
+        #expect(fromName.startedAt == "2026-11-28T23:14:02Z" && fromName.startedFrom == .fileName)
+        let fromContainer = try analyse([m4a.path])
+        #expect(fromContainer.startedAt == "2026-11-29T22:40:00Z" && fromContainer.startedFrom == .creationTime)
+        let given = try analyse([m4a.path, "--started", "2026-11-30 23:05"])
+        #expect(given.startedAt == "2026-11-30T23:05:00Z" && given.startedFrom == .given)
+        let undated = try analyse([plain.path])
+        #expect(undated.startedAt == nil && undated.startedFrom == nil)
+
+        // The store lists each on its night, with its bedtime.
+        let listed = try CLI.run(["nights", "--json"], environment: utc)
+        let nights = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(Set(nights.compactMap { $0["date"] as? String }) == ["2026-11-28", "2026-11-29", "2026-11-30"], "\(listed.stdout)")
+        #expect(Set(nights.compactMap { $0["bedtime"] as? String }) == ["23:14", "22:40", "23:05"], "\(listed.stdout)")
+        // The readable summary says where the time came from.
+        let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
+                                "--no-clips"], environment: utc)
+        #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")
+
+        for bad in [[m4a.path, "--started", "tonight"], [m4a.path, named.path, "--started", "2026-11-30 23:05"]] {
+            let r = try CLI.run(["analyze"] + bad, environment: utc)
+            #expect(r.status == 64 && r.errorLines.count == 1 && r.stderr.contains("--started"), "\(bad): \(r.stderr)")
+        }
+    }
+}

@@ -37,3 +37,44 @@ import Testing
         #expect(throws: SomniError.self) { try EnvelopeFile.read(from: url) }
     }
 }
+
+/// Dating a recording from what it says of itself.
+@Suite struct RecordingStartTests {
+    static let plusOne = TimeZone(secondsFromGMT: 3600)!
+    /// 2026-11-28 23:14:02 at UTC+1.
+    static let bedtime = Date(timeIntervalSince1970: 1_795_904_042)
+
+    @Test func givenTimesAreReadInTheirOwnOffsetOrTheLocalOne() {
+        #expect(RecordingStart.parse("2026-11-28T23:14:02", timeZone: Self.plusOne) == Self.bedtime)
+        #expect(RecordingStart.parse("2026-11-28 23:14:02+01:00", timeZone: .init(secondsFromGMT: 0)!) == Self.bedtime)
+        #expect(RecordingStart.parse("2026-11-28T22:14:02.000000Z", timeZone: Self.plusOne) == Self.bedtime)
+        #expect(RecordingStart.parse("2026-11-28T23:14", timeZone: Self.plusOne) == Self.bedtime.addingTimeInterval(-2))
+        #expect(RecordingStart.parse("2026-11-28T17:14:02-0500") == Self.bedtime)
+        for bad in ["2026-11-28", "23:14", "2026-02-30T23:00", "2026-11-28T24:10", "yesterday", "2026-11-28T23:14+25:00"] {
+            #expect(RecordingStart.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test(arguments: [
+        "Recording_20261128_231402.m4a", "2026-11-28 23.14.02.m4a", "20261128-231402.wav", "VID_20261128_231402.mp4",
+        "night 2026-11-28 at 23-14-02.flac", "2026_11_28_23_14_02.ogg", "20261128T231402.wav",
+    ])
+    func recorderAppsNamesGiveTheStart(name: String) {
+        #expect(RecordingStart.inFileName(name, timeZone: Self.plusOne) == Self.bedtime, "\(name)")
+    }
+
+    @Test func namesWithoutADateAndTimeGiveNothing() {
+        for name in ["night-8h.wav", "fan-41.flac", "2026-11-28.m4a", "Recording 001.m4a", "20261128.wav",
+                     "120261128_231402.wav", "20261128_2314029.wav", "20261330_231402.wav", "1_139.wav"] {
+            #expect(RecordingStart.inFileName(name) == nil, "\(name)")
+        }
+        #expect(RecordingStart.inFileName("Recording_20261128_2314.m4a", timeZone: Self.plusOne) == Self.bedtime.addingTimeInterval(-2))
+    }
+
+    @Test func aStartIsPlausibleOnlyThisCenturyAndNotInTheFuture() {
+        let now = Self.bedtime.addingTimeInterval(8 * 3600)
+        #expect(RecordingStart.isPlausible(Self.bedtime, now: now))
+        #expect(!RecordingStart.isPlausible(Date(timeIntervalSince1970: 0), now: now))
+        #expect(!RecordingStart.isPlausible(now.addingTimeInterval(2 * 86_400), now: now))
+    }
+}

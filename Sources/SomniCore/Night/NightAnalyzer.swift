@@ -35,7 +35,8 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
 
     /// Analyses `source` and writes session.json, envelope.bin and clips/ into `folder`, which
     /// must exist (the caller makes it a temporary folder and renames it when this returns).
-    public mutating func analyze<Source: AudioSource>(source: Source, sourceName: String, startedAt: Date? = nil,
+    /// `started` dates the night (session.json's `startedAt` and `startedFrom`, the envelope's start).
+    public mutating func analyze<Source: AudioSource>(source: Source, sourceName: String, started: RecordingStart? = nil,
                                                       into folder: URL,
                                                       progress: (Stage, Double) -> Void = { _, _ in }) throws -> Session {
         // 1. The single decode pass: frame features, envelope, and the samples kept for later
@@ -99,7 +100,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
 
         let envelope = extractor.envelope
         let frames = extractor.frames
-        try EnvelopeFile.write(values: envelope, rate: 10, start: startedAt,
+        try EnvelopeFile.write(values: envelope, rate: 10, start: started?.date,
                                to: folder.appendingPathComponent(EnvelopeFile.fileName))
         if (envelope.max() ?? 0) < silentNightPeak {
             warnings.append("the recording is silent or nearly so (peak below −60 dBFS): the microphone may not have been recording")
@@ -164,10 +165,11 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         let analysed = SilenceGate.union(gate.stretches, contextStretches, mergeGap: 0).reduce(0) { $0 + ($1.end - $1.start) }
         let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
                                      gateBypassed: gate.bypassed, events: events, episodes: episodes)
-        let session = Session(source: sourceName, startedAt: startedAt.map(isoDateString), duration: duration,
+        var session = Session(source: sourceName, startedAt: started.map { isoDateString($0.date) }, duration: duration,
                               analysedSeconds: analysed, activeShare: gate.activeShare,
                               settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifier.name),
                               summary: summary, episodes: episodes, events: events, warnings: warnings)
+        session.startedFrom = started?.origin
         do {
             try session.jsonData().write(to: folder.appendingPathComponent(Session.fileName), options: .atomic)
         } catch {

@@ -1,0 +1,82 @@
+import Foundation
+
+/// When a recording started, and how that is known: the night's date, bedtime and wake time in
+/// the store come from it. A recording analysed from a file says so itself more often than not:
+/// an M4A from a phone carries its creation time, and recorder apps put the date and time in the
+/// file's name ("Recording_20261128_231402.m4a", "2026-11-28 23.14.02.m4a").
+public struct RecordingStart: Sendable, Equatable {
+    public enum Origin: String, Codable, Sendable {
+        /// `somni record`'s own clock.
+        case recorder
+        /// Given by the user (`somni analyze --started`).
+        case given
+        /// The container's creation time (MP4/M4A/MOV `creation_time`, a WAV's broadcast extension).
+        case creationTime = "creation time"
+        /// A date and time in the file's name.
+        case fileName = "file name"
+    }
+
+    public var date: Date
+    public var origin: Origin
+
+    public init(date: Date, origin: Origin) { self.date = date; self.origin = origin }
+
+    /// "2026-11-28T23:14", "2026-11-28 23:14:05", "2026-11-28T22:14:02.000000Z", "…+01:00": a date
+    /// and a time to the minute at least, in `timeZone` when the text has no offset of its own.
+    public static func parse(_ text: String, timeZone: TimeZone = .current) -> Date? {
+        let pattern = #"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$"#
+        guard let groups = match(pattern, in: text.trimmingCharacters(in: .whitespaces)) else { return nil }
+        var zone = timeZone
+        if let offset = groups[7] {
+            if offset == "Z" {
+                zone = TimeZone(secondsFromGMT: 0)!
+            } else {
+                let digits = offset.dropFirst().filter(\.isNumber)
+                guard digits.count == 4, let hh = Int(digits.prefix(2)), let mm = Int(digits.suffix(2)), hh < 24, mm < 60,
+                      let fixed = TimeZone(secondsFromGMT: (offset.hasPrefix("-") ? -1 : 1) * (hh * 3600 + mm * 60)) else { return nil }
+                zone = fixed
+            }
+        }
+        return date(groups, in: zone)
+    }
+
+    /// A date and time in a file name, read in `timeZone` (a phone names its files in local time).
+    /// The date as year-month-day, with or without separators, then the time to the minute at
+    /// least; a date alone is not enough for a bedtime, and digits run on either side mean the
+    /// number is something else.
+    public static func inFileName(_ name: String, timeZone: TimeZone = .current) -> Date? {
+        let pattern = #"(?<!\d)(20\d{2})[-_.]?(\d{2})[-_.]?(\d{2})(?:[ _T-]|[ _-]?at[ _-]?)?(\d{2})[-_.:h]?(\d{2})(?:[-_.:m]?(\d{2}))?(?!\d)"#
+        guard let groups = match(pattern, in: name) else { return nil }
+        return date(groups, in: timeZone)
+    }
+
+    /// A time a recording can have started at: this century, and not in the future (a day's
+    /// slack for a clock set wrong). An MP4 whose muxer left its creation time at 0 reads 1904
+    /// or 1970.
+    public static func isPlausible(_ date: Date, now: Date = Date()) -> Bool {
+        date >= Date(timeIntervalSince1970: 946_684_800) && date <= now.addingTimeInterval(86_400)
+    }
+
+    private static func match(_ pattern: String, in text: String) -> [String?]? {
+        guard let regex = try? NSRegularExpression(pattern: pattern),
+              let m = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) else { return nil }
+        return (0..<m.numberOfRanges).map { i in Range(m.range(at: i), in: text).map { String(text[$0]) } }
+    }
+
+    /// Groups 1–6 (year, month, day, hour, minute, second) as a date in `zone`; nil for a
+    /// day or time that does not exist (the 30th of February, 25 o'clock).
+    private static func date(_ g: [String?], in zone: TimeZone) -> Date? {
+        guard let year = g[1].flatMap({ Int($0) }), let month = g[2].flatMap({ Int($0) }), let day = g[3].flatMap({ Int($0) }),
+              let hour = g[4].flatMap({ Int($0) }), let minute = g[5].flatMap({ Int($0) }) else { return nil }
+        let second = g[6].flatMap { Int($0) } ?? 0
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60,
+              let date = calendar.date(from: parts) else { return nil }
+        // The calendar rolls the 30th of February over into March: such a name is not a date.
+        let back = calendar.dateComponents([.year, .month, .day], from: date)
+        guard back.year == year, back.month == month, back.day == day else { return nil }
+        return date
+    }
+}
