@@ -7,18 +7,22 @@ struct AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
     static let help = """
-    Usage: somni analyze FILE... [--out DIR] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
+    Usage: somni analyze FILE... [--join] [--out DIR] [--started WHEN] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
 
     Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
     coughs, and saves the night (session.json, envelope.bin, clips/) in the night store, where
     'somni nights', 'show', 'report' and 'export' find it. Several files are analysed one after
     another; one that fails is reported and the others go on (the exit status is then non-zero).
 
+      --join               the files are one night recorded in parts (a recorder that splits its
+                           files at 2 GB, say), in the order given: one night, the parts' start
+                           times (as below) placing each; a pause between parts is kept as silence
+                           and recorded as a gap
       --out DIR            write a bare night folder here instead of saving it in the store; with
                            several files, DIR holds one night folder per file, named after it
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
       --started WHEN       when the recording started, as 2026-11-28T23:14 or "2026-11-28 23:14" (local
-                           time unless an offset such as +01:00 or Z follows); one file only. Without
+                           time unless an offset such as +01:00 or Z follows); one night only. Without
                            it the night is dated from the file's creation time (M4A/MP4 from a phone,
                            broadcast WAV), else from a date and time in its name
                            (Recording_20261128_231402.m4a), else left undated
@@ -38,6 +42,7 @@ struct AnalyzeCommand: Command {
     var keepsClips: Bool
     var store: String?
     var started: Date?
+    var join: Bool
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
@@ -51,6 +56,7 @@ struct AnalyzeCommand: Command {
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")
+        join = a.flag("--join")
         keepsClips = !a.flag("--no-clips")
         files = [try a.requiredPositional("FILE")]
         while let more = a.positional() { files.append(more) }
@@ -58,12 +64,12 @@ struct AnalyzeCommand: Command {
 
     func validate() throws {
         guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
-        if started != nil, files.count > 1 { throw UsageError("--started dates one recording; give one FILE with it") }
+        if started != nil, files.count > 1, !join { throw UsageError("--started dates one night; give one FILE with it, or --join") }
     }
 
     func run() throws {
-        guard files.count > 1 else {
-            let night = try analyse(URL(fileURLWithPath: files[0]), into: out.map { URL(fileURLWithPath: $0) }, store: nil)
+        guard files.count > 1, !join else {
+            let night = try analyse(files.map { URL(fileURLWithPath: $0) }, into: out.map { URL(fileURLWithPath: $0) }, store: nil)
             return try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
                                                     command: Self.name)
         }
@@ -82,7 +88,7 @@ struct AnalyzeCommand: Command {
             let input = URL(fileURLWithPath: file)
             let destination = parent.map { $0.appendingPathComponent(Self.uniqueName(for: input, taken: &names)) }
             do {
-                let night = try analyse(input, into: destination, store: store)
+                let night = try analyse([input], into: destination, store: store)
                 if json {
                     sessions.append(try night.session.jsonData())
                     for w in night.session.warnings { printError("somni analyze: \(file): warning: \(w)") }
@@ -116,25 +122,61 @@ struct AnalyzeCommand: Command {
         return name
     }
 
-    /// One recording into a bare folder (`destination`) or into the store (`opened`, else opened
-    /// once the recording is known to decode).
-    private func analyse(_ input: URL, into destination: URL?, store opened: NightStore?) throws
+    /// Parts longer apart than this are not one night.
+    static let longestPause: Double = 12 * 3600
+
+    /// The parts of one night, each placed after the silence its start time shows before it (when
+    /// it and the part before both say when they started and how long they are).
+    static func joined(_ inputs: [URL], _ decoders: [AudioDecoder], starts: [RecordingStart?]) throws -> JoinedAudioSource {
+        var parts: [JoinedAudioSource.Part] = []
+        var notes: [String] = []
+        for i in inputs.indices {
+            var silence = 0.0
+            if i > 0, let previous = starts[i - 1]?.date, let length = decoders[i - 1].expectedDuration, let here = starts[i]?.date {
+                let pause = here.timeIntervalSince(previous.addingTimeInterval(length))
+                guard pause <= longestPause else {
+                    throw SomniError(.badInput, String(format: "%@ starts %.1f h after %@ ends: not one night",
+                                                       inputs[i].lastPathComponent, pause / 3600, inputs[i - 1].lastPathComponent))
+                }
+                if pause > 1 { silence = pause }
+                if pause < -1 {
+                    notes.append(String(format: "%@ starts %.0f s before %@ ends, by their times; joined end to end",
+                                        inputs[i].lastPathComponent, -pause, inputs[i - 1].lastPathComponent))
+                }
+            }
+            parts.append(.init(name: inputs[i].lastPathComponent, source: decoders[i],
+                               silenceBefore: Int((silence * Double(analysisSampleRate)).rounded())))
+        }
+        return JoinedAudioSource(parts: parts, notes: notes)
+    }
+
+    /// When a file says it started: its creation time, else a time in its name.
+    static func start(of input: URL, decoder: AudioDecoder) -> RecordingStart? {
+        decoder.creationTime.map { RecordingStart(date: $0, origin: .creationTime) }
+            ?? RecordingStart.inFileName(input.lastPathComponent).map { RecordingStart(date: $0, origin: .fileName) }
+    }
+
+    /// One night, from one file or (`--join`) several parts, into a bare folder (`destination`)
+    /// or into the store (`opened`, else opened once the recording is known to decode).
+    private func analyse(_ inputs: [URL], into destination: URL?, store opened: NightStore?) throws
         -> (session: Session, folder: URL, savedAs: String?) {
-        let source = try AudioDecoder(url: input)  // the user's file first: its problems are the likelier ones
+        // The user's files first: their problems are the likelier ones.
+        let decoders = try inputs.map { try AudioDecoder(url: $0) }
+        let starts = zip(inputs, decoders).map { Self.start(of: $0, decoder: $1) }
+        let start = started.map { RecordingStart(date: $0, origin: .given) } ?? starts[0]
+        let source: any AudioSource = decoders.count == 1 ? decoders[0] : try Self.joined(inputs, decoders, starts: starts)
+        let name = inputs.count == 1 ? inputs[0].lastPathComponent : inputs.map(\.lastPathComponent).joined(separator: " + ")
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
                                                    recordedSampleRate: source.recordedSampleRate)
-        let start = started.map { RecordingStart(date: $0, origin: .given) }
-            ?? source.creationTime.map { RecordingStart(date: $0, origin: .creationTime) }
-            ?? RecordingStart.inFileName(input.lastPathComponent).map { RecordingStart(date: $0, origin: .fileName) }
         let analyse = { (destination: URL) in
-            try classifier.analyze(source: source, sourceName: input.lastPathComponent, started: start,
+            try classifier.analyze(source: source, sourceName: name, started: start,
                                    sensitivity: sensitivity, destination: destination, showProgress: !json,
                                    keepsClips: keepsClips)
         }
         if let destination { return (try analyse(destination), destination, nil) }
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let store = try opened ?? openStore()
-        let incoming = store.newIncomingFolder(name: input.deletingPathExtension().lastPathComponent)
+        let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)
         let session = try analyse(incoming)
         let record: NightRecord
         do { record = try store.add(nightFolder: incoming, moving: true) } catch {

@@ -383,3 +383,63 @@ import Testing
         }
     }
 }
+
+/// `--join`: a night a recorder split into files is analysed as one, each part placed at its time.
+@Suite struct AnalyzeJoinTests {
+    /// The samples of `whole` from `from` to `to` as a 16 kHz WAV named `name`.
+    static func part(of whole: [Float], _ from: Int, _ to: Int, named name: String, in dir: URL) throws -> URL {
+        let url = dir.appendingPathComponent(name)
+        let writer = try WAVWriter(url: url)
+        try whole[from..<to].withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        return url
+    }
+
+    @Test func aSplitNightIsOneNightWithItsPauseKeptAsAGap() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["TZ": "UTC", "SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let whole = dir.appendingPathComponent("whole.wav")
+        try CLI.synthesiseShortNight(at: whole)
+        let decoder = try AudioDecoder(url: whole)
+        var samples: [Float] = [], block = [Float](repeating: 0, count: 16_000)
+        while case let n = try block.withUnsafeMutableBufferPointer({ try decoder.read(into: $0) }), n > 0 { samples += block[..<n] }
+        let split = 90 * 16_000
+        func analyse(_ files: [URL], _ extra: [String] = []) throws -> (CLIResult, Session?) {
+            let r = try CLI.run(["analyze"] + files.map(\.path) + extra + ["--classifier", "heuristic", "--no-clips", "--json"],
+                                environment: env)
+            return (r, r.status == 0 ? try JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8)) : nil)
+        }
+        let (_, reference) = try analyse([whole])
+        let original = try #require(reference)
+
+        // Back to back (the second part starts as the first ends): the same night, dated from the first.
+        let first = try Self.part(of: samples, 0, split, named: "ZOOM_20261128_230000.wav", in: dir)
+        let second = try Self.part(of: samples, split, samples.count, named: "ZOOM_20261128_230130.wav", in: dir)
+        let (r1, joined) = try analyse([first, second], ["--join"])
+        let night = try #require(joined, "\(r1.stderr)")
+        #expect(night.events == original.events && night.duration == original.duration && night.gaps == nil)
+        #expect(night.startedAt == "2026-11-28T23:00:00Z" && night.source == "ZOOM_20261128_230000.wav + ZOOM_20261128_230130.wav")
+
+        // Twenty seconds between the parts: kept as silence, so later events keep their clock time.
+        let late = try Self.part(of: samples, split, samples.count, named: "ZOOM_20261128_230150.wav", in: dir)
+        let (r2, paused) = try analyse([first, late], ["--join"])
+        let gapped = try #require(paused, "\(r2.stderr)")
+        #expect(gapped.gaps == [RecordingGap(start: 90, duration: 20, reason: "no recording between the files before ZOOM_20261128_230150.wav")])
+        #expect(abs(gapped.duration - (original.duration + 20)) < 0.01)
+        let far = original.events.filter { abs($0.start - 90) > 10 && abs($0.end - 90) > 10 }
+        #expect(far.count > 10)
+        for e in far {
+            let shift = e.start > 90 ? 20.0 : 0
+            #expect(gapped.events.contains { $0.eventClass == e.eventClass && abs($0.start - e.start - shift) < 0.05
+                                             && abs($0.end - e.end - shift) < 0.05 }, "\(e)")
+        }
+
+        // Parts thirteen hours apart are not one night: one error, nothing stored.
+        let nextDay = try Self.part(of: samples, split, samples.count, named: "ZOOM_20261129_120000.wav", in: dir)
+        let stored = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: env).stdout).count
+        let (r3, none) = try analyse([first, nextDay], ["--join"])
+        #expect(none == nil && r3.status == 65 && r3.errorLines.count == 1 && r3.stderr.contains("not one night"), "\(r3.stderr)")
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: env).stdout).count == stored)
+    }
+}

@@ -61,3 +61,36 @@ import Testing
         #expect(back.allSatisfy { abs($0 - 0.5) < 1e-4 })
     }
 }
+
+/// A night in parts, read as one recording with the pauses between parts kept as silence.
+@Suite struct JoinedAudioSourceTests {
+    final class Rated: AudioSource {
+        let inner: BufferAudioSource
+        let recordedSampleRate: Int?
+        let warnings: [String]
+        init(_ samples: [Float], rate: Int?, warnings: [String] = []) {
+            inner = BufferAudioSource(samples); recordedSampleRate = rate; self.warnings = warnings
+        }
+        var expectedDuration: Double? { inner.expectedDuration }
+        func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int { try inner.read(into: buffer) }
+    }
+
+    @Test(arguments: [1, 333, 16_000, 100_000])
+    func partsFollowEachOtherAfterTheirSilenceWhateverTheReads(block: Int) throws {
+        let a = (0..<1000).map { Float($0 + 1) }, b = (0..<500).map { Float(-$0 - 1) }, c = (0..<16).map { _ in Float(0.5) }
+        let joined = JoinedAudioSource(parts: [
+            .init(name: "a.wav", source: Rated(a, rate: 48_000, warnings: ["cut short"])),
+            .init(name: "b.wav", source: Rated(b, rate: 8_000), silenceBefore: 16_000),
+            .init(name: "c.wav", source: Rated(c, rate: nil), silenceBefore: 0),
+        ], notes: ["b.wav starts early"])
+        var out: [Float] = []
+        var buffer = [Float](repeating: .nan, count: block)
+        while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 { out += buffer[..<n] }
+        #expect(out == a + [Float](repeating: 0, count: 16_000) + b + c)
+        #expect(joined.gaps == [RecordingGap(start: 1000.0 / 16_000, duration: 1,
+                                             reason: "no recording between the files before b.wav")])
+        #expect(abs((joined.expectedDuration ?? 0) - Double(1000 + 16_000 + 500 + 16) / 16_000) < 1e-12)
+        #expect(joined.recordedSampleRate == 8_000)
+        #expect(joined.warnings == ["b.wav starts early", "a.wav: cut short"])
+    }
+}

@@ -26,11 +26,15 @@ public protocol AudioSource: AnyObject {
     /// Everything `read` delivers, readable again at any position without keeping a copy, when
     /// the source can give that cheaply (a 16 kHz mono PCM file); nil when it must be spooled.
     func rereadableSamples() -> PCM16Samples?
+    /// Stretches `read` filled with silence because there was no recording (between the files
+    /// of a night recorded in parts), as far as read so far.
+    var gaps: [RecordingGap] { get }
 }
 
 extension AudioSource {
     public func rereadableSamples() -> PCM16Samples? { nil }
     public var recordedSampleRate: Int? { nil }
+    public var gaps: [RecordingGap] { [] }
 }
 
 /// Writes a short clip (16 kHz mono) to a compressed file a browser can play.
