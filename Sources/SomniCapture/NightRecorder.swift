@@ -373,7 +373,7 @@ public final class NightRecorder<C: SoundClassifier> {
         recentEnvelope += values
         let keep = Int(30 * 60 * FeatureExtractor.envelopeRate)
         if recentEnvelope.count > keep { recentEnvelope.removeFirst(recentEnvelope.count - keep) }
-        detector?.prepare(noiseFloor: SilenceGate.percentile(recentEnvelope, 0.2))
+        detector?.prepare(noiseFloor: SilenceGate.roomFloor(recentEnvelope, SilenceGate.floorPercentile))
     }
 
     /// Opens the episode's clip at its backdated start less the lead-in (the pre-roll still holds

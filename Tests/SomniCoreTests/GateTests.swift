@@ -24,14 +24,14 @@ import Testing
             values.append(value)
             if i % 500 == 499 {
                 for p in [0.05, 0.2, 0.5, 0.9] {
-                    let exact = SilenceGate.percentile(values, p)
+                    let exact = SilenceGate.roomFloor(values, p)
                     let binned = histogram.quantile(p)
                     // At most one 1/8 dB bin above the exact value, never below it.
                     #expect(binned >= exact && binned <= exact * pow(10, 0.125 / 20) * 1.0001, "p \(p) after \(i + 1)")
                 }
             }
         }
-        #expect(histogram.total == values.filter(\.isFinite).count)
+        #expect(histogram.total == values.filter { $0.isFinite && $0 > 0 }.count)
     }
 
     @Test func stretchesOfPartOfAnEnvelopeKeepTheirTimes() {
@@ -128,6 +128,20 @@ import Testing
         let track = FrameTrack(raw: [0, 0, 0, 0, 0], low: [1, 3, 4, 2, 9], mid: [0, 0, 0, 0, 0], zcr: [])
         #expect(SilenceGate.snoreBandEnvelope(track) == [3, 4])
         #expect(SilenceGate.snoreBandEnvelope(track, frames: 2..<4) == [4])
+    }
+
+    @Test func digitalSilenceIsNotTheRoomsFloor() {
+        // A 10-minute room at 0.01 with two sounds, then 5 minutes of no recording (exactly 0,
+        // a pause between a night's parts): the room's floor still sets the threshold.
+        let room = Self.envelope(seconds: 600, bursts: [(100, 103), (400, 402)])
+        let paused = Array(room[..<3000]) + [Float](repeating: 0, count: 3000) + Array(room[3000...])
+        let g = SilenceGate.run(envelope: paused)
+        #expect(g.floor == 0.01 && abs(g.threshold - 0.025) < 1e-7)
+        #expect(g.stretches == [TimeRange(start: 98, end: 105), TimeRange(start: 698, end: 704)])
+        #expect(!g.bypassed)
+        // Counted as the floor, the pause took it to 0 and the threshold to −61 dBFS, under the room.
+        #expect(SilenceGate.percentile(paused, SilenceGate.floorPercentile) == 0)
+        #expect(SilenceGate.roomFloor(paused, SilenceGate.floorPercentile) == 0.01)
     }
 
     @Test func aSilentNightHasNoActiveStretch() {

@@ -753,7 +753,7 @@ enum BoundaryRefiner {
     /// The same for any band of `frames` and any factor.
     static func threshold(of band: [Float], factor: Float, around span: TimeRange, frames: FrameTrack) -> Float {
         let around = frames.frames(in: TimeRange(start: span.start - context, end: span.end + context))
-        return max(SilenceGate.percentile(Array(band[around]), floorPercentile) * factor, absoluteMinimum)
+        return max(SilenceGate.roomFloor(Array(band[around]), floorPercentile) * factor, absoluteMinimum)
     }
 
     /// The refined event(s) for a span of positive windows; the span itself when the frames show

@@ -46,7 +46,10 @@ public struct GateResult: Sendable, Equatable {
 /// Picks the stretches of a night worth classifying from its 10 Hz envelope.
 ///
 /// The floor is relative (a percentile of the night itself), so a bedroom with a loud air
-/// conditioner and a silent one both work. The threshold never drops below
+/// conditioner and a silent one both work. Digital silence (a level of exactly 0: no recording,
+/// such as a capture gap or the pause between the parts of a joined night) is not the room, and
+/// the floor is taken over the rest; otherwise pauses filling a fifth of a night would bring it to
+/// 0 and open the gate to the whole night. The threshold never drops below
 /// `absoluteMinimum` (≈ −61 dBFS, the seeds' screener bound): on a digitally silent night the
 /// floor is 0 and without it every dither step would count as active.
 public enum SilenceGate {
@@ -72,12 +75,12 @@ public enum SilenceGate {
         guard duration > 0 else {
             return GateResult(stretches: [], floor: 0, threshold: absoluteMinimum, activeShare: 0, bypassed: false)
         }
-        let floor = percentile(envelope, floorPercentile)
+        let floor = roomFloor(envelope, floorPercentile)
         let threshold = max(floor * factor, absoluteMinimum)
         var stretches = self.stretches(envelope, in: envelope.indices, above: threshold, rate: rate, pad: pad,
                                        mergeGap: mergeGap, duration: duration)
         if let snoreBand {
-            let bandThreshold = max(percentile(snoreBand, floorPercentile) * factor, absoluteMinimum)
+            let bandThreshold = max(roomFloor(snoreBand, floorPercentile) * factor, absoluteMinimum)
             stretches = union(stretches, self.stretches(snoreBand, in: snoreBand.indices, above: bandThreshold, rate: rate,
                                                         pad: pad, mergeGap: mergeGap, duration: duration),
                               mergeGap: mergeGap)
@@ -134,6 +137,12 @@ public enum SilenceGate {
             }
         }
         return merged(padded, gap: mergeGap)
+    }
+
+    /// The room's floor: the `p` quantile of the levels other than digital silence (exactly 0) or
+    /// damaged values; 0 when there are none.
+    public static func roomFloor(_ levels: [Float], _ p: Double) -> Float {
+        percentile(levels.filter { $0 > 0 }, p)
     }
 
     /// The `p` quantile (0…1) of the finite values, nearest rank; 0 when there are none.

@@ -233,14 +233,14 @@ struct LevelHistogram {
     private(set) var total = 0
 
     mutating func add(_ level: Float) {
-        guard level.isFinite else { return }  // as the gate, which never counts them
-        let decibels = level > 0 ? 20 * log10(level) : Self.lowest
+        guard level.isFinite, level > 0 else { return }  // as the gate's room floor, which counts neither
+        let decibels = 20 * log10(level)
         let bin = Int(min(max(0, (decibels - Self.lowest) * Self.binsPerDecibel), Float(counts.count - 1)))
         counts[bin] += 1
         total += 1
     }
 
-    /// The `p` quantile by nearest rank, as `SilenceGate.percentile`, to within a bin (its top).
+    /// The `p` quantile by nearest rank, as `SilenceGate.roomFloor`, to within a bin (its top).
     func quantile(_ p: Double) -> Float {
         guard total > 0 else { return 0 }
         let rank = TimeRange.index(p * Double(total - 1), .toNearestOrAwayFromZero, limit: total - 1)
