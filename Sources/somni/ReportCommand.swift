@@ -109,7 +109,7 @@ struct ReportCommand: Command {
             if case .copied = linking, !clipsFolderWasThere { try? FileManager.default.removeItem(at: clipsFolder) }
             throw error
         }
-        let what = trends.map { "trends over \($0.count) nights, \(nights.count) in full" }
+        let what = trends.map { "trends over \($0.count) night\($0.count == 1 ? "" : "s"), \(nights.count) in full" }
             ?? "\(nights.count) night\(nights.count == 1 ? "" : "s")"
         print("Wrote \(page.path) (\(what))")
     }
