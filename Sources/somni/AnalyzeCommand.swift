@@ -125,29 +125,21 @@ struct AnalyzeCommand: Command {
     /// Parts longer apart than this are not one night.
     static let longestPause: Double = 12 * 3600
 
-    /// The parts of one night, each placed after the silence its start time shows before it (when
-    /// it and the part before both say when they started and how long they are).
+    /// The parts of one night, each placed after the pause its start time shows. Parts more than
+    /// `longestPause` apart by their headers' durations are refused before anything is read.
     static func joined(_ inputs: [URL], _ decoders: [AudioDecoder], starts: [RecordingStart?]) throws -> JoinedAudioSource {
-        var parts: [JoinedAudioSource.Part] = []
-        var notes: [String] = []
-        for i in inputs.indices {
-            var silence = 0.0
-            if i > 0, let previous = starts[i - 1]?.date, let length = decoders[i - 1].expectedDuration, let here = starts[i]?.date {
-                let pause = here.timeIntervalSince(previous.addingTimeInterval(length))
-                guard pause <= longestPause else {
-                    throw SomniError(.badInput, String(format: "%@ starts %.1f h after %@ ends: not one night",
-                                                       inputs[i].lastPathComponent, pause / 3600, inputs[i - 1].lastPathComponent))
-                }
-                if pause > 1 { silence = pause }
-                if pause < -1 {
-                    notes.append(String(format: "%@ starts %.0f s before %@ ends, by their times; joined end to end",
-                                        inputs[i].lastPathComponent, -pause, inputs[i - 1].lastPathComponent))
-                }
+        for i in inputs.indices.dropFirst() {
+            guard let previous = starts[i - 1]?.date, let length = decoders[i - 1].expectedDuration,
+                  let here = starts[i]?.date else { continue }
+            let pause = JoinedAudioSource.pause(from: previous, lasting: length, to: here)
+            guard pause <= longestPause else {
+                throw SomniError(.badInput, String(format: "%@ starts %.1f h after %@ ends: not one night",
+                                                   inputs[i].lastPathComponent, pause / 3600, inputs[i - 1].lastPathComponent))
             }
-            parts.append(.init(name: inputs[i].lastPathComponent, source: decoders[i],
-                               silenceBefore: Int((silence * Double(analysisSampleRate)).rounded())))
         }
-        return JoinedAudioSource(parts: parts, notes: notes)
+        return JoinedAudioSource(parts: inputs.indices.map {
+            .init(name: inputs[$0].lastPathComponent, source: decoders[$0], start: starts[$0]?.date)
+        })
     }
 
     /// When a file says it started: its creation time, else a time in its name.

@@ -76,21 +76,48 @@ import Testing
     }
 
     @Test(arguments: [1, 333, 16_000, 100_000])
-    func partsFollowEachOtherAfterTheirSilenceWhateverTheReads(block: Int) throws {
-        let a = (0..<1000).map { Float($0 + 1) }, b = (0..<500).map { Float(-$0 - 1) }, c = (0..<16).map { _ in Float(0.5) }
+    func partsFollowEachOtherAfterTheirPauseWhateverTheReads(block: Int) throws {
+        // a: 1000 samples from t0; b starts 1 s after a ends; c starts 0.5 s early (an overlap,
+        // joined end to end); d has no time (joined end to end, silently).
+        let a = (0..<1000).map { Float($0 + 1) }, b = (0..<500).map { Float(-$0 - 1) }
+        let c = [Float](repeating: 0.5, count: 16), d = [Float](repeating: 0.25, count: 8)
+        let t0 = Date(timeIntervalSince1970: 1_795_904_042)
+        let bStart = t0.addingTimeInterval(1000.0 / 16_000 + 1)
         let joined = JoinedAudioSource(parts: [
-            .init(name: "a.wav", source: Rated(a, rate: 48_000, warnings: ["cut short"])),
-            .init(name: "b.wav", source: Rated(b, rate: 8_000), silenceBefore: 16_000),
-            .init(name: "c.wav", source: Rated(c, rate: nil), silenceBefore: 0),
-        ], notes: ["b.wav starts early"])
+            .init(name: "a.wav", source: Rated(a, rate: 48_000, warnings: ["cut short"]), start: t0),
+            .init(name: "b.wav", source: Rated(b, rate: 8_000), start: bStart),
+            .init(name: "c.wav", source: Rated(c, rate: nil), start: bStart.addingTimeInterval(500.0 / 16_000 - 2)),
+            .init(name: "d.wav", source: Rated(d, rate: nil)),
+        ])
+        #expect(abs((joined.expectedDuration ?? 0) - Double(1000 + 16_000 + 500 + 16 + 8) / 16_000) < 1e-9)
         var out: [Float] = []
         var buffer = [Float](repeating: .nan, count: block)
         while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 { out += buffer[..<n] }
-        #expect(out == a + [Float](repeating: 0, count: 16_000) + b + c)
+        #expect(out == a + [Float](repeating: 0, count: 16_000) + b + c + d)
         #expect(joined.gaps == [RecordingGap(start: 1000.0 / 16_000, duration: 1,
                                              reason: "no recording between the files before b.wav")])
-        #expect(abs((joined.expectedDuration ?? 0) - Double(1000 + 16_000 + 500 + 16) / 16_000) < 1e-12)
         #expect(joined.recordedSampleRate == 8_000)
-        #expect(joined.warnings == ["b.wav starts early", "a.wav: cut short"])
+        #expect(joined.warnings == ["c.wav starts 2 s before b.wav ends, by their times; joined end to end", "a.wav: cut short"])
+    }
+
+    @Test func aPartShorterThanItsHeaderSaysIsFollowedByThePauseItReallyLeft() throws {
+        // A part whose header claims 2 s but which decodes 1 s (cut off): the next part, started 3 s
+        // after it, follows 2 s of silence, not 1 s.
+        final class CutShort: AudioSource {
+            let inner = BufferAudioSource([Float](repeating: 0.1, count: 16_000))
+            var expectedDuration: Double? { 2 }
+            let warnings: [String] = []
+            func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int { try inner.read(into: buffer) }
+        }
+        let t0 = Date(timeIntervalSince1970: 1_795_904_042)
+        let joined = JoinedAudioSource(parts: [
+            .init(name: "a.wav", source: CutShort(), start: t0),
+            .init(name: "b.wav", source: BufferAudioSource([1, 1]), start: t0.addingTimeInterval(3)),
+        ])
+        var out: [Float] = []
+        var buffer = [Float](repeating: 0, count: 4096)
+        while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 { out += buffer[..<n] }
+        #expect(out.count == 16_000 + 32_000 + 2)
+        #expect(joined.gaps.map(\.duration) == [2])
     }
 }

@@ -1,40 +1,43 @@
 import Foundation
 
 /// One night recorded as several files, read as one recording: a handheld recorder splits its
-/// WAV at 2 or 4 GB (a few hours at 48 kHz), an app may split by the hour. Each part may be
-/// preceded by silence, where the parts' own start times show a pause between them, so the
+/// WAV at 2 or 4 GB (a few hours at 48 kHz), an app may split by the hour. Where two consecutive
+/// parts both say when they started, the pause between the end of one (as far as it really
+/// decoded, not as its header claims) and the start of the next is read as silence, so the
 /// night's clock stays true; those stretches are the night's gaps.
 public final class JoinedAudioSource: AudioSource {
     public struct Part {
         public var name: String
         public var source: any AudioSource
-        /// Samples of silence before this part.
-        public var silenceBefore: Int
-        public init(name: String, source: any AudioSource, silenceBefore: Int = 0) {
-            self.name = name; self.source = source; self.silenceBefore = max(0, silenceBefore)
+        /// When the part started, if known.
+        public var start: Date?
+        public init(name: String, source: any AudioSource, start: Date? = nil) {
+            self.name = name; self.source = source; self.start = start
         }
     }
 
+    /// Pauses shorter than this are the parts' own rounding, not a stop of the recorder.
+    public static let shortestPause = 1.0
+
     private let parts: [Part]
-    private let notes: [String]
     private var current = 0
-    private var silenceLeft: Int
-    private var position = 0
+    private var silenceLeft = 0
+    /// Samples delivered so far, and where the current part began.
+    private var position = 0, partStart = 0
     public private(set) var gaps: [RecordingGap] = []
+    private var notes: [String] = []
 
-    /// `notes` join the parts' own warnings (how the parts were put together, when that is in doubt).
-    public init(parts: [Part], notes: [String] = []) {
-        self.parts = parts
-        self.notes = notes
-        silenceLeft = parts.first?.silenceBefore ?? 0
-    }
+    public init(parts: [Part]) { self.parts = parts }
 
-    /// Known when every part's duration is.
+    /// From the parts' durations and start times; nil when a part's duration is unknown.
     public var expectedDuration: Double? {
         var total = 0.0
-        for part in parts {
+        for (i, part) in parts.enumerated() {
             guard let seconds = part.source.expectedDuration else { return nil }
-            total += seconds + Double(part.silenceBefore) / Double(analysisSampleRate)
+            if i > 0, let previous = parts[i - 1].start, let length = parts[i - 1].source.expectedDuration, let here = part.start {
+                total += max(0, Self.pause(from: previous, lasting: length, to: here))
+            }
+            total += seconds
         }
         return total
     }
@@ -47,27 +50,40 @@ public final class JoinedAudioSource: AudioSource {
         notes + parts.flatMap { part in part.source.warnings.map { "\(part.name): \($0)" } }
     }
 
+    /// Seconds from the end of a part that started at `start` and lasted `length` to `next`;
+    /// 0 for pauses shorter than `shortestPause` either way.
+    public static func pause(from start: Date, lasting length: Double, to next: Date) -> Double {
+        let pause = next.timeIntervalSince(start) - length
+        return abs(pause) < shortestPause ? 0 : pause
+    }
+
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        let rate = Double(analysisSampleRate)
         var filled = 0
         while filled < buffer.count, current < parts.count {
             if silenceLeft > 0 {
                 let n = min(silenceLeft, buffer.count - filled)
-                if silenceLeft == parts[current].silenceBefore {
-                    gaps.append(RecordingGap(start: Double(position) / Double(analysisSampleRate),
-                                             duration: Double(silenceLeft) / Double(analysisSampleRate),
-                                             reason: "no recording between the files before \(parts[current].name)"))
-                }
                 UnsafeMutableBufferPointer(rebasing: buffer[filled..<(filled + n)]).update(repeating: 0)
                 silenceLeft -= n; filled += n; position += n
+                if silenceLeft == 0 { partStart = position }
                 continue
             }
             let n = try parts[current].source.read(into: UnsafeMutableBufferPointer(rebasing: buffer[filled...]))
-            if n == 0 {
-                current += 1
-                silenceLeft = current < parts.count ? parts[current].silenceBefore : 0
-                continue
+            if n > 0 { filled += n; position += n; continue }
+            // The part ended: place the next one after the pause their times show.
+            let length = Double(position - partStart) / rate
+            current += 1
+            partStart = position
+            guard current < parts.count, let previous = parts[current - 1].start, let here = parts[current].start else { continue }
+            let pause = Self.pause(from: previous, lasting: length, to: here)
+            if pause > 0 {
+                silenceLeft = Int((pause * rate).rounded())
+                gaps.append(RecordingGap(start: Double(position) / rate, duration: Double(silenceLeft) / rate,
+                                         reason: "no recording between the files before \(parts[current].name)"))
+            } else if pause < 0 {
+                notes.append(String(format: "%@ starts %.0f s before %@ ends, by their times; joined end to end",
+                                    parts[current].name, -pause, parts[current - 1].name))
             }
-            filled += n; position += n
         }
         return filled
     }
