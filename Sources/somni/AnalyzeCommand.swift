@@ -70,8 +70,10 @@ struct AnalyzeCommand: Command {
     func run() throws {
         guard files.count > 1, !join else {
             let night = try analyse(files.map { URL(fileURLWithPath: $0) }, into: out.map { URL(fileURLWithPath: $0) }, store: nil)
-            return try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
-                                                    command: Self.name)
+            try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
+                                             command: Self.name)
+            if !json { Self.sayIfUndated(night.session, savedAs: night.savedAs) }
+            return
         }
         // Several recordings: one store for all, or one folder per file under --out.
         let parent = out.map { URL(fileURLWithPath: $0, isDirectory: true) }
@@ -96,6 +98,7 @@ struct AnalyzeCommand: Command {
                     if i > 0 { print("") }
                     try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: false,
                                                      command: Self.name)
+                    Self.sayIfUndated(night.session, savedAs: night.savedAs)
                 }
             } catch {
                 printError("somni analyze: \(file): error: \(error)")
@@ -107,6 +110,13 @@ struct AnalyzeCommand: Command {
         let code = (first.error as? SomniError)?.code ?? .internalError
         throw SomniError(code, "\(failures.count) of \(files.count) recordings could not be analysed: "
                          + failures.map(\.file).joined(separator: ", "))
+    }
+
+    /// A stored night without a date has no bedtime in 'somni nights' and no place in the trends.
+    static func sayIfUndated(_ session: Session, savedAs: String?) {
+        guard session.startedAt == nil, savedAs != nil else { return }
+        print("The recording does not say when it started, so the night is undated; "
+              + "'somni analyze \(session.source) --started \"YYYY-MM-DD HH:MM\"' dates it.")
     }
 
     private func openStore() throws -> NightStore {

@@ -372,7 +372,10 @@ import Testing
         let nights = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
         #expect(Set(nights.compactMap { $0["date"] as? String }) == ["2026-11-28", "2026-11-29", "2026-11-30"], "\(listed.stdout)")
         #expect(Set(nights.compactMap { $0["bedtime"] as? String }) == ["23:14", "22:40", "23:05"], "\(listed.stdout)")
-        // The readable summary says where the time came from.
+        // Stored undated, the summary says how to date it; dated, it says where the time came from.
+        let plainText = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips"], environment: utc)
+        #expect(plainText.stdout.contains("the night is undated; 'somni analyze night.wav --started \"YYYY-MM-DD HH:MM\"'"),
+                "\(plainText.stdout)")
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
         #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")
