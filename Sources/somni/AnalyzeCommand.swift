@@ -115,8 +115,8 @@ struct AnalyzeCommand: Command {
     /// A stored night without a date has no bedtime in 'somni nights' and no place in the trends.
     static func sayIfUndated(_ session: Session, savedAs: String?) {
         guard session.startedAt == nil, savedAs != nil else { return }
-        print("The recording does not say when it started, so the night is undated; "
-              + "'somni analyze \(session.source) --started \"YYYY-MM-DD HH:MM\"' dates it.")
+        print("The recording does not say when it started, so the night is undated: analysed again with "
+              + "--started \"YYYY-MM-DD HH:MM\" (and 'somni delete \(savedAs ?? "")' for this one), it is dated.")
     }
 
     private func openStore() throws -> NightStore {

@@ -374,7 +374,7 @@ import Testing
         #expect(Set(nights.compactMap { $0["bedtime"] as? String }) == ["23:14", "22:40", "23:05"], "\(listed.stdout)")
         // Stored undated, the summary says how to date it; dated, it says where the time came from.
         let plainText = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips"], environment: utc)
-        #expect(plainText.stdout.contains("the night is undated; 'somni analyze night.wav --started \"YYYY-MM-DD HH:MM\"'"),
+        #expect(plainText.stdout.contains("the night is undated: analysed again with --started \"YYYY-MM-DD HH:MM\""),
                 "\(plainText.stdout)")
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
