@@ -19,11 +19,12 @@ public final class NightStore {
 
     public static let databaseName = "somni.sqlite"
 
-    /// `$SOMNI_STORE`, else the `--store` value, else `$XDG_DATA_HOME/somni`, else ~/.local/share/somni.
+    /// The `--store` value, else `$SOMNI_STORE`, else `$XDG_DATA_HOME/somni`, else ~/.local/share/somni:
+    /// what is typed on the command line wins over what the shell's profile set long ago.
     public static func defaultDirectory(explicit: String?,
                                         environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        if let s = environment["SOMNI_STORE"], !s.isEmpty { return URL(fileURLWithPath: s, isDirectory: true) }
         if let s = explicit, !s.isEmpty { return URL(fileURLWithPath: s, isDirectory: true) }
+        if let s = environment["SOMNI_STORE"], !s.isEmpty { return URL(fileURLWithPath: s, isDirectory: true) }
         if let s = environment["XDG_DATA_HOME"], !s.isEmpty {
             return URL(fileURLWithPath: s, isDirectory: true).appendingPathComponent("somni", isDirectory: true)
         }

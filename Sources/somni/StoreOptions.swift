@@ -9,8 +9,8 @@ struct StoreOptions {
     var json: Bool
 
     static let help = """
-      --store DIR   the night store (default: $SOMNI_STORE when set, else this flag,
-                    else $XDG_DATA_HOME/somni, else ~/.local/share/somni)
+      --store DIR   the night store (default: $SOMNI_STORE when set, else
+                    $XDG_DATA_HOME/somni, else ~/.local/share/somni)
     """
     static let jsonHelp = "  --json        print JSON instead of a table"
 

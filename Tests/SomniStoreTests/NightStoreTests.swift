@@ -300,9 +300,10 @@ import SomniCore
         }
     }
 
-    @Test func theStoreDirectoryComesFromTheEnvironmentThenTheFlagThenXDG() {
+    @Test func theStoreDirectoryComesFromTheFlagThenTheEnvironmentThenXDG() {
         let env = ["SOMNI_STORE": "/env", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"]
-        #expect(NightStore.defaultDirectory(explicit: "/flag", environment: env).path == "/env")
+        #expect(NightStore.defaultDirectory(explicit: "/flag", environment: env).path == "/flag")
+        #expect(NightStore.defaultDirectory(explicit: nil, environment: env).path == "/env")
         #expect(NightStore.defaultDirectory(explicit: "/flag", environment: ["XDG_DATA_HOME": "/xdg"]).path == "/flag")
         #expect(NightStore.defaultDirectory(explicit: nil, environment: ["XDG_DATA_HOME": "/xdg"]).path == "/xdg/somni")
         #expect(NightStore.defaultDirectory(explicit: nil, environment: ["HOME": "/home/u"]).path
