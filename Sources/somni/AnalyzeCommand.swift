@@ -263,9 +263,12 @@ enum NightSummaryText {
                          + String(format: " %4d events  %6.1f per hour", n, m.eventsPerHour[c.rawValue] ?? 0))
         }
         if !s.events.isEmpty {
-            lines.append("  loudest events:")
+            // A dated night's events at the time of day they happened, as 'somni show' lists them.
+            let wallClock = NightClock(iso: s.startedAt)
+            lines.append("  loudest events" + (wallClock == nil ? " (time into the recording):" : ":"))
             for e in s.events.sorted(by: { $0.severity > $1.severity }).prefix(5) {
-                lines.append("    \(clock(e.start))  " + e.eventClass.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                let when = wallClock?.timeWithSeconds(at: e.start) ?? clock(e.start)
+                lines.append("    \(when)  " + e.eventClass.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
                              + String(format: " %5.1f s  peak %6.1f dBFS  severity %3.0f", e.duration, e.peakDBFS, e.severity))
             }
         }
