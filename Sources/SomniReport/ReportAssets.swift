@@ -330,7 +330,6 @@ enum ReportAssets {
           seek(ev);
         });
         canvas.addEventListener('pointermove', function (ev) { if (canvas.hasPointerCapture(ev.pointerId)) { seek(ev); } });
-        return show;
         button.addEventListener('click', function () {
           if (audio.paused) {
             document.querySelectorAll('audio').forEach(function (other) { if (other !== audio) { other.pause(); } });
@@ -342,6 +341,7 @@ enum ReportAssets {
           }
         });
         audio.addEventListener('pause', function () { button.textContent = '▶'; button.setAttribute('aria-label', 'Play'); });
+        return show;
       }
 
       function drawTrends(trends, el) {

@@ -145,10 +145,22 @@ struct BrowserInteractionTests {
           });
           root.setAttribute('data-test-keys', document.querySelector('output.readout').textContent);
           var audio = document.querySelector('li.event audio');
+          var rows = document.querySelectorAll('li.event');
+          function state(li) { return li.querySelector('audio').paused + ' ' + li.querySelector('button').getAttribute('aria-label'); }
           function scrub() {
             at(document.querySelector('li.event canvas'), 0.5);
             root.setAttribute('data-test-position', (audio.currentTime / audio.duration).toFixed(2));
             root.setAttribute('data-test-paused', String(audio.paused));
+            // Play the first clip, then the second (which stops the first), then pause the second;
+            // each state read once the media events of the click have been handled.
+            function press(row, then) { rows[row].querySelector('button').click(); setTimeout(then, 50); }
+            press(0, function () {
+              root.setAttribute('data-test-play-first', state(rows[0]));
+              press(1, function () {
+                root.setAttribute('data-test-play-second', state(rows[0]) + ' / ' + state(rows[1]));
+                press(1, function () { root.setAttribute('data-test-pause-second', state(rows[1])); });
+              });
+            });
           }
           if (audio.readyState >= 1) { scrub(); } else { audio.addEventListener('loadedmetadata', scrub); }
         })();
@@ -160,7 +172,9 @@ struct BrowserInteractionTests {
         let page = try BrowserTests.writeReport(in: scratch)
         let html = try String(contentsOf: page, encoding: .utf8)
         try Data(html.replacingOccurrences(of: "</body>", with: BrowserInteractionTests.driver + "</body>").utf8).write(to: page)
-        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"])
+        let out = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000",
+                                                                   // The driver's click is no user's gesture.
+                                                                   "--autoplay-policy=no-user-gesture-required"])
         let dom = out.stdout
         #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
         let readout = rootAttribute("data-test-readout", in: dom) ?? ""
@@ -171,6 +185,10 @@ struct BrowserInteractionTests {
         #expect(keys.hasPrefix("01:39:50") && keys.contains("-54 dBFS") && keys.contains("no event"), "keyboard readout: \(keys)")
         #expect(rootAttribute("data-test-position", in: dom) == "0.50", "dragging before play positions the clip")
         #expect(rootAttribute("data-test-paused", in: dom) == "true", "and does not start it")
+        // The play button plays its clip and stops any other; pressed again, it pauses.
+        #expect(rootAttribute("data-test-play-first", in: dom) == "false Pause")
+        #expect(rootAttribute("data-test-play-second", in: dom) == "true Play / false Pause")
+        #expect(rootAttribute("data-test-pause-second", in: dom) == "true Play")
     }
 
     @Test func aReportOfSeveralNightsDrawsTrendsAndCopesWithAnUndatedNight() throws {
