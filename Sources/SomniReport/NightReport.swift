@@ -119,7 +119,8 @@ public enum NightReport {
             let time = clock.map { $0.timeWithSeconds(at: e.start) } ?? "+" + Format.elapsed(e.start)
             let audio = n.clipSources[e.id].map { "<audio preload=\"none\" src=\"\(escape($0))\"></audio>" } ?? ""
             items += """
-            <li class="event \(e.eventClass.rawValue)" data-event="\(escape(e.id))"><span class="badge \(e.eventClass.rawValue)">\
+            <li class="event \(e.eventClass.rawValue)" data-event="\(escape(e.id))" data-start="\(Format.fixed(e.start, 2))" \
+            data-severity="\(Format.fixed(e.severity, 2))"><span class="badge \(e.eventClass.rawValue)">\
             \(Format.className(e.eventClass))</span><span class="meta">\(time)</span>\
             <span class="meta">\(Format.fixed(e.duration, 1)) s</span>\
             <span class="meta">\(Format.fixed(e.peakDBFS, 1)) dBFS</span>\
@@ -131,6 +132,19 @@ public enum NightReport {
             """
         }
         if items.isEmpty { items = "<li class=\"empty\">No events were found this night.</li>\n" }
+        // A night's hundreds of snores would bury its few words and coughs: each class can be
+        // hidden, and the list put loudest first.
+        var shows = ""
+        for c in EventClass.allCases {
+            let count = s.events.filter { $0.eventClass == c }.count
+            shows += "<label><input type=\"checkbox\" data-show=\"\(c.rawValue)\" checked\(count == 0 ? " disabled" : "")>"
+                + "<i class=\"dot \(c.rawValue)\"></i>\(Format.className(c)) (\(count))</label>"
+        }
+        let tools = s.events.isEmpty ? "" : """
+            <div class="event-tools" role="group" aria-label="which events to list, and in what order">\(shows)\
+            <label>Order <select data-order><option value="time">by time</option>\
+            <option value="severity">by severity, highest first</option></select></label></div>
+            """
         var notes = s.warnings
         if !n.missingClips.isEmpty {
             notes.append("\(n.missingClips.count) clip\(n.missingClips.count == 1 ? " is" : "s are") missing from the night folder; "
@@ -155,6 +169,7 @@ public enum NightReport {
         <p class="hint">One row per hour, one cell per 10 s. Brighter is louder on a fixed scale (−70 to −10 dBFS), so nights can be compared. Hover, drag or use the arrow keys to read.</p>
         <div class="ribbon" tabindex="0" aria-label="ribbon: use the arrow keys to read each 10-second cell"></div><output class="readout" aria-live="polite">Hover or drag over the ribbon to read time, level and class.</output>
         <h3>Events (\(s.events.count))</h3>
+        \(tools)
         <ol class="events">
         \(items)</ol>
         </section>

@@ -84,6 +84,10 @@ enum ReportAssets {
     .ribbon .cursor { fill: none; stroke: var(--fg); stroke-width: 2; vector-effect: non-scaling-stroke; }
     output.readout { display: block; min-height: 1.5em; margin-top: 6px; font-variant-numeric: tabular-nums; font-size: .9rem; }
     ol.events { list-style: none; padding: 0; margin: 0; }
+    ol.events.hide-snoring li.snoring, ol.events.hide-sleep_talk li.sleep_talk, ol.events.hide-cough li.cough { display: none; }
+    .event-tools { display: flex; flex-wrap: wrap; gap: 6px 18px; align-items: center; margin: 0 0 8px; font-size: .9rem; }
+    .event-tools label { display: inline-flex; align-items: center; gap: 4px; }
+    .event-tools input:disabled + .dot { opacity: .4; }
     li.event { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; padding: 8px 0; border-bottom: 1px solid var(--line);
       font-variant-numeric: tabular-nums; font-size: .9rem; }
     .badge { color: #fff; border-radius: 999px; padding: 1px 10px; font-size: .8rem; }
@@ -383,12 +387,32 @@ enum ReportAssets {
         el.querySelector('[data-chart="rates"]').innerHTML = svg(stacked.join(''), maxRate.toFixed(1) + ' per hour');
       }
 
+      // The event list's class boxes and order.
+      function setUpEventTools(el) {
+        var list = el.querySelector('ol.events');
+        el.querySelectorAll('.event-tools input[data-show]').forEach(function (box) {
+          box.addEventListener('change', function () { list.classList.toggle('hide-' + box.getAttribute('data-show'), !box.checked); });
+        });
+        var order = el.querySelector('.event-tools select[data-order]');
+        if (!order) { return; }
+        order.addEventListener('change', function () {
+          var key = order.value === 'severity' ? 'data-severity' : 'data-start', sign = order.value === 'severity' ? -1 : 1;
+          var items = Array.prototype.slice.call(list.querySelectorAll('li.event'));
+          items.sort(function (a, b) {
+            return sign * (Number(a.getAttribute(key)) - Number(b.getAttribute(key))) ||
+              Number(a.getAttribute('data-start')) - Number(b.getAttribute('data-start'));
+          });
+          items.forEach(function (li) { list.appendChild(li); });
+        });
+      }
+
       var rows = [];
       data.nights.forEach(function (night, i) {
         var el = document.getElementById('night-' + i);
         drawTimeline(night, el);
         drawRibbon(night, el);
         drawHours(night, el);
+        setUpEventTools(el);
         var byId = {};
         night.events.forEach(function (e) { byId[e.id] = e; });
         el.querySelectorAll('li.event').forEach(function (li) { rows.push([li, setUpPlayer(li, byId[li.getAttribute('data-event')])]); });

@@ -11,7 +11,8 @@ struct ReportCommand: Command {
 
     Writes one HTML page that opens in any browser and loads nothing from any network: summary
     numbers, events per hour, the night timeline, the 10-second ribbon, and every event with a
-    player and a waveform you can drag. With --all, trends across nights come first. Without NIGHT,
+    player and a waveform you can drag (each class can be hidden, and the list put most severe
+    first). With --all, trends across nights come first. Without NIGHT,
     the latest night. FOLDER is a night folder outside the store (from 'somni analyze --out').
 
       --all            trends and the list of every night in the store, and the latest nights in full

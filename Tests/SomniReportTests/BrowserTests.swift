@@ -158,9 +158,27 @@ struct BrowserInteractionTests {
               root.setAttribute('data-test-play-first', state(rows[0]));
               press(1, function () {
                 root.setAttribute('data-test-play-second', state(rows[0]) + ' / ' + state(rows[1]));
-                press(1, function () { root.setAttribute('data-test-pause-second', state(rows[1])); });
+                press(1, function () { root.setAttribute('data-test-pause-second', state(rows[1])); listTools(); });
               });
             });
+          }
+          // The list's class boxes hide and show a class; its order puts the most severe first and back.
+          function listTools() {
+            function shown(cls) {
+              return Array.prototype.filter.call(document.querySelectorAll('li.event.' + cls), function (li) { return li.offsetParent !== null; }).length;
+            }
+            function counts() { return ['snoring', 'sleep_talk', 'cough'].map(shown).join(','); }
+            function ids() { return Array.prototype.map.call(document.querySelectorAll('li.event'), function (li) { return li.getAttribute('data-event'); }).join(','); }
+            var box = document.querySelector('input[data-show="snoring"]');
+            box.click();
+            root.setAttribute('data-test-hide-snoring', counts());
+            box.click();
+            root.setAttribute('data-test-show-snoring', counts());
+            var order = document.querySelector('select[data-order]');
+            order.value = 'severity'; order.dispatchEvent(new Event('change'));
+            root.setAttribute('data-test-by-severity', ids());
+            order.value = 'time'; order.dispatchEvent(new Event('change'));
+            root.setAttribute('data-test-by-time', ids());
           }
           if (audio.readyState >= 1) { scrub(); } else { audio.addEventListener('loadedmetadata', scrub); }
         })();
@@ -189,6 +207,12 @@ struct BrowserInteractionTests {
         #expect(rootAttribute("data-test-play-first", in: dom) == "false Pause")
         #expect(rootAttribute("data-test-play-second", in: dom) == "true Play / false Pause")
         #expect(rootAttribute("data-test-pause-second", in: dom) == "true Play")
+        // Snoring hidden and shown again (the fixture: two snores, one word, one cough).
+        #expect(rootAttribute("data-test-hide-snoring", in: dom) == "0,1,1")
+        #expect(rootAttribute("data-test-show-snoring", in: dom) == "2,1,1")
+        let bySeverity = ReportFixture.events.sorted { $0.severity > $1.severity }.map(\.id).joined(separator: ",")
+        #expect(rootAttribute("data-test-by-severity", in: dom) == bySeverity)
+        #expect(rootAttribute("data-test-by-time", in: dom) == ReportFixture.events.map(\.id).joined(separator: ","))
     }
 
     @Test func aReportOfSeveralNightsDrawsTrendsAndCopesWithAnUndatedNight() throws {
