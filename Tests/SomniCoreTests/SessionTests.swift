@@ -58,6 +58,7 @@ import Testing
     @Test(arguments: [
         "Recording_20261128_231402.m4a", "2026-11-28 23.14.02.m4a", "20261128-231402.wav", "VID_20261128_231402.mp4",
         "night 2026-11-28 at 23-14-02.flac", "2026_11_28_23_14_02.ogg", "20261128T231402.wav",
+        "Aufnahme 28.11.2026 23-14-02.m4a", "Enregistrement 28.11.2026 23.14.02.m4a", "28.11.2026, 23:14:02.wav",
     ])
     func recorderAppsNamesGiveTheStart(name: String) {
         #expect(RecordingStart.inFileName(name, timeZone: Self.plusOne) == Self.bedtime, "\(name)")
@@ -65,7 +66,8 @@ import Testing
 
     @Test func namesWithoutADateAndTimeGiveNothing() {
         for name in ["night-8h.wav", "fan-41.flac", "2026-11-28.m4a", "Recording 001.m4a", "20261128.wav",
-                     "120261128_231402.wav", "20261128_2314029.wav", "20261330_231402.wav", "1_139.wav"] {
+                     "120261128_231402.wav", "20261128_2314029.wav", "20261330_231402.wav", "1_139.wav",
+                     "28.11.2026.m4a", "11.28.2026 23.14.m4a", "1.28.11.2026 23.14.m4a", "28.11.26 23.14.m4a"] {
             #expect(RecordingStart.inFileName(name) == nil, "\(name)")
         }
         #expect(RecordingStart.inFileName("Recording_20261128_2314.m4a", timeZone: Self.plusOne) == Self.bedtime.addingTimeInterval(-2))

@@ -41,13 +41,21 @@ public struct RecordingStart: Sendable, Equatable {
     }
 
     /// A date and time in a file name, read in `timeZone` (a phone names its files in local time).
-    /// The date as year-month-day, with or without separators, then the time to the minute at
-    /// least; a date alone is not enough for a bedtime, and digits run on either side mean the
-    /// number is something else.
+    /// The date as year-month-day, with or without separators, or as day.month.year with dots
+    /// (as European phones write it: "Aufnahme 28.11.2026 23-14.m4a"), then the time to the
+    /// minute at least; a date alone is not enough for a bedtime, and digits run on either side
+    /// mean the number is something else.
     public static func inFileName(_ name: String, timeZone: TimeZone = .current) -> Date? {
-        let pattern = #"(?<!\d)(20\d{2})[-_.]?(\d{2})[-_.]?(\d{2})(?:[ _T-]|[ _-]?at[ _-]?)?(\d{2})[-_.:h]?(\d{2})(?:[-_.:m]?(\d{2}))?(?!\d)"#
-        guard let groups = match(pattern, in: name) else { return nil }
-        return date(groups, in: timeZone)
+        let time = #"(?:[ _T-]|[ _-]?at[ _-]?|, )?(\d{2})[-_.:h]?(\d{2})(?:[-_.:m]?(\d{2}))?(?!\d)"#
+        if let groups = match(#"(?<!\d)(20\d{2})[-_.]?(\d{2})[-_.]?(\d{2})"# + time, in: name) {
+            return date(groups, in: timeZone)
+        }
+        // Day first only with dots and a four-digit year: with slashes (not allowed in a file
+        // name) or a two-digit year, the order would be a guess.
+        if let g = match(#"(?<![\d.])(\d{2})\.(\d{2})\.(20\d{2})"# + time, in: name) {
+            return date([g[0], g[3], g[2], g[1], g[4], g[5], g[6]], in: timeZone)
+        }
+        return nil
     }
 
     /// A time a recording can have started at: this century, and not in the future (a day's
