@@ -24,7 +24,8 @@ public final class AudioDecoder: AudioSource {
     /// The file's own sample rate, when its header gives one.
     public let recordedSampleRate: Int?
     /// When the recording was made, when the container says: MP4/M4A/MOV `creation_time` (which
-    /// phones write), a WAV's broadcast-extension origination date and time. Nil when it says
+    /// phones write), a WAV's broadcast-extension origination date and time, or a recording date
+    /// with a time of day (an MP3's ID3 TDRC, an Ogg or FLAC DATE comment). Nil when it says
     /// nothing plausible (a muxer that left it at 0 reads 1904 or 1970).
     public let creationTime: Date?
 
@@ -136,7 +137,8 @@ public final class AudioDecoder: AudioSource {
     // MARK: - Opening
 
     /// FFmpeg's `creation_time` is UTC (ISO 8601, usually with a Z); a broadcast WAV's
-    /// `origination_date` and `origination_time` ("2026-11-28", "23:14:02") are local time.
+    /// `origination_date` and `origination_time` ("2026-11-28", "23:14:02") are local time, and
+    /// so is a `date` tag; most hold a year or a day only, which is no bedtime and is passed over.
     private static func creationTime(_ metadata: OpaquePointer?) -> Date? {
         func tag(_ key: String) -> String? { av_dict_get(metadata, key, nil, 0).map { String(cString: $0.pointee.value) } }
         let utc = TimeZone(secondsFromGMT: 0)!
@@ -144,6 +146,7 @@ public final class AudioDecoder: AudioSource {
             ?? tag("origination_date").flatMap { date in
                 tag("origination_time").flatMap { RecordingStart.parse("\(date) \($0.replacingOccurrences(of: "-", with: ":"))") }
             }
+            ?? tag("date").flatMap { RecordingStart.parse($0) }
         return found.flatMap { RecordingStart.isPlausible($0) ? $0 : nil }
     }
 

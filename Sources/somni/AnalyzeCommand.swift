@@ -24,8 +24,9 @@ struct AnalyzeCommand: Command {
       --started WHEN       when the recording started, as 2026-11-28T23:14 or "2026-11-28 23:14" (local
                            time unless an offset such as +01:00 or Z follows); one night only. Without
                            it the night is dated from the file's creation time (M4A/MP4 from a phone,
-                           broadcast WAV), else from a date and time in its name
-                           (Recording_20261128_231402.m4a), else left undated
+                           broadcast WAV, an MP3's or Ogg's recording date with a time of day),
+                           else from a date and time in its name (Recording_20261128_231402.m4a,
+                           Aufnahme 28.11.2026 23-14.m4a), else left undated
     \(ClassifierChoice.help)
       --no-clips           keep no clips: events, summary and loudness only, in about a third
                            less time (for many nights analysed for their figures)

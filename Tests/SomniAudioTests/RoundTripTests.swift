@@ -164,4 +164,18 @@ import Testing
         defer { try? FileManager.default.removeItem(at: zero) }
         #expect(try AudioDecoder(url: zero).creationTime == nil)
     }
+
+    /// An MP3's ID3 recording time (TDRC) and an Ogg or FLAC DATE comment, in local time; a
+    /// date without a time of day gives no bedtime.
+    @Test(arguments: [EncodedAudioWriter.Format.mp3, .ogg, .flac])
+    func aRecordingDateWithATimeIsRead(format: EncodedAudioWriter.Format) throws {
+        let dated = try Self.write(format, metadata: ["date": "2026-11-28T23:14:02"])
+        defer { try? FileManager.default.removeItem(at: dated) }
+        #expect(try AudioDecoder(url: dated).creationTime == RecordingStart.parse("2026-11-28 23:14:02"))
+        for dayOnly in ["2026", "2026-11-28"] {
+            let url = try Self.write(format, metadata: ["date": dayOnly])
+            defer { try? FileManager.default.removeItem(at: url) }
+            #expect(try AudioDecoder(url: url).creationTime == nil, "\(dayOnly)")
+        }
+    }
 }
