@@ -7,11 +7,13 @@ struct ShowCommand: Command {
     static let name = "show"
     static let summary = "Show one stored night: summary numbers and the event log"
     static let help = """
-    Usage: somni show NIGHT [--store DIR] [--json]
+    Usage: somni show NIGHT [--class CLASS]... [--store DIR] [--json]
 
     NIGHT is a night id or a date (YYYY-MM-DD: the evening the night began). Prints time in bed,
-    snoring time and share, events per hour per class, and every event with its clip.
+    snoring time and share, events per hour per class, the snoring episodes (when each began and
+    ended, how many snores, the loudest), and every event with its clip.
 
+      --class CLASS  list only this class's events: snoring, sleep_talk or cough (repeatable)
     \(StoreOptions.help)
     \(StoreOptions.jsonHelp)   (the night's record and its full session.json)
     """
@@ -24,8 +26,17 @@ struct ShowCommand: Command {
 
     var options: StoreOptions
     var key: String
+    /// The classes whose events are listed; all when none was asked for.
+    var classes: Set<EventClass>
     init(_ a: inout Arguments) throws {
         options = try StoreOptions(&a)
+        classes = Set(try a.repeatedOption("--class").map { name in
+            guard let c = EventClass(rawValue: name.replacingOccurrences(of: "-", with: "_")) else {
+                throw UsageError("--class takes snoring, sleep_talk or cough, not '\(name)'")
+            }
+            return c
+        })
+        if classes.isEmpty { classes = Set(EventClass.allCases) }
         key = try a.requiredPositional("NIGHT (an id or a date)")
     }
 
@@ -51,11 +62,27 @@ struct ShowCommand: Command {
         for w in session.warnings { lines.append("  warning: \(w)") }
         lines.append("  folder        \(folder.path)")
         print(lines.joined(separator: "\n"))
-        guard !session.events.isEmpty else { return print("\nNo events.") }
+        func at(_ seconds: Double) -> String { clock?.timeWithSeconds(at: seconds) ?? "+" + Format.elapsed(seconds) }
+
+        // The episodes first: when a night snored, in a few lines rather than hundreds of snores.
+        if classes.contains(.snoring), !session.episodes.isEmpty {
+            var episodes = TextTable(headers: ["Episode", "From", "To", "Length", "Snores", "Loudest dBFS"], numeric: [0, 3, 4, 5])
+            for (i, episode) in session.episodes.enumerated() {
+                let loudest = session.events.filter { $0.episode == i }.map(\.peakDBFS).max()
+                episodes.rows.append([String(i + 1), at(episode.start), at(episode.end), Format.elapsed(episode.end - episode.start),
+                                      String(episode.eventCount), loudest.map { String(format: "%.1f", $0) } ?? "–"])
+            }
+            print("\n" + episodes.render())
+        }
+        let listed = session.events.filter { classes.contains($0.eventClass) }
+        guard !listed.isEmpty else {
+            let which = classes.count == EventClass.allCases.count ? "" : " of " + classes.sorted().map(\.rawValue).joined(separator: " or ")
+            return print("\nNo events\(which).")
+        }
         var table = TextTable(headers: ["Event", "Time", "Class", "Duration", "Peak dBFS", "Severity", "Clip"],
                               numeric: [3, 4, 5])
-        for e in session.events.sorted(by: { $0.start < $1.start }) {
-            table.rows.append([e.id, clock?.timeWithSeconds(at: e.start) ?? "+" + Format.elapsed(e.start),
+        for e in listed.sorted(by: { $0.start < $1.start }) {
+            table.rows.append([e.id, at(e.start),
                                Format.className(e.eventClass), String(format: "%.1f s", e.duration),
                                String(format: "%.1f", e.peakDBFS), String(format: "%.0f", e.severity), e.clip ?? "–"])
         }

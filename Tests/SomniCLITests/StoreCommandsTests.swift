@@ -29,6 +29,17 @@ import Testing
         #expect(shown.stdout.contains("Night \(listed[0])"))
         #expect(shown.stdout.split(separator: "\n").filter { $0.hasPrefix("evt-") }.count == sessions[0].events.count)
         #expect(sessions[0].events.count > 5)
+        // Its snoring episodes, one row each with their snores counted; --class narrows the events.
+        let episodeRows = shown.stdout.components(separatedBy: "\n\nEpisode ").dropFirst().first?
+            .components(separatedBy: "\n").dropFirst().prefix { !$0.isEmpty } ?? []
+        #expect(episodeRows.count == sessions[0].episodes.count && !episodeRows.isEmpty, "\(shown.stdout)")
+        #expect(episodeRows.map { Int($0.split(separator: " ")[4]) } == sessions[0].episodes.map(\.eventCount), "\(shown.stdout)")
+        let coughs = try CLI.run(["show", listed[0], "--class", "cough", "--class", "sleep-talk"], environment: store)
+        let coughRows = coughs.stdout.split(separator: "\n").filter { $0.hasPrefix("evt-") }
+        #expect(coughRows.count == sessions[0].events.filter { $0.eventClass != .snoring }.count)
+        #expect(!coughs.stdout.contains("Snoring ") && !coughs.stdout.contains("Episode"), "\(coughs.stdout)")
+        let wrongClass = try CLI.run(["show", listed[0], "--class", "snore"], environment: store)
+        #expect(wrongClass.status == 64 && wrongClass.errorLines.count == 1, "\(wrongClass.stderr)")
 
         // report: a page whose every clip link resolves beside it, one per event with a clip.
         let page = dir.appendingPathComponent("out/report.html")
