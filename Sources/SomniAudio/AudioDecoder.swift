@@ -24,10 +24,10 @@ public final class AudioDecoder: AudioSource {
     /// The file's own sample rate, when its header gives one.
     public let recordedSampleRate: Int?
     /// When the recording was made, when the container says: MP4/M4A/MOV `creation_time` (which
-    /// phones write), a WAV's broadcast-extension origination date and time, or a recording date
-    /// with a time of day (an MP3's ID3 TDRC, an Ogg or FLAC DATE comment). Nil when it says
-    /// nothing plausible (a muxer that left it at 0 reads 1904 or 1970).
-    public let creationTime: Date?
+    /// phones write) or a WAV's broadcast-extension origination date and time (`.creationTime`),
+    /// else a recording date with a time of day (an MP3's ID3 TDRC, an Ogg or FLAC DATE comment:
+    /// `.dateTag`). Nil when it says nothing plausible (a muxer that left it at 0 reads 1904 or 1970).
+    public let recordingStart: RecordingStart?
 
     private enum Stage { case decoding, draining, flushingResampler, finished }
 
@@ -93,7 +93,7 @@ public final class AudioDecoder: AudioSource {
         isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
-        creationTime = Self.creationTime(format.pointee.metadata) ?? Self.creationTime(stream.pointee.metadata)
+        recordingStart = Self.recordingStart(format.pointee.metadata) ?? Self.recordingStart(stream.pointee.metadata)
         expectedDuration = Self.duration(of: stream, in: format)
         durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
 
@@ -139,15 +139,16 @@ public final class AudioDecoder: AudioSource {
     /// FFmpeg's `creation_time` is UTC (ISO 8601, usually with a Z); a broadcast WAV's
     /// `origination_date` and `origination_time` ("2026-11-28", "23:14:02") are local time, and
     /// so is a `date` tag; most hold a year or a day only, which is no bedtime and is passed over.
-    private static func creationTime(_ metadata: OpaquePointer?) -> Date? {
+    private static func recordingStart(_ metadata: OpaquePointer?) -> RecordingStart? {
         func tag(_ key: String) -> String? { av_dict_get(metadata, key, nil, 0).map { String(cString: $0.pointee.value) } }
         let utc = TimeZone(secondsFromGMT: 0)!
-        let found = tag("creation_time").flatMap { RecordingStart.parse($0, timeZone: utc) }
+        let created = tag("creation_time").flatMap { RecordingStart.parse($0, timeZone: utc) }
             ?? tag("origination_date").flatMap { date in
                 tag("origination_time").flatMap { RecordingStart.parse("\(date) \($0.replacingOccurrences(of: "-", with: ":"))") }
             }
-            ?? tag("date").flatMap { RecordingStart.parse($0) }
-        return found.flatMap { RecordingStart.isPlausible($0) ? $0 : nil }
+        let found = created.map { RecordingStart(date: $0, origin: .creationTime) }
+            ?? tag("date").flatMap { RecordingStart.parse($0) }.map { RecordingStart(date: $0, origin: .dateTag) }
+        return found.flatMap { RecordingStart.isPlausible($0.date) ? $0 : nil }
     }
 
     private static func checkIsReadableFile(_ path: String) throws {

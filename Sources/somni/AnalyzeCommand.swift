@@ -153,9 +153,9 @@ struct AnalyzeCommand: Command {
         })
     }
 
-    /// When a file says it started: its creation time, else a time in its name.
+    /// When a file says it started: its creation time or recording date tag, else a time in its name.
     static func start(of input: URL, decoder: AudioDecoder) -> RecordingStart? {
-        decoder.creationTime.map { RecordingStart(date: $0, origin: .creationTime) }
+        decoder.recordingStart
             ?? RecordingStart.inFileName(input.lastPathComponent).map { RecordingStart(date: $0, origin: .fileName) }
     }
 

@@ -154,15 +154,15 @@ import Testing
     @Test func anM4AsCreationTimeIsRead() throws {
         let dated = try Self.write(.m4a, metadata: ["creation_time": "2026-11-28T22:14:02.000000Z"])
         defer { try? FileManager.default.removeItem(at: dated) }
-        #expect(try AudioDecoder(url: dated).creationTime == Date(timeIntervalSince1970: 1_795_904_042))
+        #expect(try AudioDecoder(url: dated).recordingStart == RecordingStart(date: Date(timeIntervalSince1970: 1_795_904_042), origin: .creationTime))
 
         let undated = try Self.write(.m4a, metadata: [:])
         defer { try? FileManager.default.removeItem(at: undated) }
-        #expect(try AudioDecoder(url: undated).creationTime == nil)
+        #expect(try AudioDecoder(url: undated).recordingStart == nil)
         // A muxer that left the time at 0 says 1970: not a time a night was recorded.
         let zero = try Self.write(.m4a, metadata: ["creation_time": "1970-01-01T00:00:00.000000Z"])
         defer { try? FileManager.default.removeItem(at: zero) }
-        #expect(try AudioDecoder(url: zero).creationTime == nil)
+        #expect(try AudioDecoder(url: zero).recordingStart == nil)
     }
 
     /// An MP3's ID3 recording time (TDRC) and an Ogg or FLAC DATE comment, in local time; a
@@ -171,11 +171,11 @@ import Testing
     func aRecordingDateWithATimeIsRead(format: EncodedAudioWriter.Format) throws {
         let dated = try Self.write(format, metadata: ["date": "2026-11-28T23:14:02"])
         defer { try? FileManager.default.removeItem(at: dated) }
-        #expect(try AudioDecoder(url: dated).creationTime == RecordingStart.parse("2026-11-28 23:14:02"))
+        #expect(try AudioDecoder(url: dated).recordingStart == RecordingStart.parse("2026-11-28 23:14:02").map { RecordingStart(date: $0, origin: .dateTag) })
         for dayOnly in ["2026", "2026-11-28"] {
             let url = try Self.write(format, metadata: ["date": dayOnly])
             defer { try? FileManager.default.removeItem(at: url) }
-            #expect(try AudioDecoder(url: url).creationTime == nil, "\(dayOnly)")
+            #expect(try AudioDecoder(url: url).recordingStart == nil, "\(dayOnly)")
         }
     }
 }

@@ -12,6 +12,9 @@ public struct RecordingStart: Sendable, Equatable {
         case given
         /// The container's creation time (MP4/M4A/MOV `creation_time`, a WAV's broadcast extension).
         case creationTime = "creation time"
+        /// A recording date with a time of day in the file's tags (an MP3's ID3 TDRC, an Ogg or
+        /// FLAC DATE comment), which recorders write but tagging tools overwrite.
+        case dateTag = "recording date tag"
         /// A date and time in the file's name.
         case fileName = "file name"
     }

@@ -123,8 +123,8 @@ public struct Session: Codable, Sendable, Equatable {
     public var warnings: [String]
     /// Stretches with no audio (capture device lost), filled with silence; nil when none.
     public var gaps: [RecordingGap]? = nil
-    /// How `startedAt` is known: the recorder's clock, given, the file's creation time or its
-    /// name; nil when not said (nights analysed before stop 37) or not known.
+    /// How `startedAt` is known: the recorder's clock, given, the file's creation time, its
+    /// recording date tag or its name; nil when not said (nights analysed before stop 37) or not known.
     public var startedFrom: RecordingStart.Origin? = nil
 
     public init(source: String, startedAt: String?, duration: Double, analysedSeconds: Double,
