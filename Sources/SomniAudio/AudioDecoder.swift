@@ -183,15 +183,42 @@ public final class AudioDecoder: AudioSource {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it ends before its first sound "
                 + "(an empty recording, or one cut off)")
         }
-        let head = FileHandle(forReadingAtPath: path).flatMap { file in
-            defer { try? file.close() }
-            return try? file.read(upToCount: 3)
-        }
-        if head == Data("ID3".utf8) {
+        guard let file = FileHandle(forReadingAtPath: path) else { return SomniError(.io, "cannot read \(path)") }
+        defer { try? file.close() }
+        let head = (try? file.read(upToCount: 8)) ?? Data()
+        if head.prefix(3) == Data("ID3".utf8) {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP3 recording with a tag "
                 + "but no sound after it, empty or damaged (\(ffmpegErrorText(code)))")
         }
+        if head.count == 8, head.suffix(4) == Data("ftyp".utf8), !hasWholeMP4Index(file) {
+            return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP4/M4A recording without "
+                + "its index (the 'moov' box), which recorders write last; the app was stopped or the file cut off "
+                + "before it was finished. Tools that rebuild the index from a good recording made by the same app "
+                + "(such as untrunc) may save it")
+        }
         return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))")
+    }
+
+    /// Whether an MP4 file's top-level boxes include a whole `moov`, the index that says where each
+    /// frame of audio lies. A phone app killed mid-recording leaves `ftyp` and `mdat` without it.
+    private static func hasWholeMP4Index(_ file: FileHandle) -> Bool {
+        guard let end = try? file.seekToEnd() else { return false }
+        var offset: UInt64 = 0
+        while offset + 8 <= end {
+            guard (try? file.seek(toOffset: offset)) != nil, let header = try? file.read(upToCount: 16), header.count >= 8 else { return false }
+            func bigEndian(_ range: Range<Int>) -> UInt64 { header[range].reduce(0) { $0 << 8 | UInt64($1) } }
+            var size = bigEndian(0..<4)
+            if size == 1 {  // a 64-bit size follows the type
+                guard header.count == 16 else { return false }
+                size = bigEndian(8..<16)
+            } else if size == 0 {  // the box runs to the end of the file
+                size = end - offset
+            }
+            guard size >= 8 else { return false }
+            if header[4..<8] == Data("moov".utf8) { return offset + size <= end }
+            offset += size
+        }
+        return false
     }
 
     /// Why av_find_best_stream found nothing to decode, said for the user.

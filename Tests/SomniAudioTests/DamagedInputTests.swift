@@ -103,7 +103,7 @@ import Testing
         #expect(error?.message.contains("holds no audio") == true, "\(error?.message ?? "no error")")
     }
 
-    @Test(arguments: [EncodedAudioWriter.Format.wav, .flac, .mp3])
+    @Test(arguments: [EncodedAudioWriter.Format.wav, .flac, .mp3, .m4a])
     func cutInHalf(format: EncodedAudioWriter.Format) throws {
         let folder = try ScratchFolder()
         let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 44_100, channels: 2),
@@ -150,5 +150,37 @@ import Testing
         let seconds = Double(try TestSignals.readAll(decoder).count) / Double(analysisSampleRate)
         #expect(seconds > 3.5)
         #expect(decoder.warnings.allSatisfy { !$0.hasPrefix("the file ends early") })
+    }
+
+    /// A phone app killed mid-recording leaves an M4A whose index (`moov`), written last, is
+    /// missing or cut off: its audio is there but cannot be located. Said so, not "not audio".
+    @Test func anM4AWithoutItsIndex() throws {
+        let folder = try ScratchFolder()
+        let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 44_100), as: .m4a,
+                                           sampleRate: 44_100, in: folder.url)
+        let bytes = try Data(contentsOf: whole)
+        // The file's top-level boxes (size, type), to drop or cut the index.
+        var boxes: [(type: String, range: Range<Int>)] = []
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            boxes.append((String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self), offset..<offset + size))
+            offset += size
+        }
+        let index = try #require(boxes.first { $0.type == "moov" }).range
+        let withoutIndex = boxes.filter { $0.type != "moov" }.reduce(into: Data()) { $0 += bytes[$1.range] }
+        let indexCutOff = bytes.prefix(index.lowerBound + index.count / 2)
+        for (name, contents) in [("no-moov.m4a", withoutIndex), ("moov-cut.m4a", Data(indexCutOff))] {
+            let url = try folder.file(name, contents: contents)
+            let error = error { _ = try AudioDecoder(url: url) }
+            #expect(error?.code == .badInput)
+            #expect(error?.message.contains("MP4/M4A recording without its index") == true, "\(name): \(error?.message ?? "no error")")
+        }
+        // Not every file FFmpeg cannot open that starts like an MP4 is one without its index.
+        var foreign = bytes.prefix(index.upperBound)
+        foreign.replaceSubrange(index.lowerBound + 8..<index.upperBound, with: TestSignals.noiseBytes(count: index.count - 8))
+        let url = try folder.file("scrambled.m4a", contents: foreign + TestSignals.noiseBytes(count: 2_000))
+        let scrambled = error { _ = try AudioDecoder(url: url) }
+        #expect(scrambled?.message.contains("without its index") == false, "\(scrambled?.message ?? "no error")")
     }
 }
