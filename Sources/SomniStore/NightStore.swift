@@ -112,6 +112,16 @@ public final class NightStore {
     /// Every night, oldest first (nights without a known start last).
     public func nights() throws -> [NightRecord] { try records() }
 
+    /// Nights in the store analysed from this recording: the same source name and start (to the
+    /// second). A batch run again over a folder of recordings finds the nights it saved last time.
+    /// Undated recordings are never matched: "night.wav" twice, undated, may be two nights.
+    public func nights(recordedFrom source: String, startedAt: Date) throws -> [NightRecord] {
+        try records(where: "WHERE source = ?", [.text(source)]).filter { night in
+            guard let start = night.clock?.start else { return false }
+            return abs(start.timeIntervalSince(startedAt)) < 1
+        }
+    }
+
     /// A night by id, or by date ("YYYY-MM-DD": the evening it began, else the calendar day it began).
     public func night(matching key: String) throws -> NightRecord {
         if let r = try records(where: "WHERE id = ?", [.text(key)]).first { return r }
@@ -174,8 +184,10 @@ public final class NightStore {
     /// any failure the store is left as it was, and a moved folder is put back where it came from;
     /// after a crash part-way a moved folder is gone with the save, so move only folders the store
     /// may own (an analysis built in `newIncomingFolder`), and copy a person's own folders.
+    /// `replacing` nights (the same recording analysed before) leave the store in the same
+    /// transaction; their folders go after it commits (after a crash, swept as orphans).
     @discardableResult
-    public func add(nightFolder: URL, moving: Bool) throws -> NightRecord {
+    public func add(nightFolder: URL, moving: Bool, replacing: [NightRecord] = []) throws -> NightRecord {
         let fm = FileManager.default
         let source = nightFolder.standardizedFileURL
         let sessionFile = source.appendingPathComponent(Session.fileName)
@@ -204,6 +216,8 @@ public final class NightStore {
             try db.execute("BEGIN IMMEDIATE")
             try sweepOrphans()
             let record = try insert(session)
+            let deleteRow = try db.prepare("DELETE FROM nights WHERE id = ?")
+            for old in replacing { try deleteRow.run([.text(old.id)]) }
             try saveStepHook?(.inserted)
             let destination = nightsDirectory.appendingPathComponent(record.id, isDirectory: true)
             do { try fm.moveItem(at: staged, to: destination) } catch {
@@ -213,6 +227,7 @@ public final class NightStore {
             try saveStepHook?(.renamed)
             try db.execute("COMMIT")
             if moving && !movedAway { try? fm.removeItem(at: source) }
+            for old in replacing { try? fm.removeItem(at: folder(of: old)) }
             return record
         } catch let crash as SimulatedCrash {
             throw crash  // tests: stop dead, as a killed process would

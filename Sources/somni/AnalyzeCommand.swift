@@ -7,12 +7,14 @@ struct AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
     static let help = """
-    Usage: somni analyze FILE... [--join] [--out DIR] [--started WHEN] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
+    Usage: somni analyze FILE... [--join] [--out DIR] [--replace] [--started WHEN] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
 
     Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
     coughs, and saves the night (session.json, envelope.bin, clips/) in the night store, where
     'somni nights', 'show', 'report' and 'export' find it. Several files are analysed one after
     another; one that fails is reported and the others go on (the exit status is then non-zero).
+    A dated recording already in the store (the same name and start) is not analysed again, so a
+    batch run again over a folder adds only its new recordings.
 
       --join               the files are one night recorded in parts (a recorder that splits its
                            files at 2 GB, say), in the order given: one night, the parts' start
@@ -20,6 +22,8 @@ struct AnalyzeCommand: Command {
                            and recorded as a gap
       --out DIR            write a bare night folder here instead of saving it in the store; with
                            several files, DIR holds one night folder per file, named after it
+      --replace            analyse a recording already in the store again (new settings, a new
+                           model) and put the new night in place of the old one
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
       --started WHEN       when the recording started, as 2026-11-28T23:14 or "2026-11-28 23:14" (local
                            time unless an offset such as +01:00 or Z follows); one night only. Without
@@ -44,6 +48,7 @@ struct AnalyzeCommand: Command {
     var store: String?
     var started: Date?
     var join: Bool
+    var replace: Bool
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
@@ -58,6 +63,7 @@ struct AnalyzeCommand: Command {
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")
         join = a.flag("--join")
+        replace = a.flag("--replace")
         keepsClips = !a.flag("--no-clips")
         files = [try a.requiredPositional("FILE")]
         while let more = a.positional() { files.append(more) }
@@ -66,14 +72,13 @@ struct AnalyzeCommand: Command {
     func validate() throws {
         guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
         if started != nil, files.count > 1, !join { throw UsageError("--started dates one night; give one FILE with it, or --join") }
+        if replace, out != nil { throw UsageError("--replace replaces a night in the store; --out writes a bare folder instead") }
     }
 
     func run() throws {
         guard files.count > 1, !join else {
             let night = try analyse(files.map { URL(fileURLWithPath: $0) }, into: out.map { URL(fileURLWithPath: $0) }, store: nil)
-            try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
-                                             command: Self.name)
-            if !json { Self.sayIfUndated(night.session, savedAs: night.savedAs) }
+            try printResult(night)
             return
         }
         // Several recordings: one store for all, or one folder per file under --out.
@@ -94,12 +99,14 @@ struct AnalyzeCommand: Command {
                 let night = try analyse([input], into: destination, store: store)
                 if json {
                     sessions.append(try night.session.jsonData())
-                    for w in night.session.warnings { printError("somni analyze: \(file): warning: \(w)") }
+                    if let earlier = night.storedBefore {
+                        printError("somni analyze: \(file): \(Self.alreadyStored(night.session, as: earlier))")
+                    } else {
+                        for w in night.session.warnings { printError("somni analyze: \(file): warning: \(w)") }
+                    }
                 } else {
                     if i > 0 { print("") }
-                    try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: false,
-                                                     command: Self.name)
-                    Self.sayIfUndated(night.session, savedAs: night.savedAs)
+                    try printResult(night)
                 }
             } catch {
                 printError("somni analyze: \(file): error: \(error)")
@@ -111,6 +118,28 @@ struct AnalyzeCommand: Command {
         let code = (first.error as? SomniError)?.code ?? .internalError
         throw SomniError(code, "\(failures.count) of \(files.count) recordings could not be analysed: "
                          + failures.map(\.file).joined(separator: ", "))
+    }
+
+    /// The night's summary (or session.json), or, for a recording found in the store, where it is.
+    private func printResult(_ night: AnalysedNight) throws {
+        if let earlier = night.storedBefore {
+            guard !json else {
+                printError("somni analyze: \(Self.alreadyStored(night.session, as: earlier))")
+                return print(String(decoding: try night.session.jsonData(), as: UTF8.self))
+            }
+            return print(Self.alreadyStored(night.session, as: earlier))
+        }
+        try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
+                                         command: Self.name)
+        guard !json else { return }
+        if !night.replaced.isEmpty { print("It replaces \(night.replaced.joined(separator: ", ")), the same recording analysed before.") }
+        Self.sayIfUndated(night.session, savedAs: night.savedAs)
+    }
+
+    static func alreadyStored(_ session: Session, as earlier: NightRecord) -> String {
+        "\(session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
+            + "\(earlier.classifier)), so it was not analysed again: 'somni show \(earlier.id)'; --replace analyses "
+            + "it again in its place"
     }
 
     /// A stored night without a date has no bedtime in 'somni nights' and no place in the trends.
@@ -159,10 +188,22 @@ struct AnalyzeCommand: Command {
             ?? RecordingStart.inFileName(input.lastPathComponent).map { RecordingStart(date: $0, origin: .fileName) }
     }
 
+    /// A night analysed, or found already in the store.
+    struct AnalysedNight {
+        var session: Session
+        var folder: URL
+        /// Its id in the store; nil for a bare folder.
+        var savedAs: String?
+        /// The stored night of this recording, when it was found there and not analysed again.
+        var storedBefore: NightRecord? = nil
+        /// The ids of the nights it replaced (`--replace`).
+        var replaced: [String] = []
+    }
+
     /// One night, from one file or (`--join`) several parts, into a bare folder (`destination`)
-    /// or into the store (`opened`, else opened once the recording is known to decode).
-    private func analyse(_ inputs: [URL], into destination: URL?, store opened: NightStore?) throws
-        -> (session: Session, folder: URL, savedAs: String?) {
+    /// or into the store (`opened`, else opened once the recording is known to decode), unless
+    /// the store holds it already and it is not to be replaced.
+    private func analyse(_ inputs: [URL], into destination: URL?, store opened: NightStore?) throws -> AnalysedNight {
         // The user's files first: their problems are the likelier ones.
         let decoders = try inputs.map { try AudioDecoder(url: $0) }
         let starts = zip(inputs, decoders).map { Self.start(of: $0, decoder: $1) }
@@ -176,18 +217,23 @@ struct AnalyzeCommand: Command {
                                    sensitivity: sensitivity, destination: destination, showProgress: !json,
                                    keepsClips: keepsClips)
         }
-        if let destination { return (try analyse(destination), destination, nil) }
-        // Analysed beside the store, then added in one transaction that moves the folder in.
+        if let destination { return AnalysedNight(session: try analyse(destination), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
+        let earlier = try start.map { try store.nights(recordedFrom: name, startedAt: $0.date) } ?? []
+        if let stored = earlier.first, !replace {
+            return AnalysedNight(session: try store.session(of: stored), folder: store.folder(of: stored), savedAs: stored.id,
+                                 storedBefore: stored)
+        }
+        // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)
         let session = try analyse(incoming)
         let record: NightRecord
-        do { record = try store.add(nightFolder: incoming, moving: true) } catch {
+        do { record = try store.add(nightFolder: incoming, moving: true, replacing: earlier) } catch {
             let kept = store.keepUnsaved(incoming)
             throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
                              + "\(kept.path): 'somni import \(kept.path) --move' adds it later")
         }
-        return (session, store.folder(of: record), record.id)
+        return AnalysedNight(session: session, folder: store.folder(of: record), savedAs: record.id, replaced: earlier.map(\.id))
     }
 }
 

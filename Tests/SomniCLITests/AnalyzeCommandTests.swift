@@ -279,6 +279,55 @@ import Testing
         #expect(after.count == 2 && Set(earlier).isSubset(of: after), "\(after)")
     }
 
+    /// A batch run again over a folder adds only its new recordings; --replace analyses one again
+    /// (new settings) and puts the new night in the old one's place.
+    @Test func aRecordingAlreadyStoredIsNotAnalysedAgainUnlessReplaced() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let first = dir.appendingPathComponent("Recording_20261128_231402.wav")
+        let second = dir.appendingPathComponent("Recording_20261129_230510.wav")
+        for (url, seed) in [(first, 5), (second, 6)] { try CLI.synthesiseShortNight(at: url, seed: seed) }
+        let store = dir.appendingPathComponent("store")
+        let env = ["SOMNI_STORE": store.path]
+        func nights() throws -> [[String: Any]] {
+            try JSONSerialization.jsonObject(with: Data(try CLI.run(["nights", "--json"], environment: env).stdout.utf8))
+                as? [[String: Any]] ?? []
+        }
+        func storedFolders() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path).sorted()
+        }
+        let options = ["--classifier", "heuristic", "--no-clips"]
+        #expect(try CLI.run(["analyze", first.path] + options, environment: env).status == 0)
+        let firstID = try #require(nights().first?["id"] as? String)
+
+        let again = try CLI.run(["analyze", first.path, second.path] + options, environment: env)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("Recording_20261128_231402.wav is already in the night store as \(firstID)"), "\(again.stdout)")
+        #expect(again.stdout.components(separatedBy: "Saved in the night store as").count == 2, "\(again.stdout)")
+        #expect(try nights().count == 2)
+
+        // As JSON: the stored night's session, and a note on standard error.
+        let json = try CLI.run(["analyze", first.path, "--json"] + options, environment: env)
+        #expect(json.status == 0 && json.stderr.contains("already in the night store"), "\(json.stderr)")
+        #expect(try JSONDecoder().decode(Session.self, from: Data(json.stdout.utf8)).source == first.lastPathComponent)
+
+        let replaced = try CLI.run(["analyze", first.path, "--replace", "--sensitivity", "8"] + options, environment: env)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(replaced.stdout.contains("It replaces \(firstID)"), "\(replaced.stdout)")
+        let after = try nights()
+        #expect(after.count == 2)
+        let firstNow = try #require(after.first { $0["source"] as? String == first.lastPathComponent })
+        let newID = try #require(firstNow["id"] as? String)
+        #expect(newID != firstID)
+        let session = try Session.load(from: store.appendingPathComponent("nights/\(newID)/\(Session.fileName)"))
+        #expect(session.settings.sensitivity == 8)
+        // The old night's folder went with it; only the two nights' folders are there.
+        #expect(try storedFolders() == after.compactMap { $0["id"] as? String }.sorted())
+
+        #expect(try CLI.run(["analyze", first.path, "--replace", "--out", dir.appendingPathComponent("bare").path] + options,
+                            environment: env).status == 64)
+    }
+
     @Test func analysedNightIsSavedInTheStoreAndListed() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

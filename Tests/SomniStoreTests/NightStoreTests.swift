@@ -132,6 +132,43 @@ import SomniCore
         #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
     }
 
+    /// A recording analysed again replaces its night in one transaction: a crash at any step
+    /// leaves the old night whole; a finished save leaves only the new one, folder and all.
+    @Test(arguments: [NightStore.SaveStep.staged, .inserted, .renamed, nil])
+    func aNightAnalysedAgainReplacesTheOldOneOrLeavesIt(crashAt step: NightStore.SaveStep?) throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let session = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let start = try #require(NightClock(iso: session.startedAt)).start
+        var old: NightRecord?
+        do {
+            let store = try NightStore(directory: dir)
+            old = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: session), moving: false)
+            let found = try store.nights(recordedFrom: session.source, startedAt: start)
+            #expect(found == [try #require(old)])
+            #expect(try store.nights(recordedFrom: session.source, startedAt: start + 60).isEmpty)
+            #expect(try store.nights(recordedFrom: "other.m4a", startedAt: start).isEmpty)
+            var again = session
+            again.settings.sensitivity = 8
+            let source = try NightFixture.folder(at: scratch.path("again"), session: again)
+            if let step {
+                store.saveStepHook = { if $0 == step { throw SimulatedCrash() } }
+                #expect(throws: SimulatedCrash.self) { try store.add(nightFolder: source, moving: false, replacing: found) }
+            } else {
+                try store.add(nightFolder: source, moving: false, replacing: found)
+            }
+        }
+        let reopened = try NightStore(directory: dir)
+        let nights = try reopened.nights()
+        #expect(nights.count == 1)
+        let night = try #require(nights.first)
+        #expect(try reopened.session(of: night).settings.sensitivity == (step == nil ? 8 : session.settings.sensitivity))
+        #expect((night == old) == (step != nil))
+        #expect(try reopened.db.integer("SELECT count(*) FROM events") == session.events.count)
+        #expect(NightFixture.tree(dir.appendingPathComponent("nights")).allSatisfy { $0.hasPrefix(night.id + "/") || $0 == night.id },
+                "\(NightFixture.tree(dir.appendingPathComponent("nights")))")
+    }
+
     @Test func aSecondConnectionReadsWhileANightIsBeingWritten() throws {
         let scratch = try Scratch()
         let dir = scratch.path("store")
