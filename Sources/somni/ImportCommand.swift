@@ -6,13 +6,15 @@ struct ImportCommand: Command {
     static let name = "import"
     static let summary = "Add a night folder made elsewhere (session.json, envelope.bin, clips/) to the store"
     static let help = """
-    Usage: somni import NIGHT_FOLDER [--move] [--store DIR] [--json]
+    Usage: somni import NIGHT_FOLDER [--move] [--replace] [--store DIR] [--json]
 
     Copies a night folder (as written by 'somni analyze --out') into the store and prints its id.
     Every clip session.json names must be inside the folder. The store is unchanged if anything fails.
+    A night of a recording already in the store (the same source and start) is refused.
 
       --move        remove the folder once it is safely in the store (it is copied first, so a
                     crash part-way never loses it)
+      --replace     put it in place of the stored night of the same recording
     \(StoreOptions.help)
       --json        print the stored night's record as JSON
     """
@@ -20,16 +22,27 @@ struct ImportCommand: Command {
     var options: StoreOptions
     var folder: String
     var move: Bool
+    var replace: Bool
     init(_ a: inout Arguments) throws {
         options = try StoreOptions(&a)
         move = a.flag("--move")
+        replace = a.flag("--replace")
         folder = try a.requiredPositional("NIGHT_FOLDER")
     }
 
     func run() throws {
         let store = try options.open()
         let source = URL(fileURLWithPath: folder, isDirectory: true)
-        let record = try store.add(nightFolder: source, moving: false)
+        // The folder's own problems (no session.json, a broken one) are add's to report.
+        let session = try? Session.load(from: source.appendingPathComponent(Session.fileName))
+        let earlier = try session.flatMap { s in
+            try NightClock(iso: s.startedAt).map { try store.nights(recordedFrom: s.source, startedAt: $0.start) }
+        } ?? []
+        if let stored = earlier.first, !replace {
+            throw SomniError(.badInput, "\(source.path) is a night of \(stored.source), already in the store as \(stored.id); "
+                             + "--replace puts it in that night's place")
+        }
+        let record = try store.add(nightFolder: source, moving: false, replacing: earlier)
         if move {
             do { try FileManager.default.removeItem(at: source) } catch {
                 printError("somni import: warning: the night is stored, but \(source.path) could not be removed: \(error)")
@@ -37,6 +50,7 @@ struct ImportCommand: Command {
         }
         if options.json { return try printJSON(record) }
         print("Imported night \(record.id)" + (record.nightDate.map { " (night of \($0))" } ?? "")
-              + ": \(record.eventTotal) events, stored in \(store.folder(of: record).path)")
+              + ": \(record.eventTotal) events, stored in \(store.folder(of: record).path)"
+              + (earlier.isEmpty ? "" : "; it replaces \(earlier.map(\.id).joined(separator: ", "))"))
     }
 }

@@ -80,10 +80,19 @@ import Testing
         // import: a bare night folder joins the store.
         let bare = dir.appendingPathComponent("bare")
         #expect(try CLI.run(["analyze", dir.appendingPathComponent("night-5.wav").path, "--out", bare.path,
-                             "--classifier", "heuristic"]).status == 0)
+                             "--classifier", "heuristic", "--started", "2026-11-20 23:00"]).status == 0)
         let imported = try CLI.run(["import", bare.path], environment: store)
         #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).count == 2)
+        let twoNights = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
+        #expect(twoNights.count == 2)
+        // The same night again is refused; --replace puts it in the stored one's place.
+        let again = try CLI.run(["import", bare.path], environment: store)
+        #expect(again.status == 65 && again.errorLines.count == 1, "\(again.stderr)")
+        #expect(again.stderr.contains("already in the store as 20261120-2300"), "\(again.stderr)")
+        let replaced = try CLI.run(["import", bare.path, "--replace"], environment: store)
+        #expect(replaced.status == 0 && replaced.stdout.contains("it replaces 20261120-2300"), "\(replaced.stdout)")
+        let after = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
+        #expect(after.count == 2 && after.contains(listed[1]), "\(after)")
     }
 
     @Test func aNightWhoseFolderWasRemovedByHandSaysHowToMendTheStore() throws {
