@@ -31,11 +31,11 @@ struct AnalyzeCommand: Command {
                            broadcast WAV, an MP3's or Ogg's recording date with a time of day),
                            else from a date and time in its name (Recording_20261128_231402.m4a,
                            Aufnahme 28.11.2026 23-14.m4a), else left undated
-    \(ClassifierChoice.help)
+    \(ClassifierChoice.help(column: 23))
       --no-clips           keep no clips: events, summary and loudness only, in about a third
                            less time (for many nights analysed for their figures)
       --json               print session.json instead of the readable summary
-    \(StoreOptions.help)
+    \(StoreOptions.help(column: 23))
     """
 
     var files: [String]

@@ -8,13 +8,17 @@ enum ClassifierChoice {
     case heuristic(HeuristicClassifier)
     case learned(CNNClassifier)
 
-    static let help = """
-      --classifier KIND    model: the learned classifier (default); heuristic: the band-energy baseline
-      --model FILE         a model made by 'somni train' instead of the shipped one (the default,
-                           or for a recording made below 16 kHz the narrow-band model); given
-                           more than once, the first decides the windows it is sure of and the
-                           others are asked about the rest, their scores averaged
-    """
+    /// The options' lines; `defaultKind` as the command's `parse` is given it.
+    static func help(column: Int, defaultKind: String = "model") -> String {
+        let model = "model: the learned classifier", heuristic = "heuristic: the band-energy baseline"
+        return HelpText.option("--classifier KIND", column: column, defaultKind == "model"
+                               ? "\(model) (default); \(heuristic)" : "\(heuristic) (default); \(model)") + "\n"
+            + HelpText.option("--model FILE", column: column,
+                              "a model made by 'somni train' instead of the shipped one (the default,",
+                              "or for a recording made below 16 kHz the narrow-band model); given",
+                              "more than once, the first decides the windows it is sure of and the",
+                              "others are asked about the rest, their scores averaged")
+    }
 
     /// Reads both options; without `--classifier` the kind is `defaultKind`.
     static func parse(_ a: inout Arguments, defaultKind: String = "model") throws -> (kind: String, modelPaths: [String]) {

@@ -11,7 +11,7 @@ struct DeleteCommand: Command {
     NIGHT is a night id or a date (YYYY-MM-DD). Removes the night's rows (events, stages and cough
     checks go with it) and its folder, clips included. There is no undo.
 
-    \(StoreOptions.help)
+    \(StoreOptions.help())
     """
 
     var options: StoreOptions

@@ -6,7 +6,7 @@ struct DemoCommand: Command {
     static let name = "demo"
     static let summary = "Synthesise a short night from generated sounds, analyse it, print the summary"
     static let help = """
-    Usage: somni demo [--out DIR] [--minutes N] [--seed N] [--classifier heuristic|model]
+    Usage: somni demo [--out DIR] [--minutes N] [--seed N] [--classifier heuristic|model] [--model FILE]
 
     Needs no recordings: builds a short night from snores, talk, coughs and bedroom noises that
     are generated in code, writes it as a WAV with a reference of where every event is, analyses
@@ -16,10 +16,10 @@ struct DemoCommand: Command {
     in code, and the learned model ('somni analyze''s default) was trained on real recordings and
     does not know them (it misses most generated snores). '--classifier model' shows it anyway.
 
-      --out DIR       where to put the demo (default: a new folder under the system temp dir)
-      --minutes N     length of the demo night (default 20)
-      --seed N        random seed (default 7)
-    \(ClassifierChoice.help)
+      --out DIR          where to put the demo (default: a new folder under the system temp dir)
+      --minutes N        length of the demo night (default 20)
+      --seed N           random seed (default 7)
+    \(ClassifierChoice.help(column: 21, defaultKind: "heuristic"))
     """
 
     var out: String?

@@ -16,7 +16,7 @@ struct ExportCommand: Command {
       --all            every night in the store
       --format KIND    csv (default) or json
       -o FILE          write to FILE instead of standard output
-    \(StoreOptions.help)
+    \(StoreOptions.help(column: 19))
     """
 
     var options: StoreOptions

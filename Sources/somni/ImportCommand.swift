@@ -15,7 +15,7 @@ struct ImportCommand: Command {
       --move        remove the folder once it is safely in the store (it is copied first, so a
                     crash part-way never loses it)
       --replace     put it in place of the stored night of the same recording
-    \(StoreOptions.help)
+    \(StoreOptions.help())
       --json        print the stored night's record as JSON
     """
 

@@ -13,8 +13,8 @@ struct NightsCommand: Command {
     bed, snoring episodes, snoring minutes and share of the night. Use the id or the date as NIGHT in
     show, delete, export and report.
 
-    \(StoreOptions.help)
-    \(StoreOptions.jsonHelp)
+    \(StoreOptions.help())
+    \(StoreOptions.jsonHelp())
     """
 
     /// One line of the listing; the same fields in the table and in --json.

@@ -37,7 +37,7 @@ struct RecordCommand: Command {
       --master F         flac (default: written frame by frame, kill -9 loses < 0.3 s) | opus
                          (smaller, may lose about a minute on kill -9)
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
-    \(ClassifierChoice.help)
+    \(ClassifierChoice.help(column: 21))
       --threshold X      live mode: confidence that counts as a snoring window (default 0.6);
                          2 windows in a row, one at X, the other at S × X, start an
                          episode; then S × X keeps it going

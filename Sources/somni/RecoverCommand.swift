@@ -20,7 +20,7 @@ struct RecoverCommand: Command {
                          closed and saved in it
       --lock FILE        the recording lock to respect (default: /tmp/somni-record.lock)
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
-    \(ClassifierChoice.help)
+    \(ClassifierChoice.help(column: 21))
     """
 
     var folders: [String] = []

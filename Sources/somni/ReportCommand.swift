@@ -24,7 +24,7 @@ struct ReportCommand: Command {
                        link: relative links to the clips where they are now (nothing copied; the
                        page breaks if it or the store moves); used automatically when the page is
                        written inside the store or the night folder
-    \(StoreOptions.help)
+    \(StoreOptions.help(column: 19))
     """
 
     var options: StoreOptions

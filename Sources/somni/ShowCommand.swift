@@ -14,8 +14,8 @@ struct ShowCommand: Command {
     ended, how many snores, the loudest), and every event with its clip.
 
       --class CLASS  list only this class's events: snoring, sleep_talk or cough (repeatable)
-    \(StoreOptions.help)
-    \(StoreOptions.jsonHelp)   (the night's record and its full session.json)
+    \(StoreOptions.help(column: 17))
+    \(StoreOptions.jsonHelp(column: 17, holding: "the night's record and its full session.json"))
     """
 
     struct Output: Encodable {

@@ -8,11 +8,14 @@ struct StoreOptions {
     var store: String?
     var json: Bool
 
-    static let help = """
-      --store DIR   the night store (default: $SOMNI_STORE when set, else
-                    $XDG_DATA_HOME/somni, else ~/.local/share/somni)
-    """
-    static let jsonHelp = "  --json        print JSON instead of a table"
+    /// The options' lines, their descriptions starting at `column` as the command's own do.
+    static func help(column: Int = 16) -> String {
+        HelpText.option("--store DIR", column: column, "the night store (default: $SOMNI_STORE when set, else",
+                        "$XDG_DATA_HOME/somni, else ~/.local/share/somni)")
+    }
+    static func jsonHelp(column: Int = 16, holding what: String? = nil) -> String {
+        HelpText.option("--json", column: column, "print JSON instead of a table" + (what.map { ": \($0)" } ?? ""))
+    }
 
     init(_ a: inout Arguments, acceptsJSON: Bool = true) throws {
         store = try a.option("--store")
