@@ -7,14 +7,18 @@ struct ExportCommand: Command {
     static let name = "export"
     static let summary = "Export one night or all nights as CSV (one row per event) or JSON"
     static let help = """
-    Usage: somni export NIGHT|--all [--format csv|json] [-o FILE] [--store DIR]
+    Usage: somni export NIGHT|--all [--format csv|json] [--rows event|night] [-o FILE] [--store DIR]
 
     CSV has one row per event: night, night_date, event, class, start_s, end_s, clock, duration_s,
-    confidence, peak_dbfs, mean_dbfs, severity, clip. JSON holds each night's record and its full
+    confidence, peak_dbfs, mean_dbfs, severity, clip. With --rows night it has one row per night
+    instead: night, night_date, started_at, bedtime, wake, source, duration_h, analysed_h,
+    active_share, sensitivity, classifier, snoring_minutes, snoring_percent, snoring_episodes,
+    snoring/sleep_talk/cough _events and _per_h. JSON holds each night's record and its full
     session.json.
 
       --all            every night in the store
       --format KIND    csv (default) or json
+      --rows WHAT      csv: a row per event (default) or per night
       -o FILE          write to FILE instead of standard output
     \(StoreOptions.help(column: 19))
     """
@@ -24,6 +28,7 @@ struct ExportCommand: Command {
     var all: Bool
     var format: NightExport.Format
     var output: String?
+    var rowPerNight: Bool
 
     init(_ a: inout Arguments) throws {
         options = try StoreOptions(&a, acceptsJSON: false)
@@ -34,23 +39,32 @@ struct ExportCommand: Command {
         }
         self.format = format
         output = try a.option("-o")
+        let rows = try a.option("--rows") ?? "event"
+        guard ["event", "night"].contains(rows) else { throw UsageError("--rows must be event or night, not '\(rows)'") }
+        rowPerNight = rows == "night"
         key = a.positional()
     }
 
     func validate() throws {
         if all == (key != nil) { throw UsageError("give either a NIGHT or --all") }
+        if rowPerNight, format != .csv { throw UsageError("--rows night is for CSV; JSON holds each night's record already") }
     }
 
     func run() throws {
         let store = try options.open()
         let records = try all ? store.nights() : [store.night(matching: key ?? "")]
-        let nights = try records.map { (record: $0, session: try store.session(of: $0)) }
-        let text = try NightExport.render(nights, as: format)
+        let text: String
+        if rowPerNight {
+            text = NightExport.nightsCSV(records)
+        } else {
+            let nights = try records.map { (record: $0, session: try store.session(of: $0)) }
+            text = try NightExport.render(nights, as: format)
+        }
         guard let output else { return print(text, terminator: "") }
         let url = URL(fileURLWithPath: output)
         do { try Data(text.utf8).write(to: url, options: .atomic) } catch {
             throw SomniError(.io, "cannot write \(url.path)", cause: error)
         }
-        printError("Exported \(nights.count) night\(nights.count == 1 ? "" : "s") to \(url.path)")
+        printError("Exported \(records.count) night\(records.count == 1 ? "" : "s") to \(url.path)")
     }
 }

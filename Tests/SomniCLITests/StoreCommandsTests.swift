@@ -60,6 +60,23 @@ import Testing
         #expect(try CLI.run(["export", "--all", "-o", csv.path], environment: store).status == 0)
         let rows = try String(contentsOf: csv, encoding: .utf8).split(separator: "\n").dropFirst()
         #expect(rows.count == sessions.reduce(0) { $0 + $1.events.count })
+        // ... or one per night, with its counts and rates as the nights' sessions have them.
+        let perNight = try CLI.run(["export", "--all", "--rows", "night"], environment: store)
+        #expect(perNight.status == 0, "\(perNight.stderr)")
+        let table = perNight.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let header = try #require(table.first)
+        #expect(table.count == 1 + sessions.count)
+        for (row, session) in zip(table.dropFirst(), sessions) {
+            func field(_ name: String) -> String { header.firstIndex(of: Substring(name)).map { String(row[$0]) } ?? "?" }
+            #expect(field("night") == listed[sessions.firstIndex(of: session)!])
+            #expect(Int(field("cough_events")) == session.events.filter { $0.eventClass == .cough }.count)
+            #expect(Int(field("snoring_episodes")) == session.episodes.count)
+            let rate = try #require(Double(field("snoring_per_h")))
+            #expect(abs(rate - (session.summary.eventsPerHour["snoring"] ?? -1)) < 0.01, "\(rate) \(session.summary.eventsPerHour)")
+        }
+        for bad in [["--rows", "nights"], ["--rows", "night", "--format", "json"]] {
+            #expect(try CLI.run(["export", "--all"] + bad, environment: store).status == 64, "\(bad)")
+        }
 
         // delete: the night and its folder go; the other stays.
         #expect(try CLI.run(["delete", listed[0]], environment: store).status == 0)
