@@ -7,7 +7,7 @@ struct ExportCommand: Command {
     static let name = "export"
     static let summary = "Export one night or all nights as CSV (one row per event) or JSON"
     static let help = """
-    Usage: somni export NIGHT|--all [--format csv|json] [--rows event|night] [-o FILE] [--store DIR]
+    Usage: somni export NIGHT|--all [--from DATE] [--to DATE] [--format csv|json] [--rows event|night] [-o FILE] [--store DIR]
 
     CSV has one row per event: night, night_date, event, class, start_s, end_s, clock, duration_s,
     confidence, peak_dbfs, mean_dbfs, severity, clip. With --rows night it has one row per night
@@ -17,6 +17,7 @@ struct ExportCommand: Command {
     session.json.
 
       --all            every night in the store
+    \(NightRange.help(column: 19))
       --format KIND    csv (default) or json
       --rows WHAT      csv: a row per event (default) or per night
       -o FILE          write to FILE instead of standard output
@@ -29,6 +30,7 @@ struct ExportCommand: Command {
     var format: NightExport.Format
     var output: String?
     var rowPerNight: Bool
+    var range: NightRange
 
     init(_ a: inout Arguments) throws {
         options = try StoreOptions(&a, acceptsJSON: false)
@@ -39,6 +41,7 @@ struct ExportCommand: Command {
         }
         self.format = format
         output = try a.option("-o")
+        range = try NightRange(&a)
         let rows = try a.option("--rows") ?? "event"
         guard ["event", "night"].contains(rows) else { throw UsageError("--rows must be event or night, not '\(rows)'") }
         rowPerNight = rows == "night"
@@ -47,12 +50,13 @@ struct ExportCommand: Command {
 
     func validate() throws {
         if all == (key != nil) { throw UsageError("give either a NIGHT or --all") }
+        if range.isGiven, !all { throw UsageError("--from and --to go with --all") }
         if rowPerNight, format != .csv { throw UsageError("--rows night is for CSV; JSON holds each night's record already") }
     }
 
     func run() throws {
         let store = try options.open()
-        let records = try all ? store.nights() : [store.night(matching: key ?? "")]
+        let records = try all ? range.filter(store.nights()) : [store.night(matching: key ?? "")]
         let text: String
         if rowPerNight {
             text = NightExport.nightsCSV(records)

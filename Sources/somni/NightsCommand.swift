@@ -7,12 +7,13 @@ struct NightsCommand: Command {
     static let name = "nights"
     static let summary = "List the nights in the store: date, bedtime, wake, time in bed, snoring"
     static let help = """
-    Usage: somni nights [--store DIR] [--json]
+    Usage: somni nights [--from DATE] [--to DATE] [--store DIR] [--json]
 
     Lists every stored night, oldest first: id, date (the evening it began), bedtime, wake, time in
     bed, snoring episodes, snoring minutes and share of the night. Use the id or the date as NIGHT in
     show, delete, export and report.
 
+    \(NightRange.help(column: 16))
     \(StoreOptions.help())
     \(StoreOptions.jsonHelp())
     """
@@ -38,10 +39,14 @@ struct NightsCommand: Command {
     }
 
     var options: StoreOptions
-    init(_ a: inout Arguments) throws { options = try StoreOptions(&a) }
+    var range: NightRange
+    init(_ a: inout Arguments) throws {
+        options = try StoreOptions(&a)
+        range = try NightRange(&a)
+    }
 
     func run() throws {
-        let rows = try options.open().nights().map(Row.init)
+        let rows = range.filter(try options.open().nights()).map(Row.init)
         if options.json { return try printJSON(rows) }
         guard !rows.isEmpty else {
             print("No nights stored yet. 'somni analyze FILE' or 'somni import FOLDER' adds one.")

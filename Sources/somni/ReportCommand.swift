@@ -7,7 +7,7 @@ struct ReportCommand: Command {
     static let name = "report"
     static let summary = "Write the morning report: a self-contained HTML page for one night or all"
     static let help = """
-    Usage: somni report [NIGHT|FOLDER|--all [--details N]] [-o FILE] [--clips copy|embed|link] [--store DIR]
+    Usage: somni report [NIGHT|FOLDER|--all [--from DATE] [--to DATE] [--details N]] [-o FILE] [--clips copy|embed|link] [--store DIR]
 
     Writes one HTML page that opens in any browser and loads nothing from any network: summary
     numbers, events per hour, the night timeline, the 10-second ribbon, and every event with a
@@ -16,6 +16,7 @@ struct ReportCommand: Command {
     the latest night. FOLDER is a night folder outside the store (from 'somni analyze --out').
 
       --all            trends and the list of every night in the store, and the latest nights in full
+    \(NightRange.help(column: 19))
       --details N      with --all: how many of the latest nights to show in full (default 7)
       -o FILE          the page to write (default: somni-report.html)
       --clips HOW      copy: clips copied into FILE's name + "_clips/" beside the page, linked
@@ -33,6 +34,7 @@ struct ReportCommand: Command {
     var output: String
     var clips: String
     var details: Int
+    var range: NightRange
 
     init(_ a: inout Arguments) throws {
         options = try StoreOptions(&a, acceptsJSON: false)
@@ -40,11 +42,13 @@ struct ReportCommand: Command {
         output = try a.option("-o") ?? "somni-report.html"
         clips = try a.option("--clips") ?? "copy"
         details = try a.option("--details", as: Int.self) ?? 7
+        range = try NightRange(&a)
         key = a.positional()
     }
 
     func validate() throws {
         if all && key != nil { throw UsageError("give a NIGHT or --all, not both") }
+        if range.isGiven, !all { throw UsageError("--from and --to go with --all") }
         guard details >= 0 else { throw UsageError("--details must be 0 or more, not \(details)") }
         guard ["copy", "embed", "link"].contains(clips) else {
             throw UsageError("--clips must be copy, embed or link, not '\(clips)'")
@@ -65,7 +69,7 @@ struct ReportCommand: Command {
             storeDirectory = store.directory.standardizedFileURL
             let records: [NightRecord]
             if all {
-                let every = try store.nights()
+                let every = range.filter(try store.nights())
                 trends = every.map { TrendNight(record: $0) }
                 records = Array(every.suffix(details))
             } else if let key {
@@ -78,6 +82,10 @@ struct ReportCommand: Command {
                 records = [latest]
             }
             guard !records.isEmpty || !(trends ?? []).isEmpty else {
+                if range.isGiven {
+                    throw SomniError(.badInput, "no dated night from \(range.from ?? "the first") to \(range.to ?? "the last") "
+                                     + "in \(store.directory.path); 'somni nights' lists them")
+                }
                 throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
             }
             sources = try records.map { ($0.id, try store.existingFolder(of: $0)) }

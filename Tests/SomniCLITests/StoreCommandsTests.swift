@@ -112,6 +112,49 @@ import Testing
         #expect(after.count == 2 && after.contains(listed[1]), "\(after)")
     }
 
+    /// --from and --to pick nights by the evening each began, for nights, export and report --all.
+    @Test func aDateRangeNarrowsTheListingTheExportAndTheReport() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        // The third began after midnight: it is the night of the 8th. The last is undated.
+        for started in ["2026-11-01 23:00", "2026-11-05 23:00", "2026-11-09 01:30", nil] {
+            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips"]
+                                + (started.map { ["--started", $0] } ?? []), environment: store)
+            try #require(r.status == 0, "\(r.stderr)")
+        }
+        func dates(_ arguments: [String]) throws -> [String] {
+            let r = try CLI.run(["nights", "--json"] + arguments, environment: store)
+            #expect(r.status == 0, "\(r.stderr)")
+            let rows = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] ?? []
+            return rows.map { $0["date"] as? String ?? "undated" }
+        }
+        #expect(try dates([]) == ["2026-11-01", "2026-11-05", "2026-11-08", "undated"])
+        #expect(try dates(["--from", "2026-11-05"]) == ["2026-11-05", "2026-11-08"])
+        #expect(try dates(["--to", "2026-11-05"]) == ["2026-11-01", "2026-11-05"])
+        #expect(try dates(["--from", "2026-11-02", "--to", "2026-11-08"]) == ["2026-11-05", "2026-11-08"])
+
+        let export = try CLI.run(["export", "--all", "--rows", "night", "--from", "2026-11-06"], environment: store)
+        let exported = export.stdout.split(separator: "\n").dropFirst()
+        #expect(exported.count == 1 && exported.first?.contains(",2026-11-08,") == true, "\(export.stdout)")
+
+        let page = dir.appendingPathComponent("report.html")
+        let report = try CLI.run(["report", "--all", "--from", "2026-11-05", "-o", page.path], environment: store)
+        #expect(report.status == 0, "\(report.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(html.contains("20261105-2300") && html.contains("20261109-0130") && !html.contains("20261101-2300"))
+        let none = try CLI.run(["report", "--all", "--from", "2026-12-01", "-o", page.path], environment: store)
+        #expect(none.status == 65 && none.stderr.contains("no dated night from 2026-12-01"), "\(none.stderr)")
+
+        for bad in [["nights", "--from", "2026-02-30"], ["nights", "--from", "2026-11-09", "--to", "2026-11-01"],
+                    ["nights", "--to", "5.11.2026"], ["export", "20261101-2300", "--from", "2026-11-01"]] {
+            let r = try CLI.run(bad, environment: store)
+            #expect(r.status == 64 && r.errorLines.count == 1, "\(bad): \(r.stderr)")
+        }
+    }
+
     @Test func aNightWhoseFolderWasRemovedByHandSaysHowToMendTheStore() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
