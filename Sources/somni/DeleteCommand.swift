@@ -4,28 +4,67 @@ import SomniStore
 
 struct DeleteCommand: Command {
     static let name = "delete"
-    static let summary = "Delete a stored night with its events and its folder (clips included)"
+    static let summary = "Delete stored nights with their events and folders (clips included)"
     static let help = """
     Usage: somni delete NIGHT [--store DIR]
+           somni delete [--from DATE] [--to DATE] [--yes] [--store DIR]
 
     NIGHT is a night id or a date (YYYY-MM-DD). Removes the night's rows (events, stages and cough
     checks go with it) and its folder, clips included. There is no undo.
 
+    With --from and --to instead, the dated nights between them (by the evening each began) are
+    listed with the space they take; --yes deletes them. A year of nights with their clips can
+    fill a small disk: 'somni delete --to 2026-06-30 --yes' frees the first half of the year.
+
+    \(NightRange.help(column: 16))
+      --yes         delete the nights the dates pick (without it they are only listed)
     \(StoreOptions.help())
     """
 
     var options: StoreOptions
-    var key: String
+    var key: String?
+    var range: NightRange
+    var confirmed: Bool
     init(_ a: inout Arguments) throws {
         options = try StoreOptions(&a, acceptsJSON: false)
-        key = try a.requiredPositional("NIGHT (an id or a date)")
+        range = try NightRange(&a)
+        confirmed = a.flag("--yes")
+        key = a.positional()
+    }
+
+    func validate() throws {
+        if (key != nil) == range.isGiven { throw UsageError("give a NIGHT, or --from and/or --to") }
+        if confirmed, !range.isGiven { throw UsageError("--yes goes with --from and --to; a NIGHT is deleted without it") }
     }
 
     func run() throws {
         let store = try options.open()
-        let night = try store.night(matching: key)
-        let hadFolder = FileManager.default.fileExists(atPath: store.folder(of: night).path)
-        try store.delete(night)
-        print("Deleted night \(night.id) (\(night.eventTotal) events) " + (hadFolder ? "and its folder." : "(its folder was already gone)."))
+        guard range.isGiven else {
+            let night = try store.night(matching: key ?? "")
+            let hadFolder = FileManager.default.fileExists(atPath: store.folder(of: night).path)
+            try store.delete(night)
+            return print("Deleted night \(night.id) (\(night.eventTotal) events) "
+                         + (hadFolder ? "and its folder." : "(its folder was already gone)."))
+        }
+        let nights = range.filter(try store.nights())
+        let span = "from \(range.from ?? "the first") to \(range.to ?? "the last")"
+        guard !nights.isEmpty else { return print("No dated night \(span).") }
+        let bytes = nights.reduce(0) { $0 + Self.size(of: store.folder(of: $1)) }
+        let size = ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file)
+        guard confirmed else {
+            for night in nights { print("  \(night.id)  \(night.nightDate ?? "")  \(night.eventTotal) events") }
+            return print("\(nights.count) night\(nights.count == 1 ? "" : "s") \(span), \(size): "
+                         + "run again with --yes to delete them.")
+        }
+        for night in nights { try store.delete(night) }
+        print("Deleted \(nights.count) night\(nights.count == 1 ? "" : "s") \(span) and their folders, \(size).")
+    }
+
+    /// The bytes of the files under `folder` (0 when it is gone).
+    static func size(of folder: URL) -> Int {
+        guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey]) else { return 0 }
+        return files.reduce(0) { total, item in
+            total + ((item as? URL).flatMap { try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize } ?? 0)
+        }
     }
 }

@@ -148,8 +148,19 @@ import Testing
         let none = try CLI.run(["report", "--all", "--from", "2026-12-01", "-o", page.path], environment: store)
         #expect(none.status == 65 && none.stderr.contains("no dated night from 2026-12-01"), "\(none.stderr)")
 
+        // delete: the nights the dates pick are listed, and deleted only with --yes.
+        let listing = try CLI.run(["delete", "--to", "2026-11-05"], environment: store)
+        #expect(listing.status == 0 && listing.stdout.contains("2 nights from the first to 2026-11-05"), "\(listing.stdout)")
+        #expect(try dates([]).count == 4)
+        let deleted = try CLI.run(["delete", "--to", "2026-11-05", "--yes"], environment: store)
+        #expect(deleted.status == 0 && deleted.stdout.hasPrefix("Deleted 2 nights"), "\(deleted.stdout)")
+        #expect(try dates([]) == ["2026-11-08", "undated"])
+        let folders = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("store/nights").path)
+        #expect(folders.count == 2 && !folders.contains("20261101-2300"), "\(folders)")
+
         for bad in [["nights", "--from", "2026-02-30"], ["nights", "--from", "2026-11-09", "--to", "2026-11-01"],
-                    ["nights", "--to", "5.11.2026"], ["export", "20261101-2300", "--from", "2026-11-01"]] {
+                    ["nights", "--to", "5.11.2026"], ["export", "20261101-2300", "--from", "2026-11-01"],
+                    ["delete"], ["delete", "20261109-0130", "--yes"], ["delete", "20261109-0130", "--to", "2026-11-09"]] {
             let r = try CLI.run(bad, environment: store)
             #expect(r.status == 64 && r.errorLines.count == 1, "\(bad): \(r.stderr)")
         }
