@@ -50,7 +50,8 @@ struct ShowCommand: Command {
         let clock = night.clock
         let s = session.summary
         var lines = ["Night \(night.id)" + (clock.map { " · night of \($0.nightTitle), \($0.time()) → \($0.time(at: session.duration))" } ?? "")]
-        lines.append("  source \(session.source) · sensitivity \(session.settings.sensitivity) · classifier \(session.settings.classifier)")
+        lines.append("  source \(session.source) · sensitivity \(session.settings.sensitivity) · classifier \(session.settings.classifier)"
+                     + (session.settings.analyser.map { " · \($0)" } ?? ""))
         lines.append("  time in bed   \(Format.duration(session.duration))")
         lines.append("  snoring       \(Format.minutes(s.snoringMinutes)) · \(Format.percent(s.snoringPercent)) of the night · "
                      + "\(s.snoringEpisodes) episode\(s.snoringEpisodes == 1 ? "" : "s")")

@@ -32,7 +32,7 @@ let commands: [any Command.Type] = [
 
     """
     for c in commands { s += "  \(c.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(c.summary)\n" }
-    s += "\nRun 'somni <command> --help' for a command's options.\n"
+    s += "\nRun 'somni <command> --help' for a command's options; 'somni --version' for the version.\n"
     return s
 }
 
@@ -56,6 +56,10 @@ func exitCode(for error: any Error) -> Int32 {
     guard let name = argv.first, name != "--help", name != "-h", name != "help" else {
         print(mainHelp(), terminator: "")
         return argv.isEmpty ? 64 : 0
+    }
+    if name == "--version" {
+        print(SomniVersion.name)
+        return 0
     }
     argv.removeFirst()
     guard let type = commands.first(where: { $0.name == name }) else {

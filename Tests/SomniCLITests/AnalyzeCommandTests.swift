@@ -337,6 +337,13 @@ import Testing
         let analyze = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: ["SOMNI_STORE": store.path])
         #expect(analyze.status == 0, "\(analyze.stderr)")
         #expect(analyze.stdout.contains("Saved in the night store"))
+        // Which Somni analysed it, as 'somni --version' says it: a figure traced to its rules.
+        let folder = try #require(analyze.stdout.components(separatedBy: "Night folder: ").dropFirst().first?
+            .split(separator: "\n").first.map(String.init))
+        let session = try Session.load(from: URL(fileURLWithPath: folder).appendingPathComponent(Session.fileName))
+        let version = try CLI.run(["--version"])
+        #expect(version.status == 0 && version.stdout == SomniVersion.name + "\n" && SomniVersion.name.hasPrefix("somni "))
+        #expect(session.settings.analyser == SomniVersion.name)
 
         let nights = try CLI.run(["nights", "--json"], environment: ["SOMNI_STORE": store.path])
         #expect(nights.status == 0, "\(nights.stderr)")

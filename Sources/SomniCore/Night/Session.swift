@@ -99,8 +99,10 @@ public struct AnalysisSettings: Codable, Sendable, Equatable {
     public var sensitivity: Int
     /// "heuristic" or the learned model's name and version.
     public var classifier: String
-    public init(sensitivity: Int, classifier: String) {
-        self.sensitivity = sensitivity; self.classifier = classifier
+    /// The Somni that analysed the night ("somni 0.38"); nil in nights from before stop 38.
+    public var analyser: String?
+    public init(sensitivity: Int, classifier: String, analyser: String? = SomniVersion.name) {
+        self.sensitivity = sensitivity; self.classifier = classifier; self.analyser = analyser
     }
 }
 
