@@ -196,6 +196,12 @@ struct TrainCommand: Command {
                 beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
         }
+        if !data.skipped.isEmpty {
+            printError("somni train: warning: \(data.skipped.count) file\(data.skipped.count == 1 ? "" : "s") could not be read and "
+                       + "\(data.skipped.count == 1 ? "was" : "were") left out:")
+            for line in data.skipped.prefix(10) { printError("  \(line)") }
+            if data.skipped.count > 10 { printError("  … and \(data.skipped.count - 10) more") }
+        }
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
                           data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))

@@ -29,12 +29,17 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let data = dir.appendingPathComponent("data")
         try writeClassFolders(in: data)
+        // One broken clip among the 80 is left out with a warning that names it.
+        let broken = data.appendingPathComponent("hiss/hiss_99.wav")
+        try Data("not audio".utf8).write(to: broken)
         let model = dir.appendingPathComponent("tones.somnimodel")
         let r = try CLI.run(["train", data.path, "--out", model.path, "--channels", "4,8,8,16", "--epochs", "6",
                              "--examples-per-class", "64", "--group-block", "5", "--no-augment", "--seed", "3",
                              "--mel-bands", "24", "--frame-ms", "40", "--min-hz", "80"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("epoch"), "progress per epoch on stderr: \(r.stderr)")
+        #expect(r.stderr.contains("warning: 1 file could not be read and was left out:\n  not an audio file: \(broken.path)"),
+                "\(r.stderr)")
         for split in ["Training:", "Validation:", "Test:"] { #expect(r.stdout.contains(split), "\(r.stdout)") }
 
         // The file holds the asked widths, and the report beside it the figures of each split.

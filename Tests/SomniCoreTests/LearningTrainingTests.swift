@@ -212,6 +212,49 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(fromRec.contains { $0.label == 1 && $0.start >= 14_400 + 4_000 && $0.start + $0.length <= 64_000 - 4_000 })
     }
 
+    /// One broken clip among many is left out and listed; a class with nothing readable, or an
+    /// empty class folder, is an error that names it.
+    @Test func aFileThatCannotBeDecodedIsLeftOutAndAClassWithNoneReadableIsAnError() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in ["cough", "other"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
+        }
+        for name in ["cough/a.wav", "cough/broken.wav", "cough/silent.wav", "other/b.wav"] {
+            try Data().write(to: dir.appendingPathComponent(name))
+        }
+        let list = try TrainingFileList.scan(dir, blockSize: 25)
+        struct Broken: Error {}
+        let set = try TrainingSet.load(list, windowLength: 15_600, gapLabel: nil, threads: 2) { url in
+            switch url.lastPathComponent {
+            case "broken.wav": throw Broken()
+            case "silent.wav": return []
+            default: return [Float](repeating: 0.1, count: 15_600)
+            }
+        }
+        #expect(set.examples.map(\.label).sorted() == [0, 1])
+        #expect(set.skipped.count == 2 && set.skipped.contains { $0.hasSuffix("broken.wav: Broken()") }
+                && set.skipped.contains { $0.hasSuffix("silent.wav: no sound in it") }, "\(set.skipped)")
+
+        do {
+            _ = try TrainingSet.load(list, windowLength: 15_600, gapLabel: nil, threads: 2) { url in
+                if url.path.contains("/cough/") { throw Broken() }
+                return [Float](repeating: 0.1, count: 15_600)
+            }
+            Issue.record("a class with nothing readable must stop training")
+        } catch let e as SomniError {
+            #expect(e.code == .badInput && e.message.hasPrefix("no cough examples could be read: none of its 3 files"), "\(e)")
+        }
+
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("snoring"), withIntermediateDirectories: true)
+        do {
+            _ = try TrainingFileList.scan(dir, blockSize: 25)
+            Issue.record("an empty class folder must be named")
+        } catch let e as SomniError {
+            #expect(e.message.contains("snoring holds no audio files"), "\(e)")
+        }
+    }
+
     @Test func aSidecarLineNamingAClassMarksThatClassAndIsNoGap() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }

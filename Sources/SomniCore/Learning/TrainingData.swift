@@ -54,7 +54,11 @@ public struct TrainingFileList: Sendable {
                 throw SomniError(.badInput, "\(directory.path)/\(name) is not one of the model's classes \(labels)")
             }
             let root = directory.appendingPathComponent(name).resolvingSymlinksInPath()
-            for path in try audioFiles(under: root) {
+            let paths = try audioFiles(under: root)
+            guard !paths.isEmpty else {
+                throw SomniError(.badInput, "class folder \(root.path) holds no audio files (\(audioExtensions.sorted().joined(separator: ", ")))")
+            }
+            for path in paths {
                 let relative = path.dropFirst(root.path.count + 1)
                 let parts = relative.split(separator: "/")
                 let stratum = parts.count > 1 ? "\(name)/\(parts[0])" : name
@@ -141,6 +145,8 @@ public struct TrainingSet: Sendable {
     public var labels: [String]
     public var clips: [[Float]]
     public var examples: [Example]
+    /// Files left out because they could not be decoded or held no sound: "PATH: why".
+    public var skipped: [String] = []
 
     public init(labels: [String], clips: [[Float]], examples: [Example]) {
         self.labels = labels; self.clips = clips; self.examples = examples
@@ -148,7 +154,9 @@ public struct TrainingSet: Sendable {
 
     /// Decodes every file (on `threads` threads) and cuts it into examples of about one window:
     /// short files whole, long ones in consecutive windows, marked events one by one and the
-    /// gaps between them (at least a window clear of any event) as `gapLabel` when given.
+    /// gaps between them (at least a window clear of any event) as `gapLabel` when given. A file
+    /// that cannot be decoded (one broken clip among hundreds) is left out and listed in
+    /// `skipped`; a class left with no examples at all is an error.
     public static func load(_ list: TrainingFileList, windowLength: Int, gapLabel: Int?, threads: Int = 2,
                             decode: @Sendable (URL) throws -> [Float]) throws -> TrainingSet {
         let results = ParallelResults<Result<[Float], any Error>>(count: list.files.count)
@@ -161,16 +169,22 @@ public struct TrainingSet: Sendable {
         }
         var clips: [[Float]] = []
         var examples: [Example] = []
+        var skipped: [String] = []
         let rate = Double(analysisSampleRate)
         for (i, file) in list.files.enumerated() {
             let samples: [Float]
             switch results.get(i) {
             case .success(let s): samples = s
             case .failure(let e):
-                throw SomniError(.badInput, "could not decode training file \(file.url.path)", cause: e)
+                let why = (e as? SomniError)?.message ?? "\(e)"
+                skipped.append(why.contains(file.url.path) ? why : "\(file.url.path): \(why)")
+                continue
             case nil: throw SomniError(.internalError, "decoding \(file.url.path) produced nothing")
             }
-            guard !samples.isEmpty else { continue }
+            guard !samples.isEmpty else {
+                skipped.append("\(file.url.path): no sound in it")
+                continue
+            }
             clips.append(samples)
             let clip = clips.count - 1
             let resolvedPath = file.url.resolvingSymlinksInPath().path
@@ -204,7 +218,14 @@ public struct TrainingSet: Sendable {
                 addWindows(from: 0, to: samples.count, label: file.label)
             }
         }
-        return TrainingSet(labels: list.labels, clips: clips, examples: examples)
+        for label in Set(list.files.map(\.label)) where !examples.contains(where: { $0.label == label }) {
+            let files = list.files.filter { $0.label == label }
+            throw SomniError(.badInput, "no \(list.labels[label]) examples could be read: none of its \(files.count) "
+                             + "file\(files.count == 1 ? "" : "s") decoded (\(skipped.first ?? ""))")
+        }
+        var set = TrainingSet(labels: list.labels, clips: clips, examples: examples)
+        set.skipped = skipped
+        return set
     }
 
     /// Splits examples into train / validation / test by group, stratified by stratum: in each
@@ -317,6 +338,7 @@ public struct TrainingSet: Sendable {
     public mutating func append(_ other: TrainingSet) -> [Int] {
         let clipOffset = clips.count, first = examples.count
         clips += other.clips
+        skipped += other.skipped
         examples += other.examples.map { e in
             var e = e
             e.clip += clipOffset
