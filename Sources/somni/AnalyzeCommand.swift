@@ -220,6 +220,10 @@ struct AnalyzeCommand: Command {
         if let destination { return AnalysedNight(session: try analyse(destination), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
         let earlier = try start.map { try store.nights(recordedFrom: name, startedAt: $0.date) } ?? []
+        if replace, start == nil {
+            printError("somni analyze: warning: \(name) does not say when it started, so no stored night can be known "
+                       + "to be its own and none is replaced ('somni delete ID' removes an old copy)")
+        }
         if let stored = earlier.first, !replace {
             return AnalysedNight(session: try store.session(of: stored), folder: store.folder(of: stored), savedAs: stored.id,
                                  storedBefore: stored)

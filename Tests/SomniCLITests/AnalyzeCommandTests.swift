@@ -326,6 +326,12 @@ import Testing
 
         #expect(try CLI.run(["analyze", first.path, "--replace", "--out", dir.appendingPathComponent("bare").path] + options,
                             environment: env).status == 64)
+        // An undated recording is never matched, so --replace says it replaced nothing.
+        let undated = dir.appendingPathComponent("night.wav")
+        try FileManager.default.copyItem(at: first, to: undated)
+        let unmatched = try CLI.run(["analyze", undated.path, "--replace"] + options, environment: env)
+        #expect(unmatched.status == 0 && unmatched.stderr.contains("none is replaced"), "\(unmatched.stderr)")
+        #expect(try nights().count == 3)
     }
 
     @Test func analysedNightIsSavedInTheStoreAndListed() throws {
