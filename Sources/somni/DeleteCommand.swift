@@ -47,7 +47,7 @@ struct DeleteCommand: Command {
                          + (hadFolder ? "and its folder." : "(its folder was already gone)."))
         }
         let nights = range.filter(try store.nights())
-        let span = "from \(range.from ?? "the first") to \(range.to ?? "the last")"
+        let span = range.span
         guard !nights.isEmpty else { return print("No dated night \(span).") }
         let bytes = nights.reduce(0) { $0 + Self.size(of: store.folder(of: $1)) }
         let size = ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file)

@@ -21,6 +21,8 @@ struct NightRange {
     }
 
     var isGiven: Bool { from != nil || to != nil }
+    /// "from 2026-11-01 to the last", for messages.
+    var span: String { "from \(from ?? "the first") to \(to ?? "the last")" }
 
     func filter(_ nights: [NightRecord]) -> [NightRecord] {
         guard isGiven else { return nights }

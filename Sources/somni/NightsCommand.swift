@@ -49,8 +49,8 @@ struct NightsCommand: Command {
         let rows = range.filter(try options.open().nights()).map(Row.init)
         if options.json { return try printJSON(rows) }
         guard !rows.isEmpty else {
-            print("No nights stored yet. 'somni analyze FILE' or 'somni import FOLDER' adds one.")
-            return
+            if range.isGiven { return print("No dated night \(range.span).") }
+            return print("No nights stored yet. 'somni analyze FILE' or 'somni import FOLDER' adds one.")
         }
         var table = TextTable(headers: ["Night", "Date", "Bedtime", "Wake", "In bed", "Episodes", "Snoring", "%"],
                               numeric: [4, 5, 6, 7])

@@ -83,8 +83,8 @@ struct ReportCommand: Command {
             }
             guard !records.isEmpty || !(trends ?? []).isEmpty else {
                 if range.isGiven {
-                    throw SomniError(.badInput, "no dated night from \(range.from ?? "the first") to \(range.to ?? "the last") "
-                                     + "in \(store.directory.path); 'somni nights' lists them")
+                    throw SomniError(.badInput, "no dated night \(range.span) in \(store.directory.path); "
+                                     + "'somni nights' lists them")
                 }
                 throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
             }

@@ -135,6 +135,8 @@ import Testing
         #expect(try dates(["--from", "2026-11-05"]) == ["2026-11-05", "2026-11-08"])
         #expect(try dates(["--to", "2026-11-05"]) == ["2026-11-01", "2026-11-05"])
         #expect(try dates(["--from", "2026-11-02", "--to", "2026-11-08"]) == ["2026-11-05", "2026-11-08"])
+        let emptySpan = try CLI.run(["nights", "--from", "2026-12-01"], environment: store)
+        #expect(emptySpan.stdout == "No dated night from 2026-12-01 to the last.\n", "\(emptySpan.stdout)")
 
         let export = try CLI.run(["export", "--all", "--rows", "night", "--from", "2026-11-06"], environment: store)
         let exported = export.stdout.split(separator: "\n").dropFirst()
