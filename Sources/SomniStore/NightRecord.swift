@@ -23,16 +23,18 @@ public struct NightRecord: Codable, Sendable, Equatable {
     public var eventCounts: [String: Int]
     /// Unix seconds when the night entered the store.
     public var addedAt: Double
+    /// The recording's `RecordingFingerprint`; nil for live nights and those stored before stop 38.
+    public var sourceFingerprint: String? = nil
 
     public init(id: String, startedAt: String?, nightDate: String?, source: String, duration: Double,
                 analysedSeconds: Double, activeShare: Double, sensitivity: Int, classifier: String,
                 snoringMinutes: Double, snoringPercent: Double, snoringEpisodes: Int,
-                eventCounts: [String: Int], addedAt: Double) {
+                eventCounts: [String: Int], addedAt: Double, sourceFingerprint: String? = nil) {
         self.id = id; self.startedAt = startedAt; self.nightDate = nightDate; self.source = source
         self.duration = duration; self.analysedSeconds = analysedSeconds; self.activeShare = activeShare
         self.sensitivity = sensitivity; self.classifier = classifier; self.snoringMinutes = snoringMinutes
         self.snoringPercent = snoringPercent; self.snoringEpisodes = snoringEpisodes
-        self.eventCounts = eventCounts; self.addedAt = addedAt
+        self.eventCounts = eventCounts; self.addedAt = addedAt; self.sourceFingerprint = sourceFingerprint
     }
 
     public var clock: NightClock? { NightClock(iso: startedAt) }

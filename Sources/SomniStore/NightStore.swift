@@ -87,7 +87,8 @@ public final class NightStore {
 
     private static let nightColumns = """
         id, started_at, night_date, source, duration, analysed_seconds, active_share, sensitivity, classifier,
-        snoring_minutes, snoring_percent, snoring_episodes, snoring_events, sleep_talk_events, cough_events, added_at
+        snoring_minutes, snoring_percent, snoring_episodes, snoring_events, sleep_talk_events, cough_events, added_at,
+        source_fingerprint
         """
 
     private static func record(_ s: Statement) -> NightRecord {
@@ -98,7 +99,7 @@ public final class NightStore {
             snoringPercent: s.double(10), snoringEpisodes: s.int(11),
             eventCounts: [EventClass.snoring.rawValue: s.int(12), EventClass.sleepTalk.rawValue: s.int(13),
                           EventClass.cough.rawValue: s.int(14)],
-            addedAt: s.double(15))
+            addedAt: s.double(15), sourceFingerprint: s.string(16))
     }
 
     private func records(where condition: String = "", _ values: [SQLValue] = []) throws -> [NightRecord] {
@@ -112,13 +113,26 @@ public final class NightStore {
     /// Every night, oldest first (nights without a known start last).
     public func nights() throws -> [NightRecord] { try records() }
 
-    /// Nights in the store analysed from this recording: the same source name and start (to the
-    /// second). A batch run again over a folder of recordings finds the nights it saved last time.
-    /// Undated recordings are never matched: "night.wav" twice, undated, may be two nights.
-    public func nights(recordedFrom source: String, startedAt: Date) throws -> [NightRecord] {
-        try records(where: "WHERE source = ?", [.text(source)]).filter { night in
-            guard let start = night.clock?.start else { return false }
-            return abs(start.timeIntervalSince(startedAt)) < 1
+    /// Nights in the store analysed from this recording, so that a batch run again over a folder
+    /// finds the nights it saved last time. The same recording starts when this one does (to the
+    /// second; or neither says) and has the same content (`RecordingFingerprint`), or, for nights
+    /// stored without one, the same file name and a known start. A night dated since (an undated
+    /// copy analysed again with --started) is another night, unless `replacingUndated` (to date
+    /// it in place); "night.wav" twice, undated, with different content is two nights.
+    public func nights(recordedFrom source: String, startedAt: Date?, fingerprint: String?,
+                       replacingUndated: Bool = false) throws -> [NightRecord] {
+        let candidates = try records(where: "WHERE source = ? OR source_fingerprint = ?",
+                                     [.text(source), SQLValue(fingerprint)])
+        return candidates.filter { night in
+            if replacingUndated, night.startedAt == nil, let fingerprint, night.sourceFingerprint == fingerprint { return true }
+            let start = night.clock?.start
+            switch (start, startedAt) {
+            case (nil, nil): break
+            case let (a?, b?) where abs(a.timeIntervalSince(b)) < 1: break
+            default: return false
+            }
+            if let fingerprint, let stored = night.sourceFingerprint { return fingerprint == stored }
+            return startedAt != nil && night.source == source
         }
     }
 
@@ -283,19 +297,19 @@ public final class NightStore {
             snoringEpisodes: summary.snoringEpisodes,
             eventCounts: Dictionary(uniqueKeysWithValues: EventClass.allCases.map { c in
                 (c.rawValue, session.events.filter { $0.eventClass == c }.count) }),
-            addedAt: added)
+            addedAt: added, sourceFingerprint: session.sourceFingerprint)
         try db.prepare("""
             INSERT INTO nights (id, started_at, started_unix, night_date, start_date, source, duration, analysed_seconds,
               active_share, sensitivity, classifier, snoring_minutes, snoring_percent, snoring_episodes,
-              snoring_events, sleep_talk_events, cough_events, added_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              snoring_events, sleep_talk_events, cough_events, added_at, source_fingerprint)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
                 .text(id), SQLValue(session.startedAt), SQLValue(clock?.start.timeIntervalSince1970),
                 SQLValue(clock?.nightDate), SQLValue(clock?.date()), .text(session.source), .double(session.duration),
                 .double(session.analysedSeconds), .double(session.activeShare), .int(session.settings.sensitivity),
                 .text(session.settings.classifier), .double(summary.snoringMinutes), .double(summary.snoringPercent),
                 .int(summary.snoringEpisodes), .int(record.count(.snoring)), .int(record.count(.sleepTalk)),
-                .int(record.count(.cough)), .double(added),
+                .int(record.count(.cough)), .double(added), SQLValue(session.sourceFingerprint),
             ])
         let insertEvent = try db.prepare("""
             INSERT INTO events (night_id, event_id, class, start, "end", confidence, peak_dbfs, mean_dbfs, severity, clip, episode)

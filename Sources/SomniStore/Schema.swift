@@ -64,6 +64,11 @@ enum Schema {
             details TEXT
         );
         """,
+        // 3: the recording's fingerprint, to know a recording again under another name.
+        """
+        ALTER TABLE nights ADD COLUMN source_fingerprint TEXT;
+        CREATE INDEX nights_by_fingerprint ON nights(source_fingerprint);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

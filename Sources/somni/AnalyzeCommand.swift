@@ -13,7 +13,7 @@ struct AnalyzeCommand: Command {
     coughs, and saves the night (session.json, envelope.bin, clips/) in the night store, where
     'somni nights', 'show', 'report' and 'export' find it. Several files are analysed one after
     another; one that fails is reported and the others go on (the exit status is then non-zero).
-    A dated recording already in the store (the same name and start) is not analysed again, so a
+    A recording already in the store (the same content and start) is not analysed again, so a
     batch run again over a folder adds only its new recordings.
 
       --join               the files are one night recorded in parts (a recorder that splits its
@@ -23,7 +23,8 @@ struct AnalyzeCommand: Command {
       --out DIR            write a bare night folder here instead of saving it in the store; with
                            several files, DIR holds one night folder per file, named after it
       --replace            analyse a recording already in the store again (new settings, a new
-                           model) and put the new night in place of the old one
+                           model, --started for an undated one) and put the new night in place
+                           of the old one
       --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
       --started WHEN       when the recording started, as 2026-11-28T23:14 or "2026-11-28 23:14" (local
                            time unless an offset such as +01:00 or Z follows); one night only. Without
@@ -146,7 +147,7 @@ struct AnalyzeCommand: Command {
     static func sayIfUndated(_ session: Session, savedAs: String?) {
         guard session.startedAt == nil, savedAs != nil else { return }
         print("The recording does not say when it started, so the night is undated: analysed again with "
-              + "--started \"YYYY-MM-DD HH:MM\" (and 'somni delete \(savedAs ?? "")' for this one), it is dated.")
+              + "--started \"YYYY-MM-DD HH:MM\" --replace, it is dated in place of \(savedAs ?? "this one").")
     }
 
     private func openStore() throws -> NightStore {
@@ -219,11 +220,9 @@ struct AnalyzeCommand: Command {
         }
         if let destination { return AnalysedNight(session: try analyse(destination), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
-        let earlier = try start.map { try store.nights(recordedFrom: name, startedAt: $0.date) } ?? []
-        if replace, start == nil {
-            printError("somni analyze: warning: \(name) does not say when it started, so no stored night can be known "
-                       + "to be its own and none is replaced ('somni delete ID' removes an old copy)")
-        }
+        // With --replace, an undated copy of the recording is dated in place.
+        let earlier = try store.nights(recordedFrom: name, startedAt: start?.date, fingerprint: source.fingerprint,
+                                       replacingUndated: replace)
         if let stored = earlier.first, !replace {
             return AnalysedNight(session: try store.session(of: stored), folder: store.folder(of: stored), savedAs: stored.id,
                                  storedBefore: stored)

@@ -35,8 +35,9 @@ struct ImportCommand: Command {
         let source = URL(fileURLWithPath: folder, isDirectory: true)
         // The folder's own problems (no session.json, a broken one) are add's to report.
         let session = try? Session.load(from: source.appendingPathComponent(Session.fileName))
-        let earlier = try session.flatMap { s in
-            try NightClock(iso: s.startedAt).map { try store.nights(recordedFrom: s.source, startedAt: $0.start) }
+        let earlier = try session.map { s in
+            try store.nights(recordedFrom: s.source, startedAt: NightClock(iso: s.startedAt)?.start, fingerprint: s.sourceFingerprint,
+                             replacingUndated: replace)
         } ?? []
         if let stored = earlier.first, !replace {
             throw SomniError(.badInput, "\(source.path) is a night of \(stored.source), already in the store as \(stored.id); "

@@ -253,8 +253,11 @@ import Testing
         let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
         #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store).status == 0)
         let before = try CLI.run(["nights", "--json"], environment: store).stdout
+        // Another recording (the same one would be found stored and not analysed again).
+        let other = dir.appendingPathComponent("other.wav")
+        try CLI.synthesiseShortNight(at: other, seed: 6)
         // 8 KiB: SQLite cannot map its 32 KiB shared-memory file, so the store refuses to open.
-        let closed = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 8)
+        let closed = try CLI.run(["analyze", other.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 8)
         #expect(closed.status == 74)
         #expect(closed.errorLines.count == 1, "\(closed.stderr)")
         #expect(closed.stderr.contains("store database"), "\(closed.stderr)")
@@ -263,7 +266,7 @@ import Testing
         // 34 KiB: the store opens and the night is analysed, but the transaction that adds it
         // cannot grow the write-ahead log. The analysed night is kept where the error says, a
         // later command does not sweep it away, and `somni import` adds it once there is room.
-        let full = try CLI.run(["analyze", audio.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 34)
+        let full = try CLI.run(["analyze", other.path, "--classifier", "heuristic"], environment: store, fileSizeLimitKiB: 34)
         #expect(full.status == 74)
         #expect(full.errorLines.count == 1, "\(full.stderr)")
         #expect(full.stderr.contains("could not be saved in the store"), "\(full.stderr)")
@@ -326,11 +329,18 @@ import Testing
 
         #expect(try CLI.run(["analyze", first.path, "--replace", "--out", dir.appendingPathComponent("bare").path] + options,
                             environment: env).status == 64)
-        // An undated recording is never matched, so --replace says it replaced nothing.
+        // An undated recording is known by its content: stored once, then found.
         let undated = dir.appendingPathComponent("night.wav")
-        try FileManager.default.copyItem(at: first, to: undated)
-        let unmatched = try CLI.run(["analyze", undated.path, "--replace"] + options, environment: env)
-        #expect(unmatched.status == 0 && unmatched.stderr.contains("none is replaced"), "\(unmatched.stderr)")
+        try CLI.synthesiseShortNight(at: undated, seed: 7)
+        #expect(try CLI.run(["analyze", undated.path] + options, environment: env).status == 0)
+        let undatedAgain = try CLI.run(["analyze", undated.path] + options, environment: env)
+        #expect(undatedAgain.status == 0 && undatedAgain.stdout.contains("night.wav is already in the night store"),
+                "\(undatedAgain.stdout)")
+        // ... and so is a dated one renamed.
+        let renamed = dir.appendingPathComponent("copy of Recording_20261128_231402.wav")
+        try FileManager.default.copyItem(at: first, to: renamed)
+        #expect(try CLI.run(["analyze", renamed.path, "--started", "2026-11-28 23:14:02"] + options, environment: env).stdout
+            .contains("is already in the night store"))
         #expect(try nights().count == 3)
     }
 
@@ -435,9 +445,18 @@ import Testing
         #expect(Set(nights.compactMap { $0["date"] as? String }) == ["2026-11-28", "2026-11-29", "2026-11-30"], "\(listed.stdout)")
         #expect(Set(nights.compactMap { $0["bedtime"] as? String }) == ["23:14", "22:40", "23:05"], "\(listed.stdout)")
         // Stored undated, the summary says how to date it; dated, it says where the time came from.
-        let plainText = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips"], environment: utc)
-        #expect(plainText.stdout.contains("the night is undated: analysed again with --started \"YYYY-MM-DD HH:MM\""),
+        let plainText = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--replace"],
+                                    environment: utc)
+        #expect(plainText.stdout.contains("the night is undated: analysed again with --started \"YYYY-MM-DD HH:MM\" --replace"),
                 "\(plainText.stdout)")
+        // ... which dates it in the undated copy's place.
+        let dated = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--replace",
+                                 "--started", "2026-12-01 23:00"], environment: utc)
+        #expect(dated.status == 0 && dated.stdout.contains("It replaces "), "\(dated.stdout)")
+        let after = try #require(try JSONSerialization.jsonObject(with: Data(try CLI.run(["nights", "--json"], environment: utc)
+            .stdout.utf8)) as? [[String: Any]])
+        #expect(after.count == nights.count && after.filter { $0["date"] == nil }.isEmpty
+                && after.contains { $0["date"] as? String == "2026-12-01" }, "\(after)")
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
         #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")

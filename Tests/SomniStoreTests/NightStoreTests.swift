@@ -144,10 +144,10 @@ import SomniCore
         do {
             let store = try NightStore(directory: dir)
             old = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: session), moving: false)
-            let found = try store.nights(recordedFrom: session.source, startedAt: start)
+            let found = try store.nights(recordedFrom: session.source, startedAt: start, fingerprint: nil)
             #expect(found == [try #require(old)])
-            #expect(try store.nights(recordedFrom: session.source, startedAt: start + 60).isEmpty)
-            #expect(try store.nights(recordedFrom: "other.m4a", startedAt: start).isEmpty)
+            #expect(try store.nights(recordedFrom: session.source, startedAt: start + 60, fingerprint: nil).isEmpty)
+            #expect(try store.nights(recordedFrom: "other.m4a", startedAt: start, fingerprint: nil).isEmpty)
             var again = session
             again.settings.sensitivity = 8
             let source = try NightFixture.folder(at: scratch.path("again"), session: again)
@@ -167,6 +167,36 @@ import SomniCore
         #expect(try reopened.db.integer("SELECT count(*) FROM events") == session.events.count)
         #expect(NightFixture.tree(dir.appendingPathComponent("nights")).allSatisfy { $0.hasPrefix(night.id + "/") || $0 == night.id },
                 "\(NightFixture.tree(dir.appendingPathComponent("nights")))")
+    }
+
+    /// A recording is known by its content: under another name, or undated; "night.wav" twice,
+    /// undated, with different content is two nights; a night dated since is another unless replacing.
+    @Test func aRecordingIsKnownAgainByItsFingerprint() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        var dated = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        dated.sourceFingerprint = "fnv1a64:0000000000000001"
+        var undated = NightFixture.session(startedAt: nil)
+        undated.source = "night.wav"
+        undated.sourceFingerprint = "fnv1a64:0000000000000002"
+        let a = try store.add(nightFolder: NightFixture.folder(at: scratch.path("a"), session: dated), moving: false)
+        let b = try store.add(nightFolder: NightFixture.folder(at: scratch.path("b"), session: undated), moving: false)
+        #expect(try a.sourceFingerprint == dated.sourceFingerprint && store.nights().contains(a))
+        let start = try #require(NightClock(iso: dated.startedAt)).start
+
+        #expect(try store.nights(recordedFrom: "renamed.m4a", startedAt: start, fingerprint: dated.sourceFingerprint) == [a])
+        #expect(try store.nights(recordedFrom: dated.source, startedAt: start, fingerprint: "fnv1a64:00000000000000ff").isEmpty,
+                "the same name and start with other content is another recording")
+        #expect(try store.nights(recordedFrom: "night.wav", startedAt: nil, fingerprint: undated.sourceFingerprint) == [b])
+        #expect(try store.nights(recordedFrom: "night.wav", startedAt: nil, fingerprint: "fnv1a64:0000000000000003").isEmpty)
+        #expect(try store.nights(recordedFrom: "night.wav", startedAt: nil, fingerprint: nil).isEmpty)
+        // Dated since: another night, unless it is to replace the undated copy; an undated
+        // analysis never replaces a dated night of the same content.
+        #expect(try store.nights(recordedFrom: "night.wav", startedAt: start, fingerprint: undated.sourceFingerprint).isEmpty)
+        #expect(try store.nights(recordedFrom: "night.wav", startedAt: start, fingerprint: undated.sourceFingerprint,
+                                 replacingUndated: true) == [b])
+        #expect(try store.nights(recordedFrom: dated.source, startedAt: nil, fingerprint: dated.sourceFingerprint,
+                                 replacingUndated: true).isEmpty)
     }
 
     @Test func aSecondConnectionReadsWhileANightIsBeingWritten() throws {

@@ -29,12 +29,16 @@ public protocol AudioSource: AnyObject {
     /// Stretches `read` filled with silence because there was no recording (between the files
     /// of a night recorded in parts), as far as read so far.
     var gaps: [RecordingGap] { get }
+    /// What names the recording by its content (`RecordingFingerprint`), so the store knows it
+    /// again under another name; nil for a source that is no file (a microphone, a buffer).
+    var fingerprint: String? { get }
 }
 
 extension AudioSource {
     public func rereadableSamples() -> PCM16Samples? { nil }
     public var recordedSampleRate: Int? { nil }
     public var gaps: [RecordingGap] { [] }
+    public var fingerprint: String? { nil }
 }
 
 /// Writes a short clip (16 kHz mono) to a compressed file a browser can play.

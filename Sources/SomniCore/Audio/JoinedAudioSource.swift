@@ -46,6 +46,16 @@ public final class JoinedAudioSource: AudioSource {
     /// less reliable.
     public var recordedSampleRate: Int? { parts.compactMap(\.source.recordedSampleRate).min() }
 
+    /// The parts' fingerprints and start times combined in order (the starts place the parts,
+    /// so the same files with another pause between them are another night); nil when a part has
+    /// no fingerprint.
+    public var fingerprint: String? {
+        let each = parts.compactMap { part in
+            part.source.fingerprint.map { "\($0)@\(part.start.map { String($0.timeIntervalSince1970) } ?? "-")" }
+        }
+        return each.count == parts.count ? RecordingFingerprint.combining(each) : nil
+    }
+
     public var warnings: [String] {
         notes + parts.flatMap { part in part.source.warnings.map { "\(part.name): \($0)" } }
     }

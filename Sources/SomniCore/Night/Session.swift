@@ -128,6 +128,9 @@ public struct Session: Codable, Sendable, Equatable {
     /// How `startedAt` is known: the recorder's clock, given, the file's creation time, its
     /// recording date tag or its name; nil when not said (nights analysed before stop 37) or not known.
     public var startedFrom: RecordingStart.Origin? = nil
+    /// The recording's `RecordingFingerprint`, by which the store knows it again; nil for a
+    /// night recorded live or analysed before stop 38.
+    public var sourceFingerprint: String? = nil
 
     public init(source: String, startedAt: String?, duration: Double, analysedSeconds: Double,
                 activeShare: Double, settings: AnalysisSettings, summary: SessionSummary,
