@@ -125,15 +125,37 @@ public final class NightStore {
                                      [.text(source), SQLValue(fingerprint)])
         return candidates.filter { night in
             if replacingUndated, night.startedAt == nil, let fingerprint, night.sourceFingerprint == fingerprint { return true }
-            let start = night.clock?.start
-            switch (start, startedAt) {
-            case (nil, nil): break
-            case let (a?, b?) where abs(a.timeIntervalSince(b)) < 1: break
-            default: return false
-            }
-            if let fingerprint, let stored = night.sourceFingerprint { return fingerprint == stored }
-            return startedAt != nil && night.source == source
+            return Self.isRecording(of: night, source: source, startedAt: startedAt, fingerprint: fingerprint)
         }
+    }
+
+    /// Whether `night` was analysed from the recording named `source` that started at `startedAt`
+    /// with content `fingerprint` (the rule `nights(recordedFrom:…)` applies).
+    static func isRecording(of night: NightRecord, source: String, startedAt: Date?, fingerprint: String?) -> Bool {
+        switch (night.clock?.start, startedAt) {
+        case (nil, nil): break
+        case let (a?, b?) where abs(a.timeIntervalSince(b)) < 1: break
+        default: return false
+        }
+        if let fingerprint, let stored = night.sourceFingerprint { return fingerprint == stored }
+        return startedAt != nil && night.source == source
+    }
+
+    /// Nights that repeat one stored before them (the same recording, analysed again before
+    /// Somni knew it again), each with the id of the first: the trends count every copy.
+    public static func copies(among nights: [NightRecord]) -> [(copy: NightRecord, of: String)] {
+        let byAdded = nights.sorted { ($0.addedAt, $0.id) < ($1.addedAt, $1.id) }
+        var found: [(copy: NightRecord, of: String)] = []
+        var firstOf: [String: String] = [:]
+        for (i, night) in byAdded.enumerated() {
+            guard let earlier = byAdded[..<i].first(where: {
+                isRecording(of: $0, source: night.source, startedAt: night.clock?.start, fingerprint: night.sourceFingerprint)
+            }) else { continue }
+            let first = firstOf[earlier.id] ?? earlier.id
+            firstOf[night.id] = first
+            found.append((night, first))
+        }
+        return found
     }
 
     /// A night by id, or by date ("YYYY-MM-DD": the evening it began, else the calendar day it began).

@@ -11,7 +11,8 @@ struct NightsCommand: Command {
 
     Lists every stored night, oldest first: id, date (the evening it began), bedtime, wake, time in
     bed, snoring episodes, snoring minutes and share of the night. Use the id or the date as NIGHT in
-    show, delete, export and report.
+    show, delete, export and report. Nights that repeat a recording stored before them (analysed
+    twice before stop 38, when Somni did not yet know a recording again) are named below it.
 
     \(NightRange.help(column: 16))
     \(StoreOptions.help())
@@ -46,7 +47,8 @@ struct NightsCommand: Command {
     }
 
     func run() throws {
-        let rows = range.filter(try options.open().nights()).map(Row.init)
+        let listed = range.filter(try options.open().nights())
+        let rows = listed.map(Row.init)
         if options.json { return try printJSON(rows) }
         guard !rows.isEmpty else {
             if range.isGiven { return print("No dated night \(range.span).") }
@@ -59,5 +61,12 @@ struct NightsCommand: Command {
                                String(r.episodes), Format.minutes(r.snoringMinutes), Format.percent(r.snoringPercent)])
         }
         print(table.render())
+        let copies = NightStore.copies(among: listed)
+        if !copies.isEmpty {
+            print("\n\(copies.count) night\(copies.count == 1 ? " repeats" : "s repeat") a recording stored before "
+                  + "(analysed again before Somni knew it again), and the trends count each copy: "
+                  + copies.map { "\($0.copy.id) (of \($0.of))" }.joined(separator: ", ")
+                  + ". 'somni delete ID' removes one.")
+        }
     }
 }

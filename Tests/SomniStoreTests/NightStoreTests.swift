@@ -199,6 +199,25 @@ import SomniCore
                                  replacingUndated: true).isEmpty)
     }
 
+    /// Copies stored before Somni knew a recording again are each named with the first of them.
+    @Test func copiesOfARecordingStoredBeforeAreNamed() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let old = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")  // no fingerprint: by name and start
+        var other = NightFixture.session(startedAt: "2026-11-02T23:00:00Z")
+        other.sourceFingerprint = "fnv1a64:0000000000000009"
+        var undated = NightFixture.session(startedAt: nil)  // no fingerprint, undated: never a copy
+        undated.source = "old.wav"
+        var ids: [String] = []
+        for (i, s) in [old, old, other, undated, undated, old, other].enumerated() {
+            ids.append(try store.add(nightFolder: NightFixture.folder(at: scratch.path("n\(i)"), session: s), moving: true).id)
+        }
+        let copies = NightStore.copies(among: try store.nights())
+        #expect(copies.map(\.copy.id) == [ids[1], ids[5], ids[6]])
+        #expect(copies.map(\.of) == [ids[0], ids[0], ids[2]])
+        #expect(NightStore.copies(among: try store.nights().filter { $0.id != ids[0] }).map(\.of) == [ids[1], ids[2]])
+    }
+
     @Test func aSecondConnectionReadsWhileANightIsBeingWritten() throws {
         let scratch = try Scratch()
         let dir = scratch.path("store")
