@@ -28,8 +28,8 @@ public final class AudioDecoder: AudioSource {
     /// else a recording date with a time of day (an MP3's ID3 TDRC, an Ogg or FLAC DATE comment:
     /// `.dateTag`). Nil when it says nothing plausible (a muxer that left it at 0 reads 1904 or 1970).
     public let recordingStart: RecordingStart?
-    /// The file's `RecordingFingerprint`, read when asked (2 MiB of the file).
-    public var fingerprint: String? { RecordingFingerprint.of(fileAt: URL(fileURLWithPath: path)) }
+    /// The file's `RecordingFingerprint`, read once when first asked (2 MiB of the file).
+    public private(set) lazy var fingerprint: String? = RecordingFingerprint.of(fileAt: URL(fileURLWithPath: path))
 
     private enum Stage { case decoding, draining, flushingResampler, finished }
 

@@ -121,36 +121,50 @@ public final class NightStore {
     /// it in place); "night.wav" twice, undated, with different content is two nights.
     public func nights(recordedFrom source: String, startedAt: Date?, fingerprint: String?,
                        replacingUndated: Bool = false) throws -> [NightRecord] {
+        let wanted = Recording(source: source, start: startedAt, fingerprint: fingerprint)
         let candidates = try records(where: "WHERE source = ? OR source_fingerprint = ?",
                                      [.text(source), SQLValue(fingerprint)])
         return candidates.filter { night in
-            if replacingUndated, night.startedAt == nil, let fingerprint, night.sourceFingerprint == fingerprint { return true }
-            return Self.isRecording(of: night, source: source, startedAt: startedAt, fingerprint: fingerprint)
+            let stored = Recording(night)
+            if replacingUndated, stored.start == nil, let fingerprint, stored.fingerprint == fingerprint { return true }
+            return stored.isSame(as: wanted)
         }
     }
 
-    /// Whether `night` was analysed from the recording named `source` that started at `startedAt`
-    /// with content `fingerprint` (the rule `nights(recordedFrom:…)` applies).
-    static func isRecording(of night: NightRecord, source: String, startedAt: Date?, fingerprint: String?) -> Bool {
-        switch (night.clock?.start, startedAt) {
-        case (nil, nil): break
-        case let (a?, b?) where abs(a.timeIntervalSince(b)) < 1: break
-        default: return false
+    /// What a night was analysed from, as far as knowing a recording again goes.
+    private struct Recording {
+        var source: String
+        var start: Date?
+        var fingerprint: String?
+
+        init(source: String, start: Date?, fingerprint: String?) {
+            self.source = source; self.start = start; self.fingerprint = fingerprint
         }
-        if let fingerprint, let stored = night.sourceFingerprint { return fingerprint == stored }
-        return startedAt != nil && night.source == source
+        init(_ night: NightRecord) { self.init(source: night.source, start: night.clock?.start, fingerprint: night.sourceFingerprint) }
+
+        /// The same start (to the second, or neither known) and the same content; without a
+        /// fingerprint on either side, the same file name and a known start.
+        func isSame(as other: Recording) -> Bool {
+            switch (start, other.start) {
+            case (nil, nil): break
+            case let (a?, b?) where abs(a.timeIntervalSince(b)) < 1: break
+            default: return false
+            }
+            if let fingerprint, let theirs = other.fingerprint { return fingerprint == theirs }
+            return start != nil && source == other.source
+        }
     }
 
     /// Nights that repeat one stored before them (the same recording, analysed again before
     /// Somni knew it again), each with the id of the first: the trends count every copy.
     public static func copies(among nights: [NightRecord]) -> [(copy: NightRecord, of: String)] {
         let byAdded = nights.sorted { ($0.addedAt, $0.id) < ($1.addedAt, $1.id) }
+        let recordings = byAdded.map(Recording.init)  // each start parsed once, not once a pair
         var found: [(copy: NightRecord, of: String)] = []
         var firstOf: [String: String] = [:]
         for (i, night) in byAdded.enumerated() {
-            guard let earlier = byAdded[..<i].first(where: {
-                isRecording(of: $0, source: night.source, startedAt: night.clock?.start, fingerprint: night.sourceFingerprint)
-            }) else { continue }
+            guard let match = recordings[..<i].firstIndex(where: { $0.isSame(as: recordings[i]) }) else { continue }
+            let earlier = byAdded[match]
             let first = firstOf[earlier.id] ?? earlier.id
             firstOf[night.id] = first
             found.append((night, first))

@@ -10,7 +10,7 @@ struct ImportCommand: Command {
 
     Copies a night folder (as written by 'somni analyze --out') into the store and prints its id.
     Every clip session.json names must be inside the folder. The store is unchanged if anything fails.
-    A night of a recording already in the store (the same source and start) is refused.
+    A night of a recording already in the store (the same content and start) is refused.
 
       --move        remove the folder once it is safely in the store (it is copied first, so a
                     crash part-way never loses it)
