@@ -10,6 +10,7 @@ PACKAGES=(
   pulseaudio pulseaudio-utils libasound2-plugins                    # capture tests: a private sound server (+ ALSA's pulse plugin)
   chromium                                                          # the report's browser tests (headless)
   zlib1g-dev                                                        # decoding the browser's screenshots in tests
+  tzdata                                                            # time zones: a night's clock across a daylight-saving change
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

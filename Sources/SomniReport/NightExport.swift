@@ -15,7 +15,7 @@ public enum NightExport {
     public static func csv(_ nights: [(record: NightRecord, session: Session)]) -> String {
         var out = csvHeader + "\n"
         for (record, session) in nights {
-            let clock = NightClock(iso: session.startedAt)
+            let clock = NightClock(of: session)
             for e in session.events.sorted(by: { $0.start < $1.start }) {
                 let fields: [String] = [
                     record.id, record.nightDate ?? "", e.id, e.eventClass.rawValue,

@@ -56,7 +56,7 @@ public enum NightReport {
 
     private static func defaultTitle(_ nights: [ReportNight], trends: [TrendNight]) -> String {
         if trends.isEmpty, nights.count == 1, let n = nights.first {
-            return "Somni · night of " + (NightClock(iso: n.session.startedAt)?.nightTitle ?? n.id)
+            return "Somni · night of " + (NightClock(of: n.session)?.nightTitle ?? n.id)
         }
         return "Somni · \(max(trends.count, nights.count)) nights"
     }
@@ -104,9 +104,11 @@ public enum NightReport {
 
     private static func nightSection(_ n: ReportNight, index: Int) -> String {
         let s = n.session
-        let clock = NightClock(iso: s.startedAt)
+        let clock = NightClock(of: s)
         let heading = clock.map { "Night of \($0.nightTitle)" } ?? "Night \(n.id)"
-        let span = clock.map { "\($0.time()) → \($0.time(at: s.duration)) · " } ?? ""
+        let span = clock.map { c in
+            "\(c.time()) → \(c.time(at: s.duration)) · " + c.changes(within: s.duration).map { "\($0) · " }.joined()
+        } ?? ""
         let rates = rates(s)
         var rateRows = ""
         for c in EventClass.allCases {

@@ -177,8 +177,16 @@ enum ReportAssets {
         axis.innerHTML = labels.join('');
       }
 
+      // Seconds the clock has moved since the start (daylight saving) at `t` seconds into the night.
+      function shiftAt(night, t) {
+        var by = 0;
+        night.shifts.forEach(function (s) { if (t >= s.at - 0.001) { by = s.by; } });  // row starts land on the change
+        return by;
+      }
+      // A row's clock hour; after a daylight-saving change the clock's own (02:00 twice in autumn).
       function rowLabel(night, row) {
-        return night.firstHour == null ? '+' + row + ' h' : pad((night.firstHour + row) % 24) + ':00';
+        if (night.firstHour == null) { return '+' + row + ' h'; }
+        return clock((night.firstHour + row) * 3600 + shiftAt(night, row * 3600 - night.offset)).slice(0, 5);
       }
 
       // Events starting in each hour of the night, stacked by class.
@@ -236,7 +244,7 @@ enum ReportAssets {
           if (night.firstHour == null) {
             text = '+' + clock(row * 3600 + secondsIntoRow);
           } else {
-            text = clock((night.firstHour + row) * 3600 + secondsIntoRow);
+            text = clock((night.firstHour + row) * 3600 + secondsIntoRow + shiftAt(night, row * 3600 + secondsIntoRow - night.offset));
           }
           if (k < 0 || k >= r.level.length) { out.textContent = text + ' · outside the night'; return; }
           var level = r.level[k] == null ? 'level unknown' : r.level[k] + ' dBFS';

@@ -25,12 +25,20 @@ struct NightData: Encodable {
     var offset: Double
     /// Clock hour of the first ribbon row (0–23), nil when the start is unknown (rows count hours from the start).
     var firstHour: Int?
+    /// Daylight-saving changes in the night: from `at` seconds after the start the clock reads
+    /// `by` seconds more than the first row's hour counts (−3600 after the autumn change).
+    var shifts: [ClockShift]
     /// The night's timeline loudness: max-pooled envelope columns, 0–100 of the 95th percentile.
     var envelope: [Int]
     var ribbon: RibbonData
     /// Events starting in each hour row (the ribbon's rows), counted per class in EventClass order.
     var hours: [[Int]]
     var events: [EventData]
+}
+
+struct ClockShift: Encodable, Equatable {
+    var at: Double
+    var by: Int
 }
 
 /// Ribbon cells on the clock's 10-second grid: cell k covers [offset rounded down to 10 s + 10 k, +10 s).
@@ -94,7 +102,7 @@ enum ReportMath {
 
     static func night(_ n: ReportNight) -> NightData {
         let s = n.session
-        let clock = NightClock(iso: s.startedAt)
+        let clock = NightClock(of: s)
         // Rows start at the clock hour the night began in, so rows from different nights line up.
         let intoHour = clock.map { $0.secondsIntoDay.truncatingRemainder(dividingBy: 3600) } ?? 0
         let firstHour = clock.map { Int($0.secondsIntoDay / 3600) % 24 }
@@ -102,6 +110,9 @@ enum ReportMath {
 
         return NightData(
             id: n.id, duration: s.duration, offset: intoHour, firstHour: firstHour,
+            shifts: clock.map { c in
+                c.offsetChanges.filter { $0.after < s.duration }.map { ClockShift(at: $0.after, by: $0.offsetSeconds - c.offsetSeconds) }
+            } ?? [],
             envelope: env.map { timeline($0.values, columns: timelineColumns) } ?? [],
             ribbon: ribbon(duration: s.duration, offset: intoHour, envelope: env, events: s.events),
             hours: hourCounts(duration: s.duration, offset: intoHour, events: s.events),

@@ -133,7 +133,7 @@ public struct TrendNight: Sendable {
 
     public init(_ n: ReportNight) {
         let s = n.session
-        let clock = NightClock(iso: s.startedAt)
+        let clock = NightClock(of: s)
         id = n.id; label = clock?.nightDate ?? n.id; bedtime = clock?.time(); wake = clock?.time(at: s.duration)
         duration = s.duration; episodes = s.summary.snoringEpisodes; snoringMinutes = s.summary.snoringMinutes
         snoringPercent = s.summary.snoringPercent; events = s.events.count; rates = NightReport.rates(s)

@@ -1,14 +1,53 @@
 import Foundation
+import SomniCore
 
 /// Wall-clock times of a night in the recording's own UTC offset (from `Session.startedAt`), so a
-/// night recorded in Taipei reads 23:10 wherever the report is opened.
+/// night recorded in Taipei reads 23:10 wherever the report is opened. Given the zone the start was
+/// written in (`Session.timeZone`), times after a daylight-saving change read as the bedroom's
+/// clock did: a night across the autumn change reads 02:59, then 02:00 again.
 ///
 /// Plain calendar arithmetic (proleptic Gregorian, fixed offset) instead of Calendar and
 /// DateFormatter: those cost a fraction of a millisecond each on Linux, which made listing 1,000
 /// nights take a second.
 public struct NightClock: Sendable, Equatable {
     public let start: Date
+    /// The UTC offset at the start.
     public let offsetSeconds: Int
+    /// The zone's offset changes in the week from the start, in order: from `after` seconds
+    /// after the start the offset is `offsetSeconds` (the same unit as above).
+    public let offsetChanges: [OffsetChange]
+
+    public struct OffsetChange: Sendable, Equatable {
+        public let after: Double
+        public let offsetSeconds: Int
+    }
+
+    /// How far ahead of the start offset changes are looked for: longer than any night.
+    static let changeHorizon: TimeInterval = 7 * 86_400
+
+    /// The clock of an analysed night: its start, in the zone it was written in.
+    public init?(of session: Session) {
+        self.init(iso: session.startedAt, timeZone: session.timeZone)
+    }
+
+    /// As `init?(iso:)`, following `timeZone`'s daylight-saving changes after the start. A zone this
+    /// machine does not know, or whose offset at the start is not the ISO text's (the night was
+    /// written elsewhere), is left out: the start's offset holds for the whole night.
+    public init?(iso: String?, timeZone identifier: String?) {
+        guard let fixed = NightClock(iso: iso) else { return nil }
+        guard let identifier, let zone = TimeZone(identifier: identifier),
+              zone.secondsFromGMT(for: fixed.start) == fixed.offsetSeconds else {
+            self = fixed
+            return
+        }
+        var changes: [OffsetChange] = []
+        var from = fixed.start
+        while let next = zone.nextDaylightSavingTimeTransition(after: from), next.timeIntervalSince(fixed.start) < NightClock.changeHorizon {
+            changes.append(OffsetChange(after: next.timeIntervalSince(fixed.start), offsetSeconds: zone.secondsFromGMT(for: next)))
+            from = next
+        }
+        self.init(start: fixed.start, offsetSeconds: fixed.offsetSeconds, offsetChanges: changes)
+    }
 
     /// Parses ISO 8601 with an offset: "2026-11-28T23:10:00+01:00", "…T23:10:00.250Z", "…+0100".
     /// Nil when absent, invalid, or without an offset (a local time that cannot be placed).
@@ -56,11 +95,23 @@ public struct NightClock: Sendable, Equatable {
         let local = NightClock.daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
         start = Date(timeIntervalSince1970: Double(local - offset) + fraction)
         offsetSeconds = offset
+        offsetChanges = []
     }
 
-    public init(start: Date, offsetSeconds: Int) {
+    public init(start: Date, offsetSeconds: Int, offsetChanges: [OffsetChange] = []) {
         self.start = start
         self.offsetSeconds = offsetSeconds
+        self.offsetChanges = offsetChanges
+    }
+
+    /// The UTC offset `seconds` after the start.
+    public func offset(at seconds: Double) -> Int {
+        var offset = offsetSeconds
+        for change in offsetChanges {
+            guard seconds >= change.after else { break }
+            offset = change.offsetSeconds
+        }
+        return offset
     }
 
     /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
@@ -91,11 +142,29 @@ public struct NightClock: Sendable, Equatable {
     }
 
     private func moment(at seconds: Double) -> Moment {
-        let local = Int((start.timeIntervalSince1970 + seconds).rounded(.down)) + offsetSeconds
+        let local = Int((start.timeIntervalSince1970 + seconds).rounded(.down)) + offset(at: seconds)
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let inDay = local - days * 86_400
         let (y, m, d) = NightClock.civil(fromDays: days)
         return Moment(days: days, year: y, month: m, day: d, hour: inDay / 3600, minute: inDay / 60 % 60, second: inDay % 60)
+    }
+
+    /// The clock changes in the first `duration` seconds, said for a person: "at 03:00 the clocks
+    /// went back to 02:00", so a time read twice in the repeated hour can be placed.
+    public func changes(within duration: Double) -> [String] {
+        var before = offsetSeconds
+        var said: [String] = []
+        for change in offsetChanges where change.after < duration {
+            let unix = Int((start.timeIntervalSince1970 + change.after).rounded())
+            func clockTime(_ offset: Int) -> String {
+                let inDay = ((unix + offset) % 86_400 + 86_400) % 86_400
+                return "\(padded(inDay / 3600)):\(padded(inDay / 60 % 60))"
+            }
+            let direction = change.offsetSeconds < before ? "back" : "forward"
+            said.append("at \(clockTime(before)) the clocks went \(direction) to \(clockTime(change.offsetSeconds))")
+            before = change.offsetSeconds
+        }
+        return said
     }
 
     /// "YYYY-MM-DD" of the moment `seconds` after the start.

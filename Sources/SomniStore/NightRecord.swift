@@ -25,20 +25,23 @@ public struct NightRecord: Codable, Sendable, Equatable {
     public var addedAt: Double
     /// The recording's `RecordingFingerprint`; nil for live nights and those stored before stop 38.
     public var sourceFingerprint: String? = nil
+    /// `Session.timeZone`; nil for nights analysed before stop 39.
+    public var timeZone: String? = nil
 
     public init(id: String, startedAt: String?, nightDate: String?, source: String, duration: Double,
                 analysedSeconds: Double, activeShare: Double, sensitivity: Int, classifier: String,
                 snoringMinutes: Double, snoringPercent: Double, snoringEpisodes: Int,
-                eventCounts: [String: Int], addedAt: Double, sourceFingerprint: String? = nil) {
+                eventCounts: [String: Int], addedAt: Double, sourceFingerprint: String? = nil, timeZone: String? = nil) {
         self.id = id; self.startedAt = startedAt; self.nightDate = nightDate; self.source = source
         self.duration = duration; self.analysedSeconds = analysedSeconds; self.activeShare = activeShare
         self.sensitivity = sensitivity; self.classifier = classifier; self.snoringMinutes = snoringMinutes
         self.snoringPercent = snoringPercent; self.snoringEpisodes = snoringEpisodes
         self.eventCounts = eventCounts; self.addedAt = addedAt; self.sourceFingerprint = sourceFingerprint
+        self.timeZone = timeZone
     }
 
-    public var clock: NightClock? { NightClock(iso: startedAt) }
-    /// "HH:MM" at the start and the end, in the recording's offset.
+    public var clock: NightClock? { NightClock(iso: startedAt, timeZone: timeZone) }
+    /// "HH:MM" at the start and the end, on the recording's clock.
     public var bedtime: String? { clock?.time() }
     public var wake: String? { clock?.time(at: duration) }
 

@@ -69,6 +69,10 @@ enum Schema {
         ALTER TABLE nights ADD COLUMN source_fingerprint TEXT;
         CREATE INDEX nights_by_fingerprint ON nights(source_fingerprint);
         """,
+        // 4: the zone the start was written in, for times after a daylight-saving change.
+        """
+        ALTER TABLE nights ADD COLUMN time_zone TEXT;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -314,7 +314,7 @@ enum NightSummaryText {
         }
         if !s.events.isEmpty {
             // A dated night's events at the time of day they happened, as 'somni show' lists them.
-            let wallClock = NightClock(iso: s.startedAt)
+            let wallClock = NightClock(of: s)
             lines.append("  loudest events" + (wallClock == nil ? " (time into the recording):" : ":"))
             for e in s.events.sorted(by: { $0.severity > $1.severity }).prefix(5) {
                 let when = wallClock?.timeWithSeconds(at: e.start) ?? clock(e.start)

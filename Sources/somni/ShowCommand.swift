@@ -53,6 +53,7 @@ struct ShowCommand: Command {
         lines.append("  source \(session.source) · sensitivity \(session.settings.sensitivity) · classifier \(session.settings.classifier)"
                      + (session.settings.analyser.map { " · \($0)" } ?? ""))
         lines.append("  time in bed   \(Format.duration(session.duration))")
+        for change in clock?.changes(within: session.duration) ?? [] { lines.append("  clock         \(change)") }
         lines.append("  snoring       \(Format.minutes(s.snoringMinutes)) · \(Format.percent(s.snoringPercent)) of the night · "
                      + "\(s.snoringEpisodes) episode\(s.snoringEpisodes == 1 ? "" : "s")")
         let rates = NightReport.rates(session)

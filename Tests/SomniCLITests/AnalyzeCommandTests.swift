@@ -476,6 +476,31 @@ import Testing
     }
 }
 
+extension AnalyzeDatingTests {
+    /// A night across the autumn change reads as the bedroom's clock did: the zone goes into
+    /// session.json and the store, and `show` says when the clocks went back.
+    @Test func aNightAcrossADaylightSavingChangeKeepsTheBedroomsClock() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let night = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: night)  // 3 minutes
+        let berlin = ["TZ": "Europe/Berlin", "SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let r = try CLI.run(["analyze", night.path, "--started", "2026-10-25T02:58+02:00", "--classifier", "heuristic",
+                             "--no-clips", "--json"], environment: berlin)
+        try #require(r.status == 0, "\(r.stderr)")
+        let session = try JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
+        #expect(session.startedAt == "2026-10-25T02:58:00+02:00" && session.timeZone == "Europe/Berlin")
+
+        // Read elsewhere (UTC here), the night keeps its own clock.
+        let shown = try CLI.run(["show", "2026-10-24"], environment: ["TZ": "UTC", "SOMNI_STORE": berlin["SOMNI_STORE"]!])
+        #expect(shown.stdout.contains("night of Sat 24 Oct 2026, 02:58 → 02:01"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("clock         at 03:00 the clocks went back to 02:00"), "\(shown.stdout)")
+        let listed = try CLI.run(["nights", "--json"], environment: berlin)
+        let nights = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(nights.first?["wake"] as? String == "02:01", "\(listed.stdout)")
+    }
+}
+
 /// `--join`: a night a recorder split into files is analysed as one, each part placed at its time.
 @Suite struct AnalyzeJoinTests {
     /// The samples of `whole` from `from` to `to` as a 16 kHz WAV named `name`.

@@ -131,6 +131,9 @@ func decodedLength(_ url: URL) throws -> Int {
                                             morning: { _, _, _ in throw SomniError(.internalError, "no morning in live mode") })
         #expect(session.events.count == 2)
         #expect(try NightJournal.load(in: folder).status == .analysed)
+        // Dated by the recorder's clock, in the zone it ran in (for nights across a clock change).
+        #expect(session.startedFrom == .recorder && session.startedAt == journal.startedAt)
+        #expect(session.timeZone != nil && session.timeZone == TimeZone.current.identifier)
     }
 
     @Test func aDCOffsetChangesNeitherTheEpisodesLevelsNorTheLiveLevel() throws {

@@ -215,6 +215,38 @@ struct BrowserInteractionTests {
         #expect(rootAttribute("data-test-by-time", in: dom) == ReportFixture.events.map(\.id).joined(separator: ","))
     }
 
+    /// A night across the autumn change (Berlin, clocks back at 03:00) reads the bedroom's clock:
+    /// its rows are 01:00, 02:00 and 02:00 again, and the ribbon and the list agree on times after it.
+    @Test func aNightAcrossADaylightSavingChangeReadsTheBedroomsClock() throws {
+        let scratch = try Scratch()
+        var session = ReportFixture.session(startedAt: "2026-10-25T01:40:00+02:00")
+        session.timeZone = "Europe/Berlin"
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: session)
+        let n = try ReportNight.load(id: "20261025-0140", folder: night, clips: .relative(reportDirectory: scratch.url))
+        #expect(ReportMath.night(n).shifts == [ClockShift(at: 4800, by: -3600)])
+        let page = scratch.path("report.html")
+        // The snore at 5,000 s (02:03:20 on the clock, 200 s after the change) is cell 20 of the third row.
+        let driver = """
+            <script>
+            (function () {
+              var row = document.querySelector('.ribbon svg[data-row="2"]'), r = row.getBoundingClientRect();
+              row.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: 7,
+                clientX: r.left + 20.5 / 360 * r.width, clientY: r.top + r.height / 2 }));
+              document.documentElement.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
+            })();
+            </script>
+            """
+        try Data(NightReport.html(nights: [n]).replacingOccurrences(of: "</body>", with: driver + "</body>").utf8).write(to: page)
+        let dom = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        let rows = withoutScripts(dom).components(separatedBy: "<span class=\"hour\">").dropFirst().map { $0.prefix(5) }
+        #expect(rows == ["01:00", "02:00", "02:00"], "ribbon rows: \(rows)")
+        let readout = rootAttribute("data-test-readout", in: dom) ?? ""
+        #expect(readout.hasPrefix("02:03:20") && readout.contains("snoring"), "readout: \(readout)")
+        #expect(dom.contains("<span class=\"meta\">02:03:20</span>"), "the list's time of the snore after the change")
+        #expect(dom.contains("01:40 → 02:40 · at 03:00 the clocks went back to 02:00"))
+    }
+
     @Test func aReportOfSeveralNightsDrawsTrendsAndCopesWithAnUndatedNight() throws {
         let scratch = try Scratch()
         let first = try ReportFixture.folder(at: scratch.path("a"))

@@ -429,4 +429,74 @@ import SomniCore
             #expect(clock.timeWithSeconds(at: 5000) == String(format: "%02d:%02d:%02d", parts.hour!, parts.minute!, parts.second!))
         }
     }
+    /// The store keeps the zone a night's start was written in, so its listing reads the wake time
+    /// off the bedroom's clock after a daylight-saving change.
+    @Test func theStoreKeepsANightsZone() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        var zoned = NightFixture.session(startedAt: "2026-10-25T01:30:00+02:00", duration: 7200)
+        zoned.timeZone = "Europe/Berlin"
+        var fixed = NightFixture.session(startedAt: "2026-10-25T01:30:00+02:00", duration: 7200)
+        fixed.source = "other.wav"
+        do {
+            let store = try NightStore(directory: dir)
+            try store.add(nightFolder: NightFixture.folder(at: scratch.path("zoned"), session: zoned), moving: false)
+            try store.add(nightFolder: NightFixture.folder(at: scratch.path("fixed"), session: fixed), moving: false)
+        }
+        let nights = try NightStore(directory: dir).nights()
+        #expect(nights.map(\.timeZone) == ["Europe/Berlin", nil])
+        #expect(nights.map(\.bedtime) == ["01:30", "01:30"])
+        #expect(nights.map(\.wake) == ["02:30", "03:30"], "the zone's night wakes after the clocks went back")
+    }
+
+    /// Across a daylight-saving change a night reads as the bedroom's clock did, from the zone
+    /// session.json names; without a zone, or with one whose offset at the start is not the
+    /// start's own, the start's offset holds all night (as before stop 39).
+    @Test func nightClockFollowsTheZonesDaylightSavingChanges() throws {
+        let autumn = try #require(NightClock(iso: "2026-10-25T01:30:00+02:00", timeZone: "Europe/Berlin"))
+        #expect(autumn.offsetChanges.first == NightClock.OffsetChange(after: 5400, offsetSeconds: 3600))
+        #expect(autumn.time() == "01:30" && autumn.timeWithSeconds(at: 5399) == "02:59:59")
+        #expect(autumn.timeWithSeconds(at: 5400) == "02:00:00" && autumn.time(at: 7200) == "02:30")
+        #expect(autumn.changes(within: 7200) == ["at 03:00 the clocks went back to 02:00"])
+        #expect(autumn.changes(within: 5400).isEmpty, "a night that ends at the change does not cross it")
+        #expect(autumn.nightDate == "2026-10-24" && autumn.compactDateTime() == "20261025-0130")
+
+        let spring = try #require(NightClock(iso: "2026-03-28T23:00:00+01:00", timeZone: "Europe/Berlin"))
+        #expect(spring.time(at: 3 * 3600 - 1) == "01:59" && spring.time(at: 3 * 3600) == "03:00")
+        #expect(spring.changes(within: 8 * 3600) == ["at 02:00 the clocks went forward to 03:00"])
+
+        for (iso, zone) in [("2026-10-25T01:30:00+02:00", nil), ("2026-10-25T01:30:00+02:00", "Nowhere/Atlantis"),
+                            ("2026-10-25T01:30:00+08:00", "Europe/Berlin")] {
+            let fixed = try #require(NightClock(iso: iso, timeZone: zone))
+            #expect(fixed.offsetChanges.isEmpty && fixed.time(at: 7200) == "03:30", "\(iso) in \(zone ?? "no zone")")
+        }
+    }
+
+    /// The clock against Foundation's own formatter in zones whose offsets change: by an hour
+    /// (Berlin, New York), by half an hour (Lord Howe Island) and south of the equator (Santiago).
+    @Test func nightClockAgreesWithFoundationAcrossDaylightSavingChanges() throws {
+        var rng = SeededRandom(seed: 7)
+        for name in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/Santiago"] {
+            let zone = try #require(TimeZone(identifier: name))
+            let iso = ISO8601DateFormatter()
+            iso.timeZone = zone
+            let clockFormat = DateFormatter()
+            clockFormat.locale = Locale(identifier: "en_US_POSIX")
+            clockFormat.timeZone = zone
+            clockFormat.dateFormat = "yyyy-MM-dd HH:mm:ss"
+            var crossed = 0
+            for _ in 0..<200 {
+                // Starts within 12 h before one of the zone's changes in 2020…2030, so about half cross it.
+                let year = Date(timeIntervalSince1970: 1_577_836_800 + Double(rng.next() % 11) * 31_556_952)
+                let change = try #require(zone.nextDaylightSavingTimeTransition(after: year))
+                let unix = (change.timeIntervalSince1970 - Double(rng.next() % 43_200)).rounded()
+                let clock = try #require(NightClock(iso: iso.string(from: Date(timeIntervalSince1970: unix)), timeZone: name))
+                let into = Double(rng.next() % (12 * 3600))
+                let expected = clockFormat.string(from: Date(timeIntervalSince1970: unix + into))
+                #expect("\(clock.date(at: into)) \(clock.timeWithSeconds(at: into))" == expected, "\(name) \(unix) + \(into)")
+                if !clock.changes(within: into).isEmpty { crossed += 1 }
+            }
+            #expect(crossed > 60, "\(name): \(crossed) of 200 nights crossed a change")
+        }
+    }
 }

@@ -40,6 +40,7 @@ public enum NightCloser {
             if !journal.gaps.isEmpty { session.gaps = journal.gaps }
         }
         session.startedFrom = session.startedAt == nil ? nil : .recorder
+        session.timeZone = journal.timeZone
         if recovered {
             session.warnings.append("the recorder stopped unexpectedly; this night was closed from what was on disk "
                 + "(up to the last \(Int(NightRecorderDefaults.flushInterval)) s may be missing)")

@@ -55,6 +55,8 @@ public struct NightJournal: Codable, Sendable, Equatable {
     public var mode: Mode
     /// ISO 8601 with offset.
     public var startedAt: String
+    /// The zone `startedAt` is written in (`Session.timeZone`); nil in journals from before stop 39.
+    public var timeZone: String? = nil
     public var device: String
     public var captureRate: Int
     /// The master recording's file name in night mode.
@@ -79,6 +81,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
         status = .recording
         self.mode = mode
         self.startedAt = NightJournal.isoString(startedAt)
+        timeZone = TimeZone.current.identifier
         self.device = device
         self.captureRate = captureRate
         self.master = master

@@ -170,6 +170,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                               settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifier.name),
                               summary: summary, episodes: episodes, events: events, warnings: warnings)
         session.startedFrom = started?.origin
+        session.timeZone = started == nil ? nil : TimeZone.current.identifier  // the zone isoDateString wrote in
         session.sourceFingerprint = source.fingerprint
         if !source.gaps.isEmpty { session.gaps = source.gaps }
         do {

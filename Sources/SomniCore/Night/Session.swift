@@ -115,6 +115,9 @@ public struct Session: Codable, Sendable, Equatable {
     public var source: String
     /// ISO 8601 with offset, when known.
     public var startedAt: String?
+    /// The time zone `startedAt` was written in ("Europe/Berlin"), so times after a daylight-saving
+    /// change in the night read as the clock did; nil when undated or analysed before stop 39.
+    public var timeZone: String? = nil
     public var duration: Double
     public var analysedSeconds: Double
     public var activeShare: Double
