@@ -15,25 +15,32 @@ public struct SomniError: Error, CustomStringConvertible, Sendable {
     /// The operating system's reason, when the cause carries one ("no space left on device"):
     /// what tells a full disk from a missing folder or a permission.
     public let reason: String?
+    /// The errno behind `reason`.
+    public let systemCode: Int32?
 
     public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.cause = cause.map { String(describing: $0) }
-        reason = cause.flatMap(Self.systemReason)
+        systemCode = cause.flatMap(Self.systemCode)
+        reason = systemCode.map(Self.text(errno:))
     }
 
     public var description: String { reason.map { "\(message): \($0)" } ?? message }
 
+    /// A write failed for want of room: the disk or the user's quota is full, or a file may grow
+    /// no larger (a file system's or a process's limit).
+    public var isOutOfSpace: Bool { [ENOSPC, EDQUOT, EFBIG].contains(systemCode) }
+
     /// The POSIX error behind an error, however deeply Foundation wrapped it.
-    static func systemReason(_ error: any Error) -> String? {
+    static func systemCode(_ error: any Error) -> Int32? {
         var current: (any Error)? = error
         for _ in 0..<4 {
             guard let e = current else { return nil }
-            if let s = e as? SomniError { return s.reason }
-            if let p = e as? POSIXError { return text(errno: p.code.rawValue) }
+            if let s = e as? SomniError { return s.systemCode }
+            if let p = e as? POSIXError { return p.code.rawValue }
             let n = e as NSError
-            if n.domain == NSPOSIXErrorDomain { return text(errno: Int32(truncatingIfNeeded: n.code)) }
+            if n.domain == NSPOSIXErrorDomain { return Int32(truncatingIfNeeded: n.code) }
             current = n.userInfo[NSUnderlyingErrorKey] as? any Error
         }
         return nil

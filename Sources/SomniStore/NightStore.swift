@@ -11,7 +11,10 @@ import SomniCore
 /// and readers never see a row whose folder is not in place yet).
 public final class NightStore {
     public let directory: URL
-    let db: Database
+    private(set) var db: Database
+    /// Opened as a read-only snapshot because the disk was too full to open it for writing
+    /// (`Access.readOnlyIfDiskFull`); `delete` still works, freeing space first.
+    public private(set) var isReadOnly = false
     /// Test seam: called between the steps of `add`; a thrown error aborts the save there.
     var saveStepHook: ((SaveStep) throws -> Void)?
 
@@ -33,8 +36,15 @@ public final class NightStore {
         return home.appendingPathComponent(".local/share/somni", isDirectory: true)
     }
 
+    public enum Access: Sendable {
+        case readWrite
+        /// For commands that read, and `delete`: when the disk is too full for the database's
+        /// log to be made, open a read-only snapshot rather than fail.
+        case readOnlyIfDiskFull
+    }
+
     /// Opens (creating when needed) the store, turns on WAL and foreign keys, and migrates.
-    public init(directory: URL) throws {
+    public init(directory: URL, access: Access = .readWrite) throws {
         self.directory = directory
         let fm = FileManager.default
         for d in [directory, directory.appendingPathComponent("nights"), directory.appendingPathComponent("staging")] {
@@ -42,7 +52,25 @@ public final class NightStore {
                 throw SomniError(.io, "cannot create the store directory \(d.path)", cause: error)
             }
         }
-        db = try Database(path: directory.appendingPathComponent(NightStore.databaseName).path)
+        let path = directory.appendingPathComponent(NightStore.databaseName).path
+        do {
+            db = try NightStore.openForWriting(path)
+            try sweepIfUnlocked()
+        } catch let error as SomniError where error.isOutOfSpace {
+            // A log left by a process that died may hold saved nights a snapshot would not see.
+            let log = (try? fm.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+            guard access == .readOnlyIfDiskFull, log == 0, fm.fileExists(atPath: path),
+                  let snapshot = try? Database(path: path, snapshot: true),
+                  (try? Schema.version(of: snapshot)) == Schema.currentVersion else {
+                throw NightStore.diskFull(directory, cause: error)
+            }
+            db = snapshot
+            isReadOnly = true
+        }
+    }
+
+    private static func openForWriting(_ path: String) throws -> Database {
+        let db = try Database(path: path)
         if try db.string("PRAGMA journal_mode")?.lowercased() != "wal" {
             guard try db.string("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
                 throw SomniError(.io, "the store database \(db.path) cannot use write-ahead logging")
@@ -51,7 +79,12 @@ public final class NightStore {
         try db.execute("PRAGMA foreign_keys = ON")
         try db.execute("PRAGMA synchronous = NORMAL")
         try Schema.migrate(db)
-        try sweepIfUnlocked()
+        return db
+    }
+
+    static func diskFull(_ directory: URL, cause: SomniError? = nil) -> SomniError {
+        SomniError(.io, "no room to write to the night store \(directory.path); free some space on its disk "
+                   + "('somni delete NIGHT' removes a night and its clips even now)", cause: cause)
     }
 
     public func folder(of night: NightRecord) -> URL {
@@ -238,6 +271,7 @@ public final class NightStore {
     /// transaction; their folders go after it commits (after a crash, swept as orphans).
     @discardableResult
     public func add(nightFolder: URL, moving: Bool, replacing: [NightRecord] = []) throws -> NightRecord {
+        if isReadOnly { throw NightStore.diskFull(directory) }
         let fm = FileManager.default
         let source = nightFolder.standardizedFileURL
         let sessionFile = source.appendingPathComponent(Session.fileName)
@@ -363,7 +397,23 @@ public final class NightStore {
     }
 
     /// Removes the night's rows (events, stages and cough checks cascade), then its folder.
+    /// On a store opened read-only for a full disk, the folder goes first, which frees the space
+    /// the rows' deletion needs; should that still fail, the row is left without its folder,
+    /// which `somni delete` removes when run again.
     public func delete(_ night: NightRecord) throws {
+        if isReadOnly {
+            let folder = folder(of: night)
+            if FileManager.default.fileExists(atPath: folder.path) {
+                do { try FileManager.default.removeItem(at: folder) } catch {
+                    throw SomniError(.io, "cannot remove night \(night.id)'s folder \(folder.path)", cause: error)
+                }
+            }
+            do { db = try NightStore.openForWriting(db.path) } catch let error as SomniError {
+                throw SomniError(.io, "night \(night.id)'s folder was removed, but the disk is still too full to "
+                                 + "remove its row: free more space and run 'somni delete \(night.id)' again", cause: error)
+            }
+            isReadOnly = false
+        }
         try db.writeTransaction {
             try db.prepare("DELETE FROM nights WHERE id = ?").run([.text(night.id)])
         }

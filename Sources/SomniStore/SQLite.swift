@@ -8,11 +8,19 @@ final class Database {
     private(set) var handle: OpaquePointer?
     let path: String
 
-    init(path: String) throws {
+    /// - Parameter snapshot: open the file read-only as it stands, with no write-ahead log or
+    ///   shared-memory file beside it (`immutable=1`): readable when the disk is too full for
+    ///   those files to be made. Only for a database closed cleanly, whose log is empty.
+    init(path: String, snapshot: Bool = false) throws {
         self.path = path
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc: Int32
+        if snapshot {
+            let uri = URL(fileURLWithPath: path).absoluteString + "?immutable=1"
+            rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+        } else {
+            rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        }
         handle = db
         guard rc == SQLITE_OK else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -35,8 +43,9 @@ final class Database {
         let primary = rc & 0xff
         let code: SomniError.Code = (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) ? .badInput : .io
         // An I/O error's own reason ("no space left on device") says more than "disk I/O error".
-        let system = [SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN].contains(primary)
+        var system = [SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN].contains(primary)
             ? POSIXErrorCode(rawValue: sqlite3_system_errno(handle)).map { POSIXError($0) } : nil
+        if primary == SQLITE_FULL, system == nil { system = POSIXError(.ENOSPC) }
         throw SomniError(code, "store database \(path): \(what()): \(message) (code \(rc))", cause: system)
     }
 

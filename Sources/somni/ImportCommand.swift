@@ -31,7 +31,7 @@ struct ImportCommand: Command {
     }
 
     func run() throws {
-        let store = try options.open()
+        let store = try options.open(access: .readWrite)
         let source = URL(fileURLWithPath: folder, isDirectory: true)
         // The folder's own problems (no session.json, a broken one) are add's to report.
         let session = try? Session.load(from: source.appendingPathComponent(Session.fileName))

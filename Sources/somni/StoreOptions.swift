@@ -22,8 +22,10 @@ struct StoreOptions {
         json = acceptsJSON ? a.flag("--json") : false
     }
 
-    func open() throws -> NightStore {
-        try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+    /// Commands that only read (and `delete`, which frees space first) still open a store on a
+    /// full disk, read-only; those that add nights ask for `.readWrite`.
+    func open(access: NightStore.Access = .readOnlyIfDiskFull) throws -> NightStore {
+        try NightStore(directory: NightStore.defaultDirectory(explicit: store), access: access)
     }
 }
 

@@ -214,4 +214,109 @@ import Testing
         #expect(try CLI.run(["report", "--all", "-o", out.appendingPathComponent("r.html").path], environment: store).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["r.html", "r_clips"])
     }
+    /// A store that cannot grow (here `ulimit -f`, as a full disk) is still read, a command that
+    /// would add a night says so and changes nothing, and `delete` removes the night's folder
+    /// first: when even the row cannot go, it says so, and the same command finishes it later.
+    @Test func aStoreThatCannotGrowIsStillReadAndDeleteFreesItsFoldersFirst() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        for day in ["01", "02"] {
+            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-\(day) 23:00"],
+                                environment: store)
+            try #require(r.status == 0, "\(r.stderr)")
+        }
+        let ids = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
+        try #require(ids == ["20261101-2300", "20261102-2300"])
+
+        // 8 KiB: the database's 32 KiB shared-memory file cannot be made.
+        let listed = try CLI.run(["nights", "--json"], environment: store, fileSizeLimitKiB: 8)
+        let listedIDs = try CLI.nightIDs(listed.stdout)
+        #expect(listed.status == 0 && listedIDs == ids, "\(listed.stderr)")
+        let shown = try CLI.run(["show", ids[0]], environment: store, fileSizeLimitKiB: 8)
+        #expect(shown.status == 0 && shown.stdout.contains("Night \(ids[0])"), "\(shown.stderr)")
+        let added = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-03 23:00"],
+                                environment: store, fileSizeLimitKiB: 8)
+        #expect(added.status == 74 && added.errorLines.count == 1, "\(added.stderr)")
+        #expect(added.stderr.contains("no room to write to the night store") && added.stderr.contains("'somni delete NIGHT'"),
+                "\(added.stderr)")
+
+        let folder = dir.appendingPathComponent("store/nights/\(ids[0])")
+        let stuck = try CLI.run(["delete", ids[0]], environment: store, fileSizeLimitKiB: 8)
+        #expect(stuck.status == 74 && stuck.errorLines.count == 1, "\(stuck.stderr)")
+        #expect(stuck.stderr.contains("folder was removed") && stuck.stderr.contains("'somni delete \(ids[0])' again"),
+                "\(stuck.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+        let finished = try CLI.run(["delete", ids[0]], environment: store)
+        #expect(finished.status == 0 && finished.stdout.contains("its folder was already gone"), "\(finished.stdout)")
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout) == [ids[1]])
+    }
+
+    /// On a disk that is really full (a 4 MiB tmpfs in a private mount namespace, filled to the
+    /// last byte), the store is listed, and deleting a night frees its clips and then removes its
+    /// row in the same run.
+    @Test(.enabled(if: FullDisk.available, Comment(rawValue: FullDisk.missingMessage)))
+    func onAFullDiskDeletingANightFreesItsSpace() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = dir.appendingPathComponent("store")
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        for day in ["01", "02"] {
+            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-\(day) 23:00"],
+                                environment: ["SOMNI_STORE": source.path])
+            try #require(r.status == 0, "\(r.stderr)")
+        }
+        let script = """
+            set -u
+            mount -t tmpfs -o size=4m tmpfs "$DIR/disk" || exit 99
+            cp -a "$DIR/store" "$DIR/disk/store"
+            dd if=/dev/zero of="$DIR/disk/fill" bs=4k 2>/dev/null
+            export SOMNI_STORE="$DIR/disk/store"
+            free() { df -k --output=avail "$DIR/disk" | tail -1 | tr -d ' '; }
+            echo "$(free)" > "$DIR/free-before"
+            "$SOMNI" nights --json > "$DIR/listed" 2>&1; echo $? > "$DIR/listed-status"
+            "$SOMNI" delete 20261101-2300 > "$DIR/deleted" 2>&1; echo $? > "$DIR/deleted-status"
+            echo "$(free)" > "$DIR/free-after"
+            "$SOMNI" nights --json > "$DIR/after" 2>&1
+            ls "$DIR/disk/store/nights" > "$DIR/folders"
+            """
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("disk"), withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: FullDisk.unshare)
+        p.arguments = ["--user", "--map-root-user", "--mount", "/bin/bash", "-c", script]
+        p.environment = ["DIR": dir.path, "SOMNI": CLI.executable.path, "PATH": "/usr/bin:/bin"]
+        try p.run()
+        p.waitUntilExit()
+        func read(_ name: String) -> String {
+            ((try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        try #require(p.terminationStatus == 0, "the scenario stopped with \(p.terminationStatus)")
+        #expect(read("free-before") == "0", "the disk was filled")
+        let listedIDs = try CLI.nightIDs(read("listed"))
+        #expect(read("listed-status") == "0" && listedIDs == ["20261101-2300", "20261102-2300"], "\(read("listed"))")
+        #expect(read("deleted-status") == "0" && read("deleted").contains("Deleted night 20261101-2300"), "\(read("deleted"))")
+        #expect((Int(read("free-after")) ?? 0) > 0, "deleting freed space")
+        #expect(try CLI.nightIDs(read("after")) == ["20261102-2300"], "\(read("after"))")
+        #expect(read("folders") == "20261102-2300")
+    }
+}
+
+/// A private mount namespace where a small tmpfs can be mounted and filled, without root.
+enum FullDisk {
+    static let unshare = "/usr/bin/unshare"
+    static let available: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: unshare) else { return false }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: unshare)
+        p.arguments = ["--user", "--map-root-user", "--mount", "/bin/sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }()
+    static let missingMessage = "SKIPPED: a really full disk needs unshare (util-linux) and unprivileged user and mount namespaces"
 }

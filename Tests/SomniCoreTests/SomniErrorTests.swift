@@ -18,6 +18,10 @@ import Testing
                               userInfo: [NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(EFBIG))])
         #expect(SomniError(.io, "cannot write y", cause: wrapped).description == "cannot write y: file too large")
         #expect(SomniError(.io, "cannot save", cause: full).description == "cannot save: no space left on device")
+        // Out of space: a full disk or quota, or a file that may grow no larger; not a missing folder.
+        #expect(full.isOutOfSpace && SomniError(.io, "y", cause: wrapped).isOutOfSpace)
+        #expect(SomniError(.io, "z", cause: POSIXError(.EDQUOT)).isOutOfSpace)
+        #expect(!error.isOutOfSpace && !SomniError(.io, "w").isOutOfSpace)
     }
 
     @Test func anErrorWithoutASystemReasonIsItsMessageAlone() {
