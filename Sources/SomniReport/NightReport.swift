@@ -102,6 +102,11 @@ public enum NightReport {
         """
     }
 
+    /// The id of an event's row in the list: unique across the page's nights.
+    private static func eventAnchor(_ e: SessionEvent, _ nightIndex: Int) -> String {
+        escape("n\(nightIndex)-\(e.id)")
+    }
+
     private static func nightSection(_ n: ReportNight, index: Int) -> String {
         let s = n.session
         let clock = NightClock(of: s)
@@ -121,7 +126,7 @@ public enum NightReport {
             let time = clock.map { $0.timeWithSeconds(at: e.start) } ?? "+" + Format.elapsed(e.start)
             let audio = n.clipSources[e.id].map { "<audio preload=\"none\" src=\"\(escape($0))\"></audio>" } ?? ""
             items += """
-            <li class="event \(e.eventClass.rawValue)" data-event="\(escape(e.id))" data-start="\(Format.fixed(e.start, 2))" \
+            <li class="event \(e.eventClass.rawValue)" id="\(eventAnchor(e, index))" data-event="\(escape(e.id))" data-start="\(Format.fixed(e.start, 2))" \
             data-severity="\(Format.fixed(e.severity, 2))"><span class="badge \(e.eventClass.rawValue)">\
             \(Format.className(e.eventClass))</span><span class="meta">\(time)</span>\
             <span class="meta">\(Format.fixed(e.duration, 1)) s</span>\
@@ -147,6 +152,25 @@ public enum NightReport {
             <label>Order <select data-order><option value="time">by time</option>\
             <option value="severity">by severity, highest first</option></select></label></div>
             """
+        // When the night snored, in a few rows; each links to its loudest snore in the list below.
+        var episodes = ""
+        if !s.episodes.isEmpty {
+            let loudestOf = s.loudestEventOfEachEpisode
+            func at(_ seconds: Double) -> String { clock?.timeWithSeconds(at: seconds) ?? "+" + Format.elapsed(seconds) }
+            var rows = ""
+            for (i, episode) in s.episodes.enumerated() {
+                let loudest = loudestOf[i].map { "<a href=\"#\(eventAnchor($0, index))\">\(Format.fixed($0.peakDBFS, 1)) dBFS</a>" } ?? "–"
+                rows += "<tr><td>\(i + 1)</td><td>\(at(episode.start))</td><td>\(at(episode.end))</td>"
+                    + "<td class=\"num\">\(Format.elapsed(episode.end - episode.start))</td><td class=\"num\">\(episode.eventCount)</td>"
+                    + "<td class=\"num\">\(loudest)</td></tr>"
+            }
+            episodes = """
+                <h3>Snoring episodes (\(s.episodes.count))</h3>
+                <table class="episodes"><thead><tr><th>Episode</th><th>From</th><th>To</th><th class="num">Length</th>\
+                <th class="num">Snores</th><th class="num">Loudest snore</th></tr></thead><tbody>\(rows)</tbody></table>
+
+                """
+        }
         var notes = s.warnings
         if !n.missingClips.isEmpty {
             notes.append("\(n.missingClips.count) clip\(n.missingClips.count == 1 ? " is" : "s are") missing from the night folder; "
@@ -170,7 +194,7 @@ public enum NightReport {
         <h3>Ribbon</h3>
         <p class="hint">One row per hour, one cell per 10 s. Brighter is louder on a fixed scale (−70 to −10 dBFS), so nights can be compared. Hover, drag or use the arrow keys to read.</p>
         <div class="ribbon" tabindex="0" aria-label="ribbon: use the arrow keys to read each 10-second cell"></div><output class="readout" aria-live="polite">Hover or drag over the ribbon to read time, level and class.</output>
-        <h3>Events (\(s.events.count))</h3>
+        \(episodes)<h3>Events (\(s.events.count))</h3>
         \(tools)
         <ol class="events">
         \(items)</ol>

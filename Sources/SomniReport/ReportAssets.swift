@@ -60,6 +60,8 @@ enum ReportAssets {
     table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
     th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); }
     td.num, th.num { text-align: right; }
+    table.episodes a { color: var(--accent); }
+    li.event:target { outline: 2px solid var(--accent); outline-offset: 2px; }
     .dot { display: inline-block; width: .7em; height: .7em; border-radius: 50%; margin-right: 6px; }
     .dot.snoring, .badge.snoring { background: var(--snoring); }
     .dot.sleep_talk, .badge.sleep_talk { background: var(--sleep_talk); }

@@ -69,12 +69,10 @@ struct ShowCommand: Command {
         // The episodes first: when a night snored, in a few lines rather than hundreds of snores.
         if classes.contains(.snoring), !session.episodes.isEmpty {
             var episodes = TextTable(headers: ["Episode", "From", "To", "Length", "Snores", "Loudest dBFS"], numeric: [0, 3, 4, 5])
-            var loudestOf: [Int: Double] = [:]
-            for e in session.events { if let i = e.episode { loudestOf[i] = max(loudestOf[i] ?? -.infinity, e.peakDBFS) } }
+            let loudestOf = session.loudestEventOfEachEpisode
             for (i, episode) in session.episodes.enumerated() {
-                let loudest = loudestOf[i]
                 episodes.rows.append([String(i + 1), at(episode.start), at(episode.end), Format.elapsed(episode.end - episode.start),
-                                      String(episode.eventCount), loudest.map { String(format: "%.1f", $0) } ?? "–"])
+                                      String(episode.eventCount), loudestOf[i].map { String(format: "%.1f", $0.peakDBFS) } ?? "–"])
             }
             print("\n" + episodes.render())
         }

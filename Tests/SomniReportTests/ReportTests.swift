@@ -149,6 +149,22 @@ import SomniStore
         #expect(html.contains(">23:50:00<"), "event clock time in the recording's offset")
     }
 
+    /// The episodes table says when the night snored, each row linking to its loudest snore's row.
+    @Test func snoringEpisodesAreListedWithALinkToTheirLoudestSnore() {
+        var events = ReportFixture.events
+        events[0].episode = 0  // −22 dBFS at 600 s
+        events[3].episode = 0  // −25 dBFS at 5,000–5,012 s
+        var night = ReportTests.fixtureNight(events: events)
+        night.session.episodes = [SnoringEpisode(start: 600, end: 5012, eventCount: 2)]
+        let html = NightReport.html(nights: [night])
+        #expect(html.contains("<h3>Snoring episodes (1)</h3>"))
+        #expect(html.contains("<tr><td>1</td><td>23:50:00</td><td>01:03:32</td><td class=\"num\">1:13:32</td>"
+                              + "<td class=\"num\">2</td><td class=\"num\"><a href=\"#n0-evt-0001\">-22.0 dBFS</a></td></tr>"), "\(html)")
+        #expect(html.contains("<li class=\"event snoring\" id=\"n0-evt-0001\""), "the link's target is the snore's row")
+        night.session.episodes = []
+        #expect(!NightReport.html(nights: [night]).contains("Snoring episodes"))
+    }
+
     @Test func clipLinksAreRelativeCopiedOrEmbedded() throws {
         let scratch = try Scratch()
         let night = try ReportFixture.folder(at: scratch.path("store/nights/n1"))

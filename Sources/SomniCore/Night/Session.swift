@@ -208,6 +208,16 @@ public struct Session: Codable, Sendable, Equatable {
         return nil
     }
 
+    /// The loudest event (by peak level) of each snoring episode, keyed by the episode's index.
+    public var loudestEventOfEachEpisode: [Int: SessionEvent] {
+        var loudest: [Int: SessionEvent] = [:]
+        for e in events {
+            guard let i = e.episode else { continue }
+            if loudest[i].map({ e.peakDBFS > $0.peakDBFS }) ?? true { loudest[i] = e }
+        }
+        return loudest
+    }
+
     /// The start as a Date, when known.
     public var startDate: Date? {
         guard let s = startedAt else { return nil }
