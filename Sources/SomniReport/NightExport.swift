@@ -8,10 +8,13 @@ public enum NightExport {
         case csv, json
     }
 
-    public static let csvHeader = "night,night_date,event,class,start_s,end_s,clock,duration_s,confidence,peak_dbfs,mean_dbfs,severity,clip"
+    public static let csvHeader = "night,night_date,event,class,start_s,end_s,clock,duration_s,confidence,peak_dbfs,mean_dbfs,severity,clip,"
+        + "started_at"
 
     /// One row per event, nights in the order given, events in time order. Times are seconds from the
-    /// start of the recording; `clock` is the wall-clock time in the recording's offset when known.
+    /// start of the recording; `clock` is the wall-clock time on the bedroom's clock when known, and
+    /// `started_at` the event's start as ISO 8601 with that clock's offset, which places it without
+    /// doubt (the date, and which 02:30 after the clocks went back) for joining with other records.
     public static func csv(_ nights: [(record: NightRecord, session: Session)]) -> String {
         var out = csvHeader + "\n"
         for (record, session) in nights {
@@ -21,7 +24,7 @@ public enum NightExport {
                     record.id, record.nightDate ?? "", e.id, e.eventClass.rawValue,
                     number(e.start, 3), number(e.end, 3), clock?.timeWithSeconds(at: e.start) ?? "",
                     number(e.duration, 3), number(e.confidence, 4), number(e.peakDBFS, 2), number(e.meanDBFS, 2),
-                    number(e.severity, 1), e.clip ?? "",
+                    number(e.severity, 1), e.clip ?? "", clock?.iso(at: e.start) ?? "",
                 ]
                 out += fields.map(csvField).joined(separator: ",") + "\n"
             }

@@ -167,6 +167,15 @@ public struct NightClock: Sendable, Equatable {
         return said
     }
 
+    /// ISO 8601 with the clock's offset then, to the second: "2026-10-25T02:03:20+01:00".
+    public func iso(at seconds: Double) -> String {
+        let m = moment(at: seconds)
+        let offset = offset(at: seconds)
+        let sign = offset < 0 ? "-" : "+"
+        return "\(padded(m.year, 4))-\(padded(m.month))-\(padded(m.day))T\(padded(m.hour)):\(padded(m.minute)):\(padded(m.second))"
+            + "\(sign)\(padded(abs(offset) / 3600)):\(padded(abs(offset) / 60 % 60))"
+    }
+
     /// "YYYY-MM-DD" of the moment `seconds` after the start.
     public func date(at seconds: Double = 0) -> String {
         let m = moment(at: seconds)

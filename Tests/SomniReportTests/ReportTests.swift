@@ -205,7 +205,7 @@ import SomniStore
         let lines = csv.split(separator: "\n")
         #expect(lines.count == 1 + s.events.count)
         #expect(lines[0] == Substring(NightExport.csvHeader))
-        #expect(lines[1] == "20261128-2340,2026-11-28,evt-0001,snoring,600.000,625.000,23:50:00,25.000,0.8000,-22.00,-30.00,\(String(format: "%.1f", s.events[0].severity)),clips/evt-0001.wav")
+        #expect(lines[1] == "20261128-2340,2026-11-28,evt-0001,snoring,600.000,625.000,23:50:00,25.000,0.8000,-22.00,-30.00,\(String(format: "%.1f", s.events[0].severity)),clips/evt-0001.wav,2026-11-28T23:50:00+01:00")
         #expect(NightExport.csvField("=cmd()") == "'=cmd()")
         #expect(NightExport.csvField("a,\"b\"") == "\"a,\"\"b\"\"\"")
         #expect(NightExport.csvField("-12.5") == "-12.5")

@@ -459,6 +459,8 @@ import SomniCore
         #expect(autumn.timeWithSeconds(at: 5400) == "02:00:00" && autumn.time(at: 7200) == "02:30")
         #expect(autumn.changes(within: 7200) == ["at 03:00 the clocks went back to 02:00"])
         #expect(autumn.changes(within: 5400).isEmpty, "a night that ends at the change does not cross it")
+        #expect(autumn.iso(at: 1800) == "2026-10-25T02:00:00+02:00" && autumn.iso(at: 5400) == "2026-10-25T02:00:00+01:00")
+        #expect(NightClock(iso: "2026-11-28T23:40:00-03:30")?.iso(at: 3600) == "2026-11-29T00:40:00-03:30")
         #expect(autumn.nightDate == "2026-10-24" && autumn.compactDateTime() == "20261025-0130")
 
         let spring = try #require(NightClock(iso: "2026-03-28T23:00:00+01:00", timeZone: "Europe/Berlin"))
@@ -494,6 +496,7 @@ import SomniCore
                 let into = Double(rng.next() % (12 * 3600))
                 let expected = clockFormat.string(from: Date(timeIntervalSince1970: unix + into))
                 #expect("\(clock.date(at: into)) \(clock.timeWithSeconds(at: into))" == expected, "\(name) \(unix) + \(into)")
+                #expect(clock.iso(at: into) == iso.string(from: Date(timeIntervalSince1970: unix + into)), "\(name) \(unix) + \(into)")
                 if !clock.changes(within: into).isEmpty { crossed += 1 }
             }
             #expect(crossed > 60, "\(name): \(crossed) of 200 nights crossed a change")
