@@ -7,7 +7,10 @@ import SomniCore
 ///
 /// Recorded as two channels and mixed to mono here, not by the server: many laptops' built-in
 /// microphones give one channel in opposite phase, and the server's mono mix of those is silence
-/// (`StereoDownmix`). A mono microphone comes as the same signal twice.
+/// (`StereoDownmix`). A mono microphone comes as the same signal twice. A source of more
+/// channels gives its first two as they are: the server's own mix to front-left and front-right
+/// drops channels without those positions, so a microphone array whose channels are `aux0…` would
+/// record a night of silence.
 ///
 /// Not the simple API: when the source a stream records from disappears (a USB microphone
 /// unplugged), PulseAudio quietly moves the stream to another source, and the simple API cannot
@@ -38,7 +41,13 @@ public final class PulseDevice: CaptureDevice {
         let what = source ?? "(default)"
         try connection.locked {
             var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
-            guard let stream = pa_stream_new(connection.context, "night recording", &spec, nil) else {
+            let stream: OpaquePointer?
+            if var firstTwo = connection.sourceChannels(source).flatMap(PulseDevice.firstTwoPositions) {
+                stream = pa_stream_new(connection.context, "night recording", &spec, &firstTwo)
+            } else {
+                stream = pa_stream_new(connection.context, "night recording", &spec, nil)
+            }
+            guard let stream else {
                 throw connection.failure("cannot create a PulseAudio record stream for \(what)")
             }
             connection.stream = stream
@@ -102,6 +111,17 @@ public final class PulseDevice: CaptureDevice {
         return true
     }
 
+    /// A two-channel map of a source's first two positions, for a source of two or more channels;
+    /// nil for a mono source, which the server copies to both channels.
+    static func firstTwoPositions(of source: pa_channel_map) -> pa_channel_map? {
+        guard source.channels >= 2 else { return nil }
+        var map = pa_channel_map()
+        map.channels = 2
+        map.map.0 = source.map.0
+        map.map.1 = source.map.1
+        return map
+    }
+
     private func vanished(_ detail: String) -> SomniError {
         SomniError(.io, "capture device vanished (\(name): \(detail))")
     }
@@ -112,6 +132,27 @@ public final class PulseDevice: CaptureDevice {
         let context: OpaquePointer
         var stream: OpaquePointer?
         private var running = false
+
+        /// The channel positions of `source` (nil: the default one); nil when the server cannot say,
+        /// and the stream's own connection then reports what is wrong. Called with the loop locked.
+        func sourceChannels(_ source: String?) -> pa_channel_map? {
+            final class Answer {
+                let loop: OpaquePointer
+                var map: pa_channel_map?
+                init(_ loop: OpaquePointer) { self.loop = loop }
+            }
+            let answer = Answer(mainloop)
+            let userdata = Unmanaged.passUnretained(answer).toOpaque()
+            guard let operation = pa_context_get_source_info_by_name(context, source ?? "@DEFAULT_SOURCE@", { _, info, eol, userdata in
+                guard let userdata else { return }
+                let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+                if eol == 0, let info { answer.map = info.pointee.channel_map }
+                pa_threaded_mainloop_signal(answer.loop, 0)
+            }, userdata) else { return nil }
+            defer { pa_operation_unref(operation) }
+            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING { pa_threaded_mainloop_wait(mainloop) }
+            return withExtendedLifetime(answer) { answer.map }
+        }
 
         init() throws {
             guard let loop = pa_threaded_mainloop_new() else { throw SomniError(.io, "cannot start a PulseAudio main loop") }

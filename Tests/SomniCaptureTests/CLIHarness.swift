@@ -159,20 +159,24 @@ final class PipeMicrophone {
     let name: String
     let fifo: URL
     let channels: Int
+    /// The source's channel positions ("aux0,aux1,…"), else the server's default for `channels`.
+    let channelMap: String?
     private(set) var module: String
     private var descriptor: Int32 = -1
 
-    init(folder: URL, channels: Int = 1) throws {
+    init(folder: URL, channels: Int = 1, channelMap: String? = nil) throws {
         name = "somni_test_\(UUID().uuidString.prefix(8).lowercased())"
         fifo = folder.appendingPathComponent("mic.fifo")
         self.channels = channels
+        self.channelMap = channelMap
         module = ""
         try load()
     }
 
     func load() throws {
         let r = try CLIHarness.run("/usr/bin/env", ["pactl", "load-module", "module-pipe-source", "source_name=\(name)",
-                                                   "file=\(fifo.path)", "format=float32le", "rate=16000", "channels=\(channels)"])
+                                                   "file=\(fifo.path)", "format=float32le", "rate=16000", "channels=\(channels)"]
+                                                   + (channelMap.map { ["channel_map=\($0)"] } ?? []))
         guard r.status == 0 else { throw SomniError(.internalError, "cannot load module-pipe-source: \(r.error)") }
         module = r.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }

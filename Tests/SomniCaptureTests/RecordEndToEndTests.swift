@@ -83,9 +83,10 @@ import Testing
     /// Plays `samples` (interleaved when `channels` is 2) into a new virtual microphone, made the
     /// default source when asked, while `somni record` runs with the arguments `arguments` gives
     /// for the microphone's name; expects a clean exit and returns the night it left.
-    private func record(_ samples: [Float], channels: Int = 1, asDefaultSource: Bool = false, overrides: [String: String] = [:],
+    private func record(_ samples: [Float], channels: Int = 1, channelMap: String? = nil, asDefaultSource: Bool = false,
+                        overrides: [String: String] = [:],
                         _ arguments: (_ microphone: String) -> [String]) throws -> (result: CLIHarness.Result, night: URL, microphone: String) {
-        let mic = try PipeMicrophone(folder: folder, channels: channels)
+        let mic = try PipeMicrophone(folder: folder, channels: channels, channelMap: channelMap)
         if asDefaultSource { try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name]) }
         let recorder = try CLIHarness.startSomni(recordArguments(arguments(mic.name)), overrides: overrides)
         #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
@@ -121,6 +122,25 @@ import Testing
     @Test(.enabled(if: CLIHarness.pulseAvailable && CLIHarness.alsaPulsePluginInstalled))
     func aMicrophoneWithOneChannelInvertedIsHeardThroughALSA() throws {
         try recordInvertedMicrophone(backend: ["--backend", "alsa", "--device", "pulse"], named: false)
+    }
+
+    /// A microphone array whose four channels have no front positions (aux0…aux3, as some USB
+    /// arrays name them): the server's own mix to front-left and front-right dropped them all, and
+    /// the night was silence. The recorder takes the first two as they are.
+    @Test(.enabled(if: CLIHarness.pulseAvailable), arguments: ["aux0,aux1,aux2,aux3", "front-left,front-right,rear-left,rear-right"])
+    func aMicrophoneArrayIsHeardWhateverItsChannelsAreCalled(channelMap: String) throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.01, seed: 17, in: folder)
+        let samples = try CLIHarness.decode(wav)
+        let four = samples.flatMap { [$0, $0, $0, $0] }
+        let (_, night, _) = try record(four, channels: 4, channelMap: channelMap) { mic in
+            ["--backend", "pulse", "--device", mic, "--for", "30s"]
+        }
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        #expect(!session.warnings.contains { $0.contains("silent") }, "warnings: \(session.warnings)")
+        let (recorded, played) = try expectLoudnessFollows(samples, in: night)
+        let loudest = { (values: ArraySlice<Float>) in EventDetector.dbfs(Double(values.max() ?? 0)) }
+        #expect(abs(loudest(recorded) - loudest(played)) < 1.5,
+                "loudest recorded \(loudest(recorded)) dBFS against \(loudest(played)) played")
     }
 
     private func recordInvertedMicrophone(backend: [String], named: Bool) throws {
