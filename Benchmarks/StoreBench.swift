@@ -69,10 +69,13 @@ func runStoreBenchmark(nights count: Int = 1000) throws {
     print("store benchmark: \(count) nights")
     let template = folder.appendingPathComponent("template")
     let base = Date(timeIntervalSince1970: 1_767_222_000)  // 2025-12-31 23:00 UTC
+    // Nights in a zone with daylight saving, the dearer case for every clock the listing reads.
+    let berlin = ISO8601DateFormatter()
+    berlin.timeZone = TimeZone(identifier: "Europe/Berlin")
     let fill = try benchSeconds {
         let store = try NightStore(directory: folder.appendingPathComponent("store"))
         for i in 0..<count {
-            let start = ISO8601DateFormatter().string(from: base.addingTimeInterval(Double(i) * 86_400 + Double(i % 60) * 60))
+            let start = berlin.string(from: base.addingTimeInterval(Double(i) * 86_400 + Double(i % 60) * 60))
             try? FileManager.default.removeItem(at: template)
             try writeBenchNight(at: template, duration: 7.5 * 3600, events: 40, startedAt: start, clips: nil)
             try store.add(nightFolder: template, moving: true)
@@ -136,9 +139,10 @@ private func writeBenchNight(at url: URL, duration: Double, events count: Int, s
     }
     let summary = SessionSummary(duration: duration, analysedSeconds: duration / 5, activeShare: 0.2, gateBypassed: false,
                                  events: events, episodes: [])
-    let session = Session(source: "bench.m4a", startedAt: startedAt, duration: duration, analysedSeconds: duration / 5,
+    var session = Session(source: "bench.m4a", startedAt: startedAt, duration: duration, analysedSeconds: duration / 5,
                           activeShare: 0.2, settings: AnalysisSettings(sensitivity: 5, classifier: "heuristic"),
                           summary: summary, episodes: [], events: events, warnings: [])
+    session.timeZone = "Europe/Berlin"
     try session.jsonData().write(to: url.appendingPathComponent(Session.fileName))
     var envelope = [Float](repeating: 0.002, count: Int(duration * 10))
     for e in events {
