@@ -57,7 +57,19 @@ struct AnalyzeCommand: Command {
             guard let date = RecordingStart.parse(text) else {
                 throw UsageError("--started takes a date and time such as 2026-11-28T23:14 or \"2026-11-28 23:14\", not '\(text)'")
             }
-            return date
+            // On the nights the clocks change, a local time can name no moment, or two.
+            guard let moments = RecordingStart.moments(text), moments.count != 1 else { return date }
+            let zone = TimeZone.current
+            guard let first = moments.first, let second = moments.last else {
+                throw UsageError("--started \(text): the clocks in \(zone.identifier) skipped that time; give the time they showed")
+            }
+            func offset(_ moment: Date) -> String {
+                let s = zone.secondsFromGMT(for: moment)
+                return (s < 0 ? "-" : "+") + padded(abs(s) / 3600) + ":" + padded(abs(s) / 60 % 60)
+            }
+            printError("somni analyze: note: \(text) happened twice in \(zone.identifier), as the clocks went back; taken as "
+                       + "the first (\(offset(first))); give \(text.replacingOccurrences(of: " ", with: "T"))\(offset(second)) for the second")
+            return first
         }
         store = try a.option("--store")
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5

@@ -498,6 +498,18 @@ extension AnalyzeDatingTests {
         let listed = try CLI.run(["nights", "--json"], environment: berlin)
         let nights = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
         #expect(nights.first?["wake"] as? String == "02:01", "\(listed.stdout)")
+
+        // A --started in the hour the clocks skipped names no moment; in the hour they repeated, two.
+        let skipped = try CLI.run(["analyze", night.path, "--started", "2026-03-29 02:30", "--out", dir.appendingPathComponent("a").path],
+                                  environment: berlin)
+        #expect(skipped.status == 64 && skipped.errorLines.count == 1 && skipped.stderr.contains("skipped that time"),
+                "\(skipped.stderr)")
+        let twice = try CLI.run(["analyze", night.path, "--started", "2026-10-25 02:30", "--classifier", "heuristic", "--no-clips",
+                                 "--json", "--out", dir.appendingPathComponent("b").path], environment: berlin)
+        #expect(twice.status == 0 && twice.stderr.contains("happened twice in Europe/Berlin")
+                && twice.stderr.contains("give 2026-10-25T02:30+01:00 for the second"), "\(twice.stderr)")
+        let first = try JSONDecoder().decode(Session.self, from: Data(twice.stdout.utf8))
+        #expect(first.startedAt == "2026-10-25T02:30:00+02:00")
     }
 }
 

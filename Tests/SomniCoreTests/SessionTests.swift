@@ -40,6 +40,23 @@ import Testing
 
 /// Dating a recording from what it says of itself.
 @Suite struct RecordingStartTests {
+    /// A local time names one moment, two in the hour the clocks go back, none in the hour they skip.
+    @Test func aLocalTimeOnAClockChangeNamesTwoMomentsOrNone() throws {
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let iso = ISO8601DateFormatter()
+        func moments(_ text: String, _ zone: TimeZone = berlin) -> [String]? {
+            RecordingStart.moments(text, timeZone: zone)?.map { iso.string(from: $0) }
+        }
+        #expect(moments("2026-10-25 02:30") == ["2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z"])
+        #expect(moments("2026-03-29T02:30") == [])
+        #expect(moments("2026-10-25 03:30") == ["2026-10-25T02:30:00Z"])
+        #expect(moments("2026-11-28 23:14") == ["2026-11-28T22:14:00Z"])
+        let newYork = try #require(TimeZone(identifier: "America/New_York"))
+        #expect(moments("2026-11-01 01:30", newYork) == ["2026-11-01T05:30:00Z", "2026-11-01T06:30:00Z"])
+        #expect(moments("2026-10-25 02:30+01:00") == nil, "an offset of its own names one moment")
+        #expect(moments("tonight") == nil)
+    }
+
     static let plusOne = TimeZone(secondsFromGMT: 3600)!
     /// 2026-11-28 23:14:02 at UTC+1.
     static let bedtime = Date(timeIntervalSince1970: 1_795_904_042)

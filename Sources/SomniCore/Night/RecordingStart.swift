@@ -24,11 +24,12 @@ public struct RecordingStart: Sendable, Equatable {
 
     public init(date: Date, origin: Origin) { self.date = date; self.origin = origin }
 
+    private static let dateTimePattern = #"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$"#
+
     /// "2026-11-28T23:14", "2026-11-28 23:14:05", "2026-11-28T22:14:02.000000Z", "…+01:00": a date
     /// and a time to the minute at least, in `timeZone` when the text has no offset of its own.
     public static func parse(_ text: String, timeZone: TimeZone = .current) -> Date? {
-        let pattern = #"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$"#
-        guard let groups = match(pattern, in: text.trimmingCharacters(in: .whitespaces)) else { return nil }
+        guard let groups = match(dateTimePattern, in: text.trimmingCharacters(in: .whitespaces)) else { return nil }
         var zone = timeZone
         if let offset = groups[7] {
             if offset == "Z" {
@@ -41,6 +42,19 @@ public struct RecordingStart: Sendable, Equatable {
             }
         }
         return date(groups, in: zone)
+    }
+
+    /// The moments a date and time without an offset names in `timeZone`, earliest first: one;
+    /// two in the hour the clocks go back (02:30 happens twice); none in the hour they skip. Nil
+    /// when `text` is not a date and time, or carries an offset of its own (then `parse` is exact).
+    public static func moments(_ text: String, timeZone: TimeZone = .current) -> [Date]? {
+        guard let groups = match(dateTimePattern, in: text.trimmingCharacters(in: .whitespaces)), groups[7] == nil,
+              let asIfUTC = date(groups, in: TimeZone(secondsFromGMT: 0)!) else { return nil }
+        // The offsets in force half a day either side hold every change a zone makes in a day;
+        // each names a moment, which is real when the zone has that offset then.
+        let offsets = Set([-43_200.0, 0, 43_200].map { timeZone.secondsFromGMT(for: asIfUTC + $0) })
+        return offsets.filter { timeZone.secondsFromGMT(for: asIfUTC - TimeInterval($0)) == $0 }
+            .map { asIfUTC - TimeInterval($0) }.sorted()
     }
 
     /// A date and time in a file name, read in `timeZone` (a phone names its files in local time).
