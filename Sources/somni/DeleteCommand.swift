@@ -26,7 +26,7 @@ struct DeleteCommand: Command {
     var range: NightRange
     var confirmed: Bool
     init(_ a: inout Arguments) throws {
-        options = try StoreOptions(&a, acceptsJSON: false)
+        options = try StoreOptions(&a, command: Self.name, acceptsJSON: false)
         range = try NightRange(&a)
         confirmed = a.flag("--yes")
         key = a.positional()
@@ -38,7 +38,7 @@ struct DeleteCommand: Command {
     }
 
     func run() throws {
-        let store = try options.open()
+        let store = try options.open(warnIfReadOnly: false)
         guard range.isGiven else {
             let night = try store.night(matching: key ?? "")
             let hadFolder = FileManager.default.fileExists(atPath: store.folder(of: night).path)

@@ -33,7 +33,7 @@ struct ExportCommand: Command {
     var range: NightRange
 
     init(_ a: inout Arguments) throws {
-        options = try StoreOptions(&a, acceptsJSON: false)
+        options = try StoreOptions(&a, command: Self.name, acceptsJSON: false)
         all = a.flag("--all")
         let f = try a.option("--format") ?? "csv"
         guard let format = NightExport.Format(rawValue: f.lowercased()) else {

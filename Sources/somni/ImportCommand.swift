@@ -24,7 +24,7 @@ struct ImportCommand: Command {
     var move: Bool
     var replace: Bool
     init(_ a: inout Arguments) throws {
-        options = try StoreOptions(&a)
+        options = try StoreOptions(&a, command: Self.name)
         move = a.flag("--move")
         replace = a.flag("--replace")
         folder = try a.requiredPositional("NIGHT_FOLDER")

@@ -42,7 +42,7 @@ struct NightsCommand: Command {
     var options: StoreOptions
     var range: NightRange
     init(_ a: inout Arguments) throws {
-        options = try StoreOptions(&a)
+        options = try StoreOptions(&a, command: Self.name)
         range = try NightRange(&a)
     }
 

@@ -37,7 +37,7 @@ struct ReportCommand: Command {
     var range: NightRange
 
     init(_ a: inout Arguments) throws {
-        options = try StoreOptions(&a, acceptsJSON: false)
+        options = try StoreOptions(&a, command: Self.name, acceptsJSON: false)
         all = a.flag("--all")
         output = try a.option("-o") ?? "somni-report.html"
         clips = try a.option("--clips") ?? "copy"

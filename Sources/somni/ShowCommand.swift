@@ -29,7 +29,7 @@ struct ShowCommand: Command {
     /// The classes whose events are listed; all when none was asked for.
     var classes: Set<EventClass>
     init(_ a: inout Arguments) throws {
-        options = try StoreOptions(&a)
+        options = try StoreOptions(&a, command: Self.name)
         classes = Set(try a.repeatedOption("--class").map { name in
             guard let c = EventClass(rawValue: name.replacingOccurrences(of: "-", with: "_")) else {
                 throw UsageError("--class takes snoring, sleep_talk or cough, not '\(name)'")

@@ -7,6 +7,8 @@ import SomniStore
 struct StoreOptions {
     var store: String?
     var json: Bool
+    /// The command's name, for the warning a read-only store prints.
+    var command: String
 
     /// The options' lines, their descriptions starting at `column` as the command's own do.
     static func help(column: Int = 16) -> String {
@@ -17,15 +19,22 @@ struct StoreOptions {
         HelpText.option("--json", column: column, "print JSON instead of a table" + (what.map { ": \($0)" } ?? ""))
     }
 
-    init(_ a: inout Arguments, acceptsJSON: Bool = true) throws {
+    init(_ a: inout Arguments, command: String, acceptsJSON: Bool = true) throws {
+        self.command = command
         store = try a.option("--store")
         json = acceptsJSON ? a.flag("--json") : false
     }
 
     /// Commands that only read (and `delete`, which frees space first) still open a store on a
     /// full disk, read-only; those that add nights ask for `.readWrite`.
-    func open(access: NightStore.Access = .readOnlyIfDiskFull) throws -> NightStore {
-        try NightStore(directory: NightStore.defaultDirectory(explicit: store), access: access)
+    /// `delete` says nothing of a read-only store: it frees space itself.
+    func open(access: NightStore.Access = .readOnlyIfDiskFull, warnIfReadOnly: Bool = true) throws -> NightStore {
+        let opened = try NightStore(directory: NightStore.defaultDirectory(explicit: store), access: access)
+        if opened.isReadOnly, warnIfReadOnly {
+            printError("somni \(command): warning: the disk holding the night store \(opened.directory.path) is full, so the store "
+                       + "is only read; 'somni delete NIGHT' frees a night's space even now")
+        }
+        return opened
     }
 }
 

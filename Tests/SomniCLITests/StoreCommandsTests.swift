@@ -235,6 +235,8 @@ import Testing
         let listed = try CLI.run(["nights", "--json"], environment: store, fileSizeLimitKiB: 8)
         let listedIDs = try CLI.nightIDs(listed.stdout)
         #expect(listed.status == 0 && listedIDs == ids, "\(listed.stderr)")
+        #expect(listed.errorLines.count == 1 && listed.stderr.contains("somni nights: warning: the disk holding the night store")
+                && listed.stderr.contains("'somni delete NIGHT'"), "\(listed.stderr)")
         let shown = try CLI.run(["show", ids[0]], environment: store, fileSizeLimitKiB: 8)
         #expect(shown.status == 0 && shown.stdout.contains("Night \(ids[0])"), "\(shown.stderr)")
         let added = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-03 23:00"],
@@ -277,7 +279,7 @@ import Testing
             export SOMNI_STORE="$DIR/disk/store"
             free() { df -k --output=avail "$DIR/disk" | tail -1 | tr -d ' '; }
             echo "$(free)" > "$DIR/free-before"
-            "$SOMNI" nights --json > "$DIR/listed" 2>&1; echo $? > "$DIR/listed-status"
+            "$SOMNI" nights --json > "$DIR/listed" 2> "$DIR/listed-errors"; echo $? > "$DIR/listed-status"
             "$SOMNI" delete 20261101-2300 > "$DIR/deleted" 2>&1; echo $? > "$DIR/deleted-status"
             echo "$(free)" > "$DIR/free-after"
             "$SOMNI" nights --json > "$DIR/after" 2>&1
@@ -297,6 +299,7 @@ import Testing
         #expect(read("free-before") == "0", "the disk was filled")
         let listedIDs = try CLI.nightIDs(read("listed"))
         #expect(read("listed-status") == "0" && listedIDs == ["20261101-2300", "20261102-2300"], "\(read("listed"))")
+        #expect(read("listed-errors").contains("is full, so the store is only read"), "\(read("listed-errors"))")
         #expect(read("deleted-status") == "0" && read("deleted").contains("Deleted night 20261101-2300"), "\(read("deleted"))")
         #expect((Int(read("free-after")) ?? 0) > 0, "deleting freed space")
         #expect(try CLI.nightIDs(read("after")) == ["20261102-2300"], "\(read("after"))")
