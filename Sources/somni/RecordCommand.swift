@@ -188,8 +188,9 @@ struct RecordingOptions {
     @discardableResult
     func save(_ folder: URL) throws -> (folder: URL, id: String?) {
         guard out == nil else { return (folder, nil) }
-        let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
         do {
+            // Opened here too: a store that cannot open (a full disk) must still say where the night is.
+            let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
             let record = try store.add(nightFolder: folder, moving: true)
             return (store.folder(of: record), record.id)
         } catch {

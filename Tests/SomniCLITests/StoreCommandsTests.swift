@@ -256,6 +256,24 @@ import Testing
         #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout) == [ids[1]])
     }
 
+    /// A night recorded when the store cannot open for writing is kept, and the error says where.
+    @Test func aRecordedNightTheStoreCannotTakeIsKeptWhereTheErrorSays() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        let store = dir.appendingPathComponent("store")
+        let first = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--store", store.path])
+        try #require(first.status == 0, "\(first.stderr)")
+        // Live mode writes little (clips fail at 8 KiB; the envelope and journal fit), the store's 32 KiB shared memory not.
+        let r = try CLI.run(["record", "--backend", "file", "--device", audio.path, "--mode", "live", "--classifier", "heuristic",
+                             "--store", store.path, "--lock", dir.appendingPathComponent("record.lock").path], fileSizeLimitKiB: 8)
+        #expect(r.status == 74 && r.errorLines.last?.contains("could not be saved in the store; it is in ") == true, "\(r.stderr)")
+        let kept = try #require(r.stderr.components(separatedBy: "it is in ").last?.components(separatedBy: ":").first)
+        #expect(FileManager.default.fileExists(atPath: URL(fileURLWithPath: kept).appendingPathComponent("session.json").path))
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json", "--store", store.path]).stdout).count == 1)
+    }
+
     /// On a disk that is really full (a 4 MiB tmpfs in a private mount namespace, filled to the
     /// last byte), the store is listed, and deleting a night frees its clips and then removes its
     /// row in the same run.
