@@ -403,6 +403,13 @@ enum ReportAssets {
         el.querySelectorAll('.event-tools input[data-show]').forEach(function (box) {
           box.addEventListener('change', function () { list.classList.toggle('hide-' + box.getAttribute('data-show'), !box.checked); });
         });
+        // An episode's loudest snore is shown before the link jumps to it, were snoring hidden.
+        var snoring = el.querySelector('.event-tools input[data-show="snoring"]');
+        el.querySelectorAll('table.episodes a').forEach(function (link) {
+          link.addEventListener('click', function () {
+            if (snoring && !snoring.checked) { snoring.checked = true; list.classList.remove('hide-snoring'); }
+          });
+        });
         var order = el.querySelector('.event-tools select[data-order]');
         if (!order) { return; }
         order.addEventListener('change', function () {

@@ -215,6 +215,36 @@ struct BrowserInteractionTests {
         #expect(rootAttribute("data-test-by-time", in: dom) == ReportFixture.events.map(\.id).joined(separator: ","))
     }
 
+    /// An episode's link goes to its loudest snore, showing snoring again if it was hidden.
+    @Test func anEpisodesLinkShowsItsLoudestSnore() throws {
+        let scratch = try Scratch()
+        var events = ReportFixture.events
+        events[0].episode = 0
+        var session = ReportFixture.session(events: events)
+        session.episodes = [SnoringEpisode(start: 600, end: 625, eventCount: 1)]
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: session)
+        let n = try ReportNight.load(id: "n", folder: night, clips: .relative(reportDirectory: scratch.url))
+        let driver = """
+            <script>
+            (function () {
+              var root = document.documentElement;
+              document.querySelector('input[data-show="snoring"]').click();
+              var li = document.getElementById('n0-evt-0001');
+              root.setAttribute('data-test-hidden', String(li.offsetParent === null));
+              document.querySelector('table.episodes a').click();
+              root.setAttribute('data-test-shown', String(li.offsetParent !== null) + ' ' + location.hash + ' '
+                + document.querySelector('input[data-show="snoring"]').checked);
+            })();
+            </script>
+            """
+        let page = scratch.path("report.html")
+        try Data(NightReport.html(nights: [n]).replacingOccurrences(of: "</body>", with: driver + "</body>").utf8).write(to: page)
+        let dom = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        #expect(rootAttribute("data-test-hidden", in: dom) == "true")
+        #expect(rootAttribute("data-test-shown", in: dom) == "true #n0-evt-0001 true")
+    }
+
     /// A night across the autumn change (Berlin, clocks back at 03:00) reads the bedroom's clock:
     /// its rows are 01:00, 02:00 and 02:00 again, and the ribbon and the list agree on times after it.
     @Test func aNightAcrossADaylightSavingChangeReadsTheBedroomsClock() throws {
