@@ -149,6 +149,19 @@ public struct NightClock: Sendable, Equatable {
         return Moment(days: days, year: y, month: m, day: d, hour: inDay / 3600, minute: inDay / 60 % 60, second: inDay % 60)
     }
 
+    /// "HH:MM:SS" for a person: a time in the hour the clocks showed again after going back reads
+    /// "02:10:08 (2nd)", since the first 02:10:08 came an hour before it.
+    public func displayTime(at seconds: Double) -> String {
+        var before = offsetSeconds
+        for change in offsetChanges {
+            if change.offsetSeconds < before, seconds >= change.after, seconds < change.after + Double(before - change.offsetSeconds) {
+                return timeWithSeconds(at: seconds) + " (2nd)"
+            }
+            before = change.offsetSeconds
+        }
+        return timeWithSeconds(at: seconds)
+    }
+
     /// The clock changes in the first `duration` seconds, said for a person: "at 03:00 the clocks
     /// went back to 02:00", so a time read twice in the repeated hour can be placed.
     public func changes(within duration: Double) -> [String] {

@@ -329,7 +329,7 @@ enum NightSummaryText {
             let wallClock = NightClock(of: s)
             lines.append("  loudest events" + (wallClock == nil ? " (time into the recording):" : ":"))
             for e in s.events.sorted(by: { $0.severity > $1.severity }).prefix(5) {
-                let when = wallClock?.timeWithSeconds(at: e.start) ?? clock(e.start)
+                let when = wallClock?.displayTime(at: e.start) ?? clock(e.start)
                 lines.append("    \(when)  " + e.eventClass.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
                              + String(format: " %5.1f s  peak %6.1f dBFS  severity %3.0f", e.duration, e.peakDBFS, e.severity))
             }

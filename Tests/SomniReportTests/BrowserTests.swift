@@ -273,7 +273,7 @@ struct BrowserInteractionTests {
         #expect(rows == ["01:00", "02:00", "02:00"], "ribbon rows: \(rows)")
         let readout = rootAttribute("data-test-readout", in: dom) ?? ""
         #expect(readout.hasPrefix("02:03:20") && readout.contains("snoring"), "readout: \(readout)")
-        #expect(dom.contains("<span class=\"meta\">02:03:20</span>"), "the list's time of the snore after the change")
+        #expect(dom.contains("<span class=\"meta\">02:03:20 (2nd)</span>"), "the list's time of the snore in the repeated hour")
         #expect(dom.contains("01:40 → 02:40 · at 03:00 the clocks went back to 02:00"))
     }
 

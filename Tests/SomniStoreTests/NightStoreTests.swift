@@ -459,6 +459,8 @@ import SomniCore
         #expect(autumn.timeWithSeconds(at: 5400) == "02:00:00" && autumn.time(at: 7200) == "02:30")
         #expect(autumn.changes(within: 7200) == ["at 03:00 the clocks went back to 02:00"])
         #expect(autumn.changes(within: 5400).isEmpty, "a night that ends at the change does not cross it")
+        #expect([1800, 5399, 5400, 8999, 9000].map { autumn.displayTime(at: $0) }
+                == ["02:00:00", "02:59:59", "02:00:00 (2nd)", "02:59:59 (2nd)", "03:00:00"], "the repeated hour is marked")
         #expect(autumn.iso(at: 1800) == "2026-10-25T02:00:00+02:00" && autumn.iso(at: 5400) == "2026-10-25T02:00:00+01:00")
         #expect(NightClock(iso: "2026-11-28T23:40:00-03:30")?.iso(at: 3600) == "2026-11-29T00:40:00-03:30")
         #expect(autumn.nightDate == "2026-10-24" && autumn.compactDateTime() == "20261025-0130")
@@ -466,6 +468,7 @@ import SomniCore
         let spring = try #require(NightClock(iso: "2026-03-28T23:00:00+01:00", timeZone: "Europe/Berlin"))
         #expect(spring.time(at: 3 * 3600 - 1) == "01:59" && spring.time(at: 3 * 3600) == "03:00")
         #expect(spring.changes(within: 8 * 3600) == ["at 02:00 the clocks went forward to 03:00"])
+        #expect(spring.displayTime(at: 3 * 3600) == "03:00:00", "a skipped hour repeats nothing")
 
         for (iso, zone) in [("2026-10-25T01:30:00+02:00", nil), ("2026-10-25T01:30:00+02:00", "Nowhere/Atlantis"),
                             ("2026-10-25T01:30:00+08:00", "Europe/Berlin")] {
