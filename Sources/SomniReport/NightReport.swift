@@ -123,7 +123,7 @@ public enum NightReport {
         }
         var items = ""
         for e in s.events.sorted(by: { $0.start < $1.start }) {
-            let time = clock.map { $0.displayTime(at: e.start) } ?? "+" + Format.elapsed(e.start)
+            let time = Format.time(e.start, on: clock)
             let audio = n.clipSources[e.id].map { "<audio preload=\"none\" src=\"\(escape($0))\"></audio>" } ?? ""
             items += """
             <li class="event \(e.eventClass.rawValue)" id="\(eventAnchor(e, index))" data-event="\(escape(e.id))" data-start="\(Format.fixed(e.start, 2))" \
@@ -156,7 +156,7 @@ public enum NightReport {
         var episodes = ""
         if !s.episodes.isEmpty {
             let loudestOf = s.loudestEventOfEachEpisode
-            func at(_ seconds: Double) -> String { clock?.displayTime(at: seconds) ?? "+" + Format.elapsed(seconds) }
+            func at(_ seconds: Double) -> String { Format.time(seconds, on: clock) }
             var rows = ""
             for (i, episode) in s.episodes.enumerated() {
                 let loudest = loudestOf[i].map { "<a href=\"#\(eventAnchor($0, index))\">\(Format.fixed($0.peakDBFS, 1)) dBFS</a>" } ?? "–"
@@ -237,6 +237,11 @@ public enum Format {
 
     public static func minutes(_ m: Double) -> String { fixed(m, 0) + " min" }
     public static func percent(_ p: Double) -> String { fixed(p, 1) + " %" }
+
+    /// A moment of the night on its clock ("02:10:08 (2nd)"), or "+1:02:03" into an undated one.
+    public static func time(_ seconds: Double, on clock: NightClock?) -> String {
+        clock?.displayTime(at: seconds) ?? "+" + elapsed(seconds)
+    }
 
     /// "1:02:03" from seconds.
     public static func elapsed(_ seconds: Double) -> String {

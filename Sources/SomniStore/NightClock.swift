@@ -183,10 +183,13 @@ public struct NightClock: Sendable, Equatable {
     /// ISO 8601 with the clock's offset then, to the second: "2026-10-25T02:03:20+01:00".
     public func iso(at seconds: Double) -> String {
         let m = moment(at: seconds)
-        let offset = offset(at: seconds)
-        let sign = offset < 0 ? "-" : "+"
         return "\(padded(m.year, 4))-\(padded(m.month))-\(padded(m.day))T\(padded(m.hour)):\(padded(m.minute)):\(padded(m.second))"
-            + "\(sign)\(padded(abs(offset) / 3600)):\(padded(abs(offset) / 60 % 60))"
+            + NightClock.offsetText(offset(at: seconds))
+    }
+
+    /// A UTC offset as ISO 8601 writes it: "+01:00", "-03:30".
+    public static func offsetText(_ seconds: Int) -> String {
+        (seconds < 0 ? "-" : "+") + padded(abs(seconds) / 3600) + ":" + padded(abs(seconds) / 60 % 60)
     }
 
     /// "YYYY-MM-DD" of the moment `seconds` after the start.

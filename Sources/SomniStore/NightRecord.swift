@@ -41,6 +41,8 @@ public struct NightRecord: Codable, Sendable, Equatable {
     }
 
     public var clock: NightClock? { NightClock(iso: startedAt, timeZone: timeZone) }
+    /// When the recording started; its zone's clock changes are not needed for that.
+    public var start: Date? { NightClock(iso: startedAt)?.start }
     /// "HH:MM" at the start and the end, on the recording's clock.
     public var bedtime: String? { clock?.time() }
     public var wake: String? { clock?.time(at: duration) }

@@ -173,7 +173,7 @@ public final class NightStore {
         init(source: String, start: Date?, fingerprint: String?) {
             self.source = source; self.start = start; self.fingerprint = fingerprint
         }
-        init(_ night: NightRecord) { self.init(source: night.source, start: night.clock?.start, fingerprint: night.sourceFingerprint) }
+        init(_ night: NightRecord) { self.init(source: night.source, start: night.start, fingerprint: night.sourceFingerprint) }
 
         /// The same start (to the second, or neither known) and the same content; without a
         /// fingerprint on either side, the same file name and a known start.

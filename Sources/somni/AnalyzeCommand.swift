@@ -63,10 +63,7 @@ struct AnalyzeCommand: Command {
             guard let first = moments.first, let second = moments.last else {
                 throw UsageError("--started \(text): the clocks in \(zone.identifier) skipped that time; give the time they showed")
             }
-            func offset(_ moment: Date) -> String {
-                let s = zone.secondsFromGMT(for: moment)
-                return (s < 0 ? "-" : "+") + padded(abs(s) / 3600) + ":" + padded(abs(s) / 60 % 60)
-            }
+            func offset(_ moment: Date) -> String { NightClock.offsetText(zone.secondsFromGMT(for: moment)) }
             printError("somni analyze: note: \(text) happened twice in \(zone.identifier), as the clocks went back; taken as "
                        + "the first (\(offset(first))); give \(text.replacingOccurrences(of: " ", with: "T"))\(offset(second)) for the second")
             return first

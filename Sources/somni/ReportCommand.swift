@@ -75,8 +75,8 @@ struct ReportCommand: Command {
             } else if let key {
                 records = [try store.night(matching: key)]
             } else {
-                guard let latest = try store.nights().max(by: { ($0.clock?.start ?? .distantPast, $0.addedAt)
-                    < ($1.clock?.start ?? .distantPast, $1.addedAt) }) else {
+                guard let latest = try store.nights().max(by: { ($0.start ?? .distantPast, $0.addedAt)
+                    < ($1.start ?? .distantPast, $1.addedAt) }) else {
                     throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
                 }
                 records = [latest]

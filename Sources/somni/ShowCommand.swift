@@ -64,7 +64,7 @@ struct ShowCommand: Command {
         for w in session.warnings { lines.append("  warning: \(w)") }
         lines.append("  folder        \(folder.path)")
         print(lines.joined(separator: "\n"))
-        func at(_ seconds: Double) -> String { clock?.displayTime(at: seconds) ?? "+" + Format.elapsed(seconds) }
+        func at(_ seconds: Double) -> String { Format.time(seconds, on: clock) }
 
         // The episodes first: when a night snored, in a few lines rather than hundreds of snores.
         if classes.contains(.snoring), !session.episodes.isEmpty {

@@ -214,6 +214,15 @@ import Testing
         #expect(try CLI.run(["report", "--all", "-o", out.appendingPathComponent("r.html").path], environment: store).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["r.html", "r_clips"])
     }
+    /// The recording stored as the nights of 1 and 2 November 2026 (ids 20261101-2300, 20261102-2300).
+    private func storeTwoEvenings(of audio: URL, in store: [String: String]) throws {
+        for day in ["01", "02"] {
+            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-\(day) 23:00"],
+                                environment: store)
+            try #require(r.status == 0, "\(r.stderr)")
+        }
+    }
+
     /// A store that cannot grow (here `ulimit -f`, as a full disk) is still read, a command that
     /// would add a night says so and changes nothing, and `delete` removes the night's folder
     /// first: when even the row cannot go, it says so, and the same command finishes it later.
@@ -223,11 +232,7 @@ import Testing
         let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
         let audio = dir.appendingPathComponent("night.wav")
         try CLI.synthesiseShortNight(at: audio)
-        for day in ["01", "02"] {
-            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-\(day) 23:00"],
-                                environment: store)
-            try #require(r.status == 0, "\(r.stderr)")
-        }
+        try storeTwoEvenings(of: audio, in: store)
         let ids = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
         try #require(ids == ["20261101-2300", "20261102-2300"])
 
@@ -284,11 +289,7 @@ import Testing
         let source = dir.appendingPathComponent("store")
         let audio = dir.appendingPathComponent("night.wav")
         try CLI.synthesiseShortNight(at: audio)
-        for day in ["01", "02"] {
-            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-\(day) 23:00"],
-                                environment: ["SOMNI_STORE": source.path])
-            try #require(r.status == 0, "\(r.stderr)")
-        }
+        try storeTwoEvenings(of: audio, in: ["SOMNI_STORE": source.path])
         let script = """
             set -u
             mount -t tmpfs -o size=4m tmpfs "$DIR/disk" || exit 99
