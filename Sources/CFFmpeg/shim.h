@@ -20,6 +20,7 @@ static inline void somni_fix_mmap_threshold(int bytes) { (void)bytes; }
 
 /* Macros Swift cannot import. */
 static inline int somni_averror_eof(void) { return AVERROR_EOF; }
+static inline int somni_averror_invalid_data(void) { return AVERROR_INVALIDDATA; }
 static inline int somni_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int somni_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
 static inline int somni_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }

@@ -39,6 +39,8 @@ public final class AudioDecoder: AudioSource {
     private let handles: DecoderHandles
     private let path: String
     private let streamIndex: Int32
+    /// Set when the file is an M4A without its index: its frames come from here, not a demuxer.
+    private var unindexed: UnindexedM4A?
     /// 16-bit PCM at the analysis rate, one channel, in a WAV file: what `PCM16Samples.wavFile` reads.
     private let isPlainAnalysisWAV: Bool
     private var stage = Stage.decoding
@@ -56,7 +58,9 @@ public final class AudioDecoder: AudioSource {
     private var damagedInARow = 0
     private var stoppedAtDamage = false
 
-    public init(url: URL, sampleRate: Int = analysisSampleRate) throws {
+    /// `like`: a complete recording made by the same app with the same settings, for one cut off
+    /// before its index was written (`UnindexedM4A`), whose own settings are lost with the index.
+    public init(url: URL, sampleRate: Int = analysisSampleRate, like sibling: URL? = nil) throws {
         _ = ffmpegLogSilenced
         let path = url.path
         try Self.checkIsReadableFile(path)
@@ -66,6 +70,46 @@ public final class AudioDecoder: AudioSource {
         downmix = StereoDownmix(sampleRate: sampleRate)
         handles = try DecoderHandles()
 
+        let input = try Self.openDemuxed(path, sampleRate: sampleRate, handles: handles)
+            ?? Self.openUnindexed(path, like: sibling, handles: handles)
+        streamIndex = input.streamIndex
+        unindexed = input.unindexed
+        formatDescription = input.formatDescription
+        recordedSampleRate = input.recordedSampleRate
+        isPlainAnalysisWAV = input.isPlainAnalysisWAV
+        recordingStart = input.recordingStart
+        expectedDuration = input.expectedDuration
+        durationIsGuess = input.durationIsGuess
+        if let unindexed {
+            warnings.append("the recording was cut off before its index was written: its audio was read from its "
+                + "frames, with \(unindexed.settingsSource)")
+        }
+
+        // Decode up to the first samples now, so a file with nothing decodable fails here.
+        guard try refill() else {
+            if packetsRead == 0, !stoppedAtDamage {
+                throw SomniError(.badInput, "\(path) holds no audio: its \(input.codecName) stream is empty (0 seconds)")
+            }
+            throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged")
+        }
+    }
+
+    /// What opening a file found out, whichever way it was read.
+    private struct OpenedInput {
+        var streamIndex: Int32 = 0
+        var unindexed: UnindexedM4A?
+        var codecName: String
+        var formatDescription: String
+        var recordedSampleRate: Int?
+        var isPlainAnalysisWAV = false
+        var recordingStart: RecordingStart?
+        var expectedDuration: Double?
+        var durationIsGuess = false
+    }
+
+    /// Opens the file through FFmpeg's demuxers and its stream's decoder; nil when FFmpeg cannot
+    /// open it and it may be an M4A without its index.
+    private static func openDemuxed(_ path: String, sampleRate: Int, handles: DecoderHandles) throws -> OpenedInput? {
         // MP4/M4A: FFmpeg's default edit-list handling rebuilds the index of every frame into a
         // second copy, doubling the demuxer's largest allocation (32 MB more at the peak for 8
         // hours of 48 kHz AAC). Phone recordings carry one edit, the encoder's priming, which
@@ -74,44 +118,74 @@ public final class AudioDecoder: AudioSource {
         defer { av_dict_free(&options) }
         av_dict_set(&options, "advanced_editlist", "0", 0)
         let opened = avformat_open_input(&handles.format, path, nil, &options)
-        guard opened >= 0, let format = handles.format else { throw Self.unopenableError(path: path, code: opened) }
+        guard opened >= 0, let format = handles.format else {
+            if mayBeUnindexedMP4(path) { return nil }
+            throw unopenableError(path: path, code: opened)
+        }
         let probed = avformat_find_stream_info(format, nil)
-        guard probed >= 0 else { throw Self.unopenableError(path: path, code: probed) }
+        guard probed >= 0 else {
+            if mayBeUnindexedMP4(path) {
+                avformat_close_input(&handles.format)
+                return nil
+            }
+            throw unopenableError(path: path, code: probed)
+        }
 
         var decoder: UnsafePointer<AVCodec>?
         let found = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
         guard found >= 0, let decoder, let stream = format.pointee.streams[Int(found)] else {
-            throw Self.noUsableStreamError(format, path: path, reason: found)
+            throw noUsableStreamError(format, path: path, reason: found)
         }
-        streamIndex = found
         for index in 0..<Int(format.pointee.nb_streams) where index != Int(found) {
             format.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
         }
 
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
-        formatDescription = "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch"
-        recordedSampleRate = Self.recordedRate(of: parameters.pointee)
-        isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
+        var input = OpenedInput(
+            streamIndex: found, codecName: codecName,
+            formatDescription: "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch",
+            recordedSampleRate: recordedRate(of: parameters.pointee))
+        input.isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
-        recordingStart = Self.recordingStart(format.pointee.metadata) ?? Self.recordingStart(stream.pointee.metadata)
-        expectedDuration = Self.duration(of: stream, in: format)
-        durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
+        input.recordingStart = recordingStart(format.pointee.metadata) ?? recordingStart(stream.pointee.metadata)
+        input.expectedDuration = duration(of: stream, in: format)
+        input.durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
 
         guard let codec = avcodec_alloc_context3(decoder) else { throw SomniError(.internalError, "out of memory") }
         handles.codec = codec
         try check(avcodec_parameters_to_context(codec, parameters), "cannot read the \(codecName) settings of \(path)", code: .badInput)
         codec.pointee.pkt_timebase = stream.pointee.time_base
         try check(avcodec_open2(codec, decoder, nil), "cannot open the \(codecName) decoder for \(path)", code: .badInput)
+        return input
+    }
 
-        // Decode up to the first samples now, so a file with nothing decodable fails here.
-        guard try refill() else {
-            if packetsRead == 0, !stoppedAtDamage {
-                throw SomniError(.badInput, "\(path) holds no audio: its \(codecName) stream is empty (0 seconds)")
-            }
-            throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged")
+    /// Opens an M4A cut off before its index was written, from its raw AAC frames.
+    private static func openUnindexed(_ path: String, like sibling: URL?, handles: DecoderHandles) throws -> OpenedInput {
+        guard let unindexed = try UnindexedM4A.open(path: path, like: sibling) else {
+            throw unopenableError(path: path, code: somni_averror_invalid_data())
         }
+        guard let decoder = avcodec_find_decoder(AV_CODEC_ID_AAC), let codec = avcodec_alloc_context3(decoder) else {
+            throw SomniError(.internalError, "cannot open FFmpeg's AAC decoder")
+        }
+        handles.codec = codec
+        try unindexed.configure(codec)
+        try check(avcodec_open2(codec, decoder, nil), "cannot open the AAC decoder for \(path)", code: .badInput)
+        var input = OpenedInput(unindexed: unindexed, codecName: "aac",
+                                formatDescription: "aac, \(unindexed.configuredRate) Hz, without its index",
+                                recordedSampleRate: unindexed.configuredRate)
+        input.expectedDuration = unindexed.estimatedDuration
+        input.durationIsGuess = true
+        return input
+    }
+
+    /// A file that starts as an MP4 does (`ftyp`) but has no whole index.
+    private static func mayBeUnindexedMP4(_ path: String) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        let head = (try? file.read(upToCount: 8)) ?? Data()
+        return head.count == 8 && head.suffix(4) == Data("ftyp".utf8) && !hasWholeMP4Index(file)
     }
 
     /// A 16-bit, 16 kHz, mono WAV file is read back from the file itself rather than spooled.
@@ -194,9 +268,7 @@ public final class AudioDecoder: AudioSource {
         }
         if head.count == 8, head.suffix(4) == Data("ftyp".utf8), !hasWholeMP4Index(file) {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP4/M4A recording without "
-                + "its index (the 'moov' box), which recorders write last; the app was stopped or the file cut off "
-                + "before it was finished. Tools that rebuild the index from a good recording made by the same app "
-                + "(such as untrunc) may save it")
+                + "its index (the 'moov' box), which recorders write last, and without audio Somni can find in it")
         }
         return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))")
     }
@@ -272,7 +344,7 @@ public final class AudioDecoder: AudioSource {
                     defer { av_frame_unref(frame) }
                     try resample(frame)
                 } else if received == somni_averror_eagain() {
-                    if stage == .draining { stage = .flushingResampler } else { feedDecoder(codec) }
+                    if stage == .draining { stage = .flushingResampler } else { try feedDecoder(codec) }
                 } else if received == somni_averror_eof() {
                     stage = .flushingResampler
                 } else {
@@ -285,8 +357,21 @@ public final class AudioDecoder: AudioSource {
 
     /// Sends the next packet of our stream; at the end of the file (or where reading breaks)
     /// starts draining the decoder.
-    private func feedDecoder(_ codec: UnsafeMutablePointer<AVCodecContext>) {
-        guard let format = handles.format, let packet = handles.packet else { return }
+    private func feedDecoder(_ codec: UnsafeMutablePointer<AVCodecContext>) throws {
+        guard let packet = handles.packet else { return }
+        if let unindexed {
+            guard try unindexed.nextFrame(into: packet) else {
+                if unindexed.stoppedAtDamage { stoppedAtDamage = true }
+                self.unindexed = nil  // its file and window are not needed any more
+                startDraining(codec)
+                return
+            }
+            defer { av_packet_unref(packet) }
+            packetsRead += 1
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
+            return
+        }
+        guard let format = handles.format else { return }
         while true {
             let read = av_read_frame(format, packet)
             if read < 0 {
@@ -342,13 +427,20 @@ public final class AudioDecoder: AudioSource {
             layout = .standard(channels: Int(layout.nb_channels))
         }
         let input = ResamplerInput(format: frame.pointee.format, rate: frame.pointee.sample_rate, layout: layout)
-        if handles.resamplerInput != input {
-            try flushResampler()
-            try handles.makeResampler(from: input, toRate: sampleRate)
+        do {
+            if handles.resamplerInput != input {
+                try flushResampler()
+                try handles.makeResampler(from: input, toRate: sampleRate)
+            }
+            guard let resampler = handles.resampler, let planes = frame.pointee.extended_data else { return }
+            let inputPlanes = UnsafeMutableRawPointer(planes).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+            try convert(resampler, input: inputPlanes, count: frame.pointee.nb_samples)
+        } catch {
+            // A frame no resampler takes (a damaged header claiming 19 channels, say) is damage;
+            // the next frame gets a resampler of its own.
+            handles.dropResampler()
+            if let codec = handles.codec { noteDamagedPacket(codec) }
         }
-        guard let resampler = handles.resampler, let planes = frame.pointee.extended_data else { return }
-        let inputPlanes = UnsafeMutableRawPointer(planes).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
-        try convert(resampler, input: inputPlanes, count: frame.pointee.nb_samples)
     }
 
     /// Empties what the resampler still holds (its filter delay) into `pending`.
@@ -428,8 +520,7 @@ final class DecoderHandles {
     /// to mono here, averaged rather than summed (rematrix_maxval 1), so levels stay in [-1, 1]
     /// and dBFS keep their meaning.
     func makeResampler(from input: ResamplerInput, toRate rate: Int) throws {
-        swr_free(&resampler)
-        resamplerInput = nil
+        dropResampler()
         resamplesToStereo = input.layout.nb_channels == 2
         // Two channels keep their own layout, so nothing is rematrixed.
         var outLayout = resamplesToStereo ? input.layout : AVChannelLayout.standard(channels: 1)
@@ -442,12 +533,16 @@ final class DecoderHandles {
         resamplerInput = input
     }
 
+    func dropResampler() {
+        swr_free(&resampler)
+        resamplerInput = nil
+    }
+
     /// Frees everything (idempotent). Called at the end of the stream, not only in deinit: a
     /// night's analysis keeps its source until the night is written, and the MP4 demuxer's frame
     /// index alone is 32 MB for 8 hours of 48 kHz AAC.
     func close() {
-        swr_free(&resampler)
-        resamplerInput = nil
+        dropResampler()
         avcodec_free_context(&codec)
         avformat_close_input(&format)
         av_packet_free(&packet)

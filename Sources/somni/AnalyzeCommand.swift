@@ -7,7 +7,7 @@ struct AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "Analyse a recording (any common format) into a night: events, clips, summary"
     static let help = """
-    Usage: somni analyze FILE... [--join] [--out DIR] [--replace] [--started WHEN] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
+    Usage: somni analyze FILE... [--join] [--out DIR] [--replace] [--started WHEN] [--like FILE] [--sensitivity N] [--classifier model|heuristic] [--model FILE] [--no-clips] [--json]
 
     Decodes FILE (WAV, FLAC, MP3, Ogg Vorbis/Opus, M4A/AAC, ...), finds snoring, sleep-talk and
     coughs, and saves the night (session.json, envelope.bin, clips/) in the night store, where
@@ -32,6 +32,10 @@ struct AnalyzeCommand: Command {
                            broadcast WAV, an MP3's or Ogg's recording date with a time of day),
                            else from a date and time in its name (Recording_20261128_231402.m4a,
                            Aufnahme 28.11.2026 23-14.m4a), else left undated
+      --like FILE          for an M4A cut off before it was finished (a flat battery, the app
+                           stopped), whose index was never written: a complete recording made by
+                           the same app with the same settings, to read the settings from. Without
+                           it such a file is read when its frames decode at one rate only
     \(ClassifierChoice.help(column: 23))
       --no-clips           keep no clips: events, summary and loudness only, in about a third
                            less time (for many nights analysed for their figures)
@@ -48,6 +52,8 @@ struct AnalyzeCommand: Command {
     var keepsClips: Bool
     var store: String?
     var started: Date?
+    /// A complete recording made the same way, for one cut off before its index was written.
+    var like: String?
     var join: Bool
     var replace: Bool
 
@@ -68,6 +74,7 @@ struct AnalyzeCommand: Command {
                        + "the first (\(offset(first))); give \(text.replacingOccurrences(of: " ", with: "T"))\(offset(second)) for the second")
             return first
         }
+        like = try a.option("--like")
         store = try a.option("--store")
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
@@ -215,7 +222,7 @@ struct AnalyzeCommand: Command {
     /// the store holds it already and it is not to be replaced.
     private func analyse(_ inputs: [URL], into destination: URL?, store opened: NightStore?) throws -> AnalysedNight {
         // The user's files first: their problems are the likelier ones.
-        let decoders = try inputs.map { try AudioDecoder(url: $0) }
+        let decoders = try inputs.map { try AudioDecoder(url: $0, like: like.map { URL(fileURLWithPath: $0) }) }
         let starts = zip(inputs, decoders).map { Self.start(of: $0, decoder: $1) }
         let start = started.map { RecordingStart(date: $0, origin: .given) } ?? starts[0]
         let source: any AudioSource = decoders.count == 1 ? decoders[0] : try Self.joined(inputs, decoders, starts: starts)

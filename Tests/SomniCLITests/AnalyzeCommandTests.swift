@@ -93,6 +93,45 @@ import Testing
         #expect(session.warnings.contains { $0.contains("ends early") })
     }
 
+    /// A phone's night cut off by a flat battery: an M4A of audio frames with no index after
+    /// them. Without --like, one clear error that says what to add; with it, the night as far
+    /// as it was recorded, dated from the file's name as before (its creation time was in the
+    /// lost index).
+    @Test func aNightCutOffBeforeItsIndexIsReadWithACompleteRecordingLikeIt() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let complete = dir.appendingPathComponent("Recording_20261127_230000.m4a")
+        let writer = try EncodedAudioWriter(url: complete, format: .m4a, sampleRate: 48_000)
+        let samples = (0..<(48_000 * 40)).map { (index: Int) -> Float in
+            let level: Float = 0.05 + 0.2 * Float(index / 48_000 % 3)  // steps each second
+            return level * Float(sin(Double(index) * 0.05))
+        }
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        // ftyp, then the frames, cut two thirds in, as the recorder left them: no moov.
+        let bytes = try Data(contentsOf: complete)
+        var boxes: [String: Range<Int>] = [:]
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            boxes[String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)] = offset..<offset + size
+            offset += size
+        }
+        let ftyp = try #require(boxes["ftyp"]), mdat = try #require(boxes["mdat"])
+        let cut = dir.appendingPathComponent("Recording_20261128_231402.m4a")
+        try (bytes[ftyp] + bytes[mdat].prefix(mdat.count * 2 / 3)).write(to: cut)
+
+        try expectRejected(cut, mentioning: ["cut off before its index", "--like"], in: dir)
+
+        let out = dir.appendingPathComponent("cut.night")
+        let r = try CLI.run(["analyze", cut.path, "--like", complete.path, "--out", out.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("its audio was read from its frames, with the settings of Recording_20261127_230000.m4a"), "\(r.stderr)")
+        let session = try Session.load(from: out.appendingPathComponent("session.json"))
+        #expect(abs(session.duration - 26.7) < 2, "read \(session.duration) s of 40 s cut two thirds in")
+        #expect(session.startedAt?.hasPrefix("2026-11-28T23:14:02") == true, "\(session.startedAt ?? "undated")")
+    }
+
     @Test func aRecordingMadeAt8kHzGetsTheNarrowBandModelAndAWarning() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
