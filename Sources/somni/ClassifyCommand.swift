@@ -60,7 +60,7 @@ struct ClassifyCommand: Command {
     }
 
     func run() throws {
-        let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "reference") }
+        let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference") }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input))
         var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
         let length = classifier.windowLength, hop = length / 2

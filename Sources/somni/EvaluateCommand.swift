@@ -89,10 +89,7 @@ struct EvaluateCommand: Command {
     }
 
     static func readCSV(_ path: String, what: String) throws -> [ReferenceEvent] {
-        let text: String
-        do { text = try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8) } catch {
-            throw SomniError(.io, "cannot read \(what) \(path)", cause: error)
-        }
+        let text = try TextFile.read(URL(fileURLWithPath: path), what: what)
         do { return try ReferenceCSV.parse(text) } catch let e as SomniError {
             throw SomniError(e.code, "\(path): \(e.message)", cause: e)
         }
@@ -190,12 +187,12 @@ struct EvaluateCommand: Command {
     /// The reference, the found events and the recording's length of one night.
     private static func load(reference referencePath: String, night nightPath: String,
                              duration: Double?) throws -> ([ReferenceEvent], [ReferenceEvent], Double) {
-        let reference = try readCSV(referencePath, what: "reference")
+        let reference = try readCSV(referencePath, what: "the reference")
         let found: [ReferenceEvent]
         let recordingLength: Double
         if nightPath.lowercased().hasSuffix(".csv") {
             guard let d = duration else { throw UsageError("a found-events CSV needs --duration SEC") }
-            found = try readCSV(nightPath, what: "found events")
+            found = try readCSV(nightPath, what: "the found events")
             recordingLength = d
         } else {
             var sessionURL = URL(fileURLWithPath: nightPath)

@@ -37,6 +37,23 @@ import Testing
         #expect(plain.stderr.isEmpty, "\(plain.stderr)")
     }
 
+    /// A reference that is not text (a recording or a spreadsheet picked by mistake) is the user's
+    /// input, one line and exit 65; a reference that cannot be read at all is an I/O error.
+    @Test func aReferenceThatIsNotTextIsBadInput() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let found = dir.appendingPathComponent("found.csv")
+        try "start,end,class\n100,101,cough\n".write(to: found, atomically: true, encoding: .utf8)
+        let binary = dir.appendingPathComponent("reference.csv")
+        try Data([0x52, 0x49, 0x46, 0x46, 0xFF, 0xFE, 0x00, 0x80, 0xC3, 0x28]).write(to: binary)
+        let result = try CLI.run(["evaluate", "--reference", binary.path, found.path, "--duration", "3600"])
+        #expect(result.status == 65, "\(result.status) \(result.stderr)")
+        #expect(result.errorLines.count == 1)
+        #expect(result.stderr.contains("is not text: the reference must be a UTF-8 text file"), "\(result.stderr)")
+        let missing = try CLI.run(["evaluate", "--reference", dir.appendingPathComponent("none.csv").path, found.path])
+        #expect(missing.status == 74 && missing.stderr.contains("cannot read the reference"), "\(missing.stderr)")
+    }
+
     @Test func aReferenceThatRunsPastTheNightIsScoredWithAWarning() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -109,10 +109,7 @@ public struct TrainingFileList: Sendable {
 
     /// A sidecar's events: `label` (the folder's class) unless a line names one of `labels`.
     static func readEvents(_ url: URL, label: Int, labels: [String]) throws -> [MarkedEvent] {
-        let text: String
-        do { text = try String(contentsOf: url, encoding: .utf8) } catch {
-            throw SomniError(.io, "could not read \(url.path)", cause: error)
-        }
+        let text = try TextFile.read(url, what: "a file of marked events")
         return try text.split(whereSeparator: \.isNewline).compactMap { line in
             let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "," })
             guard !fields.isEmpty else { return nil }
