@@ -332,11 +332,16 @@ final class UnindexedM4A {
                 guard header.count == 16 else { break }
                 size = bigEndian(8..<16)
                 headerSize = 16
-            } else if size == 0 {  // the box runs to the end of the file (or its size was never written)
+            }
+            if size == 0 {  // the box runs to the end of the file (or its size was never written)
                 size = end - offset
             }
             guard size >= headerSize else { break }
-            let boxEnd = offset + size
+            var boxEnd = offset + size
+            // A recorder that writes the audio box's size only when it finishes leaves a
+            // placeholder (the bare header's 8 or 16 bytes, or 0): its audio runs on to what
+            // really follows it, the end of the file when no box does.
+            if type == "mdat", boxEnd < end, !startsABox(file, at: boxEnd, end: end) { boxEnd = end }
             switch type {
             case "moov":
                 if boxEnd <= end { return nil }  // a whole index: FFmpeg's trouble is something else
@@ -349,6 +354,15 @@ final class UnindexedM4A {
             offset = boxEnd
         }
         return layout
+    }
+
+    /// Whether a top-level box an M4A holds after its audio starts at `offset`.
+    private static func startsABox(_ file: FileHandle, at offset: UInt64, end: UInt64) -> Bool {
+        guard let header = try? readBytes(file, at: offset, count: 8), header.count == 8 else { return false }
+        let size = header[0..<4].reduce(0) { $0 << 8 | UInt64($1) }
+        let type = String(decoding: header[4..<8], as: UTF8.self)
+        return ["moov", "free", "skip", "wide", "udta", "meta", "uuid", "mdat", "moof", "mfra"].contains(type)
+            && (size == 0 || size == 1 || size >= 8)
     }
 
     /// The AudioSpecificConfig in an `esds` box in what was written of the index, if it got that far.
