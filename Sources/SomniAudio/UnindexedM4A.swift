@@ -59,7 +59,7 @@ final class UnindexedM4A {
         guard let file = FileHandle(forReadingAtPath: path) else { return nil }
         var keepFile = false
         defer { if !keepFile { try? file.close() } }
-        guard let layout = boxes(of: file), let frames = layout.audio, frames.count >= 64 else { return nil }
+        guard let layout = boxes(of: file), !layout.indexIsWhole, let frames = layout.audio, frames.count >= 64 else { return nil }
 
         let start = try readBytes(file, at: frames.lowerBound, count: min(windowBytes, Int(frames.count)))
         let config: [UInt8]
@@ -74,7 +74,7 @@ final class UnindexedM4A {
                     + "settings (another app, or another quality)")
             }
             framesInStart = parsed
-        } else if let left = layout.indexLeft.flatMap(audioSpecificConfig(inIndex:)),
+        } else if let left = layout.indexStart.flatMap(audioSpecificConfig(inIndex:)),
                   let parsed = parsedFrames(start, config: left, wholeBox: frames.count <= UInt64(windowBytes)) {
             config = left
             source = "the settings left in what was written of its index"
@@ -288,12 +288,22 @@ final class UnindexedM4A {
     }
 
     /// The AAC settings of a complete recording, the one the user says was made the same way.
+    /// An M4A's are read from the start of its index, not through FFmpeg's demuxer, which would
+    /// index every frame first (64 MB for 8 hours, more than the night's analysis then needs).
     static func settings(of sibling: URL) throws -> [UInt8] {
-        var format: UnsafeMutablePointer<AVFormatContext>?
-        defer { avformat_close_input(&format) }
-        guard FileManager.default.isReadableFile(atPath: sibling.path) else {
+        guard FileManager.default.isReadableFile(atPath: sibling.path), let file = FileHandle(forReadingAtPath: sibling.path) else {
             throw SomniError(.badInput, "--like: cannot read \(sibling.path)")
         }
+        defer { try? file.close() }
+        if let layout = boxes(of: file), let index = layout.indexStart {
+            guard let config = audioSpecificConfig(inIndex: index) else {
+                throw SomniError(.badInput, "--like: \(sibling.path) is not an AAC recording (an M4A from the same app)")
+            }
+            return config
+        }
+        // Not an MP4 (AAC in ADTS, say): FFmpeg reads its settings from the first frames.
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        defer { avformat_close_input(&format) }
         guard avformat_open_input(&format, sibling.path, nil, nil) >= 0, let format,
               avformat_find_stream_info(format, nil) >= 0 else {
             throw SomniError(.badInput, "--like: \(sibling.path) is not a recording FFmpeg can read")
@@ -311,11 +321,12 @@ final class UnindexedM4A {
     private struct Layout {
         /// The `mdat` payload, cut at the end of the file.
         var audio: Range<UInt64>?
-        /// The bytes of a `moov` box that starts but does not finish (at most 1 MiB of it).
-        var indexLeft: [UInt8]?
+        /// The start of the `moov` box (at most 1 MiB of it: the settings come first), whole or not.
+        var indexStart: [UInt8]?
+        var indexIsWhole = false
     }
 
-    /// The file's top-level boxes; nil unless it starts like an MP4 (`ftyp`) and has no whole `moov`.
+    /// The file's top-level boxes; nil unless it starts like an MP4 (`ftyp`).
     private static func boxes(of file: FileHandle) -> Layout? {
         guard let end = try? file.seekToEnd(), end >= 16 else { return nil }
         var layout = Layout()
@@ -343,9 +354,9 @@ final class UnindexedM4A {
             // really follows it, the end of the file when no box does.
             if type == "mdat", boxEnd < end, !startsABox(file, at: boxEnd, end: end) { boxEnd = end }
             switch type {
-            case "moov":
-                if boxEnd <= end { return nil }  // a whole index: FFmpeg's trouble is something else
-                layout.indexLeft = try? readBytes(file, at: offset, count: Int(min(end - offset, 1 << 20)))
+            case "moov" where layout.indexStart == nil:
+                layout.indexIsWhole = boxEnd <= end
+                layout.indexStart = try? readBytes(file, at: offset, count: Int(min(end - offset, 1 << 20)))
             case "mdat" where layout.audio == nil:
                 layout.audio = (offset + headerSize)..<min(boxEnd, end)
             default:

@@ -215,6 +215,10 @@ import Testing
         #expect(unsure?.message.contains("48, 44.1 or 32 kHz") == true, "\(unsure?.message ?? "no error")")
         #expect(unsure?.message.contains("--like") == true)
 
+        // The complete recording's settings come from its index wherever it lies (a phone
+        // writes it last), without FFmpeg indexing every frame of it first.
+        let wholeIndexLast = try folder.file("whole-index-last.m4a", contents: bytes)
+        #expect(try AudioDecoder(url: cut, like: wholeIndexLast).recordedSampleRate == 48_000)
         let rescued = try AudioDecoder(url: cut, like: whole)
         #expect(rescued.warnings.first?.contains("cut off before its index was written") == true, "\(rescued.warnings)")
         #expect(rescued.recordedSampleRate == 48_000)
