@@ -39,8 +39,8 @@ public final class AudioDecoder: AudioSource {
     private let handles: DecoderHandles
     private let path: String
     private let streamIndex: Int32
-    /// Set when the file is an M4A without its index: its frames come from here, not a demuxer.
-    private var unindexed: UnindexedM4A?
+    /// Set when an M4A's frames are read by Somni (`IndexedM4A`, `UnindexedM4A`), not a demuxer.
+    private var frames: (any AACFrameSource)?
     /// 16-bit PCM at the analysis rate, one channel, in a WAV file: what `PCM16Samples.wavFile` reads.
     private let isPlainAnalysisWAV: Bool
     private var stage = Stage.decoding
@@ -60,7 +60,13 @@ public final class AudioDecoder: AudioSource {
 
     /// `like`: a complete recording made by the same app with the same settings, for one cut off
     /// before its index was written (`UnindexedM4A`), whose own settings are lost with the index.
-    public init(url: URL, sampleRate: Int = analysisSampleRate, like sibling: URL? = nil) throws {
+    public convenience init(url: URL, sampleRate: Int = analysisSampleRate, like sibling: URL? = nil) throws {
+        try self.init(url: url, sampleRate: sampleRate, like: sibling, readsMP4IndexItself: true)
+    }
+
+    /// `readsMP4IndexItself: false` leaves a plain M4A to FFmpeg's demuxer, for tests that
+    /// compare the two.
+    init(url: URL, sampleRate: Int, like sibling: URL?, readsMP4IndexItself: Bool) throws {
         _ = ffmpegLogSilenced
         let path = url.path
         try Self.checkIsReadableFile(path)
@@ -70,17 +76,18 @@ public final class AudioDecoder: AudioSource {
         downmix = StereoDownmix(sampleRate: sampleRate)
         handles = try DecoderHandles()
 
-        let input = try Self.openDemuxed(path, sampleRate: sampleRate, handles: handles)
+        let input = try (readsMP4IndexItself ? Self.openIndexed(path, handles: handles) : nil)
+            ?? Self.openDemuxed(path, sampleRate: sampleRate, handles: handles)
             ?? Self.openUnindexed(path, like: sibling, handles: handles)
         streamIndex = input.streamIndex
-        unindexed = input.unindexed
+        frames = input.frames
         formatDescription = input.formatDescription
         recordedSampleRate = input.recordedSampleRate
         isPlainAnalysisWAV = input.isPlainAnalysisWAV
         recordingStart = input.recordingStart
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
-        if let unindexed {
+        if let unindexed = frames as? UnindexedM4A {
             warnings.append("the recording was cut off before its index was written: its audio was read from its "
                 + "frames, with \(unindexed.settingsSource)")
         }
@@ -97,7 +104,7 @@ public final class AudioDecoder: AudioSource {
     /// What opening a file found out, whichever way it was read.
     private struct OpenedInput {
         var streamIndex: Int32 = 0
-        var unindexed: UnindexedM4A?
+        var frames: (any AACFrameSource)?
         var codecName: String
         var formatDescription: String
         var recordedSampleRate: Int?
@@ -161,18 +168,39 @@ public final class AudioDecoder: AudioSource {
         return input
     }
 
+    /// Opens a plain AAC M4A through its own index (`IndexedM4A`); nil for anything else.
+    private static func openIndexed(_ path: String, handles: DecoderHandles) throws -> OpenedInput? {
+        guard let indexed = IndexedM4A.open(path: path) else { return nil }
+        let codec = try aacDecoder(config: indexed.config, for: path, handles: handles)
+        codec.pointee.pkt_timebase = AVRational(num: 1, den: Int32(indexed.sampleRate))
+        var input = OpenedInput(frames: indexed, codecName: "aac",
+                                formatDescription: "aac, \(indexed.sampleRate) Hz, \(indexed.channels) ch",
+                                recordedSampleRate: indexed.sampleRate)
+        input.expectedDuration = indexed.duration > 0 ? indexed.duration : nil
+        input.recordingStart = indexed.creationTime.flatMap {
+            RecordingStart.isPlausible($0) ? RecordingStart(date: $0, origin: .creationTime) : nil
+        }
+        return input
+    }
+
+    /// FFmpeg's AAC decoder, opened with `config` (an AudioSpecificConfig) for `handles`.
+    private static func aacDecoder(config: [UInt8], for path: String, handles: DecoderHandles) throws -> UnsafeMutablePointer<AVCodecContext> {
+        guard let decoder = avcodec_find_decoder(AV_CODEC_ID_AAC), let codec = avcodec_alloc_context3(decoder) else {
+            throw SomniError(.internalError, "cannot open FFmpeg's AAC decoder")
+        }
+        handles.codec = codec
+        try UnindexedM4A.setConfig(config, on: codec)
+        try check(avcodec_open2(codec, decoder, nil), "cannot open the AAC decoder for \(path)", code: .badInput)
+        return codec
+    }
+
     /// Opens an M4A cut off before its index was written, from its raw AAC frames.
     private static func openUnindexed(_ path: String, like sibling: URL?, handles: DecoderHandles) throws -> OpenedInput {
         guard let unindexed = try UnindexedM4A.open(path: path, like: sibling) else {
             throw unopenableError(path: path, code: somni_averror_invalid_data())
         }
-        guard let decoder = avcodec_find_decoder(AV_CODEC_ID_AAC), let codec = avcodec_alloc_context3(decoder) else {
-            throw SomniError(.internalError, "cannot open FFmpeg's AAC decoder")
-        }
-        handles.codec = codec
-        try unindexed.configure(codec)
-        try check(avcodec_open2(codec, decoder, nil), "cannot open the AAC decoder for \(path)", code: .badInput)
-        var input = OpenedInput(unindexed: unindexed, codecName: "aac",
+        _ = try aacDecoder(config: unindexed.config, for: path, handles: handles)
+        var input = OpenedInput(frames: unindexed, codecName: "aac",
                                 formatDescription: "aac, \(unindexed.configuredRate) Hz, without its index",
                                 recordedSampleRate: unindexed.configuredRate)
         input.expectedDuration = unindexed.estimatedDuration
@@ -359,10 +387,10 @@ public final class AudioDecoder: AudioSource {
     /// starts draining the decoder.
     private func feedDecoder(_ codec: UnsafeMutablePointer<AVCodecContext>) throws {
         guard let packet = handles.packet else { return }
-        if let unindexed {
-            guard try unindexed.nextFrame(into: packet) else {
-                if unindexed.stoppedAtDamage { stoppedAtDamage = true }
-                self.unindexed = nil  // its file and window are not needed any more
+        if let frames {
+            guard try frames.nextFrame(into: packet) else {
+                if frames.stoppedAtDamage { stoppedAtDamage = true }
+                self.frames = nil  // its file and tables are not needed any more
                 startDraining(codec)
                 return
             }

@@ -3,6 +3,14 @@ import CFFmpeg
 import Foundation
 import SomniCore
 
+/// Where an M4A's AAC frames come from when Somni reads them itself: one packet at a time.
+protocol AACFrameSource: AnyObject {
+    /// Puts the next frame into `packet` (which must be empty); false at the end.
+    func nextFrame(into packet: UnsafeMutablePointer<AVPacket>) throws -> Bool
+    /// Reading ended at damage or a cut rather than at the end of the audio.
+    var stoppedAtDamage: Bool { get }
+}
+
 /// A phone app killed mid-recording (a flat battery, the app swiped away) leaves an M4A whose
 /// index, the `moov` box that recorders write last, is missing or cut off. Its audio is all in
 /// the `mdat` box, as AAC frames laid end to end with nothing marking where one ends: no demuxer
@@ -17,7 +25,7 @@ import SomniCore
 /// from a complete recording made by the same app (`--like`), else found by trying each rate:
 /// the frames parse only at the rates whose band tables they were coded with. 48, 44.1 and 32 kHz
 /// share theirs (as do 24 and 22.05, and 16, 12 and 11.025), so most recordings need the second.
-final class UnindexedM4A {
+final class UnindexedM4A: AACFrameSource {
     /// The AudioSpecificConfig the frames are decoded with.
     let config: [UInt8]
     /// The sample rate `config` names (the AAC core's: HE-AAC decodes at twice it).
@@ -138,11 +146,6 @@ final class UnindexedM4A {
         try? file.close()
     }
 
-    /// Sets the decoder up for the frames: the codec, and the settings the index would have given.
-    func configure(_ codec: UnsafeMutablePointer<AVCodecContext>) throws {
-        try Self.setConfig(config, on: codec)
-    }
-
     /// Puts the next frame into `packet` (which must be empty); false at the end of the audio or
     /// where the frames stop parsing (`stoppedAtDamage`).
     func nextFrame(into packet: UnsafeMutablePointer<AVPacket>) throws -> Bool {
@@ -245,7 +248,8 @@ final class UnindexedM4A {
         return text
     }
 
-    private static func setConfig(_ config: [UInt8], on codec: UnsafeMutablePointer<AVCodecContext>) throws {
+    /// Gives the decoder the AudioSpecificConfig an MP4's index holds (its extradata).
+    static func setConfig(_ config: [UInt8], on codec: UnsafeMutablePointer<AVCodecContext>) throws {
         av_freep(&codec.pointee.extradata)
         let padded = Int(config.count) + 64  // AV_INPUT_BUFFER_PADDING_SIZE
         guard let extradata = av_mallocz(padded)?.assumingMemoryBound(to: UInt8.self) else {
