@@ -152,23 +152,11 @@ import Testing
         #expect(decoder.warnings.allSatisfy { !$0.hasPrefix("the file ends early") })
     }
 
-    /// An M4A's top-level boxes (type, byte range), to drop or cut its index.
-    private func boxes(of bytes: Data) -> [(type: String, range: Range<Int>)] {
-        var boxes: [(type: String, range: Range<Int>)] = []
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
-            boxes.append((String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self), offset..<offset + size))
-            offset += size
-        }
-        return boxes
-    }
-
     /// The file laid out as a phone's recorder writes it, index last (`EncodedAudioWriter` writes
     /// it first, for streaming): ftyp, mdat, moov. The index's offsets are then wrong, which no
     /// test here reads. Also gives where the audio lies in it.
     private func indexLast(_ bytes: Data) throws -> (file: Data, audio: Range<Int>, index: Range<Int>) {
-        let found = boxes(of: bytes)
+        let found = TestSignals.mp4Boxes(bytes)
         func box(_ type: String) throws -> Data { bytes[try #require(found.first { $0.type == type }).range] }
         let ftyp = try box("ftyp"), mdat = try box("mdat"), moov = try box("moov")
         let file = ftyp + mdat + moov

@@ -27,13 +27,7 @@ import Testing
     /// The file with its index moved after the audio, as phones write it: the chunk offsets
     /// (`stco`) move back by the index's size.
     private func indexLast(_ bytes: Data) throws -> Data {
-        var boxes: [String: Range<Int>] = [:]
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
-            boxes[String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)] = offset..<offset + size
-            offset += size
-        }
+        let boxes = Dictionary(TestSignals.mp4Boxes(bytes).map { ($0.type, $0.range) }) { first, _ in first }
         let ftyp = try #require(boxes["ftyp"]), moov = try #require(boxes["moov"]), mdat = try #require(boxes["mdat"])
         #expect(moov.upperBound <= mdat.lowerBound, "the writer puts the index first")
         var index = [UInt8](bytes[moov])

@@ -61,6 +61,18 @@ enum TestSignals {
         return url
     }
 
+    /// An MP4's top-level boxes (type, byte range), to move, drop or cut its index.
+    static func mp4Boxes(_ bytes: Data) -> [(type: String, range: Range<Int>)] {
+        var boxes: [(type: String, range: Range<Int>)] = []
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            boxes.append((String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self), offset..<offset + size))
+            offset += max(size, 8)
+        }
+        return boxes
+    }
+
     /// Deterministic bytes (xorshift), so "random" files are the same on every run.
     static func noiseBytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Data {
         var state = seed
