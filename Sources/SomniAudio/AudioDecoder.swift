@@ -177,9 +177,7 @@ public final class AudioDecoder: AudioSource {
                                 formatDescription: "aac, \(indexed.sampleRate) Hz, \(indexed.channels) ch",
                                 recordedSampleRate: indexed.sampleRate)
         input.expectedDuration = indexed.duration > 0 ? indexed.duration : nil
-        input.recordingStart = indexed.creationTime.flatMap {
-            RecordingStart.isPlausible($0) ? RecordingStart(date: $0, origin: .creationTime) : nil
-        }
+        input.recordingStart = indexed.recordingStart
         return input
     }
 

@@ -21,8 +21,9 @@ final class IndexedM4A: AACFrameSource {
     let duration: Double
     /// Samples the encoder put before the sound (its priming), which the edit list skips.
     let priming: Int
-    /// The movie's (else the track's) creation time, as FFmpeg reads it.
-    let creationTime: Date?
+    /// When the recording was made, as FFmpeg's metadata would date it: the movie's creation
+    /// time when plausible, else the track's.
+    let recordingStart: RecordingStart?
     /// Whether reading stopped at a frame the file does not hold (it was cut off).
     private(set) var stoppedAtDamage = false
 
@@ -57,7 +58,8 @@ final class IndexedM4A: AACFrameSource {
         channels = tables.channels
         duration = Double(tables.duration) / Double(tables.timescale)
         priming = tables.priming
-        creationTime = tables.creationTime
+        recordingStart = [tables.movieCreation, tables.trackCreation].lazy.compactMap { $0 }
+            .first { RecordingStart.isPlausible($0) }.map { RecordingStart(date: $0, origin: .creationTime) }
         sizes = tables.sizes
         chunkOffsets = tables.chunkOffsets
         chunkRuns = tables.chunkRuns
@@ -122,7 +124,8 @@ final class IndexedM4A: AACFrameSource {
         var timescale = 0
         var duration: UInt64 = 0
         var priming = 0
-        var creationTime: Date?
+        var movieCreation: Date?
+        var trackCreation: Date?
         var sizes: [UInt32] = []
         var chunkOffsets: [UInt64] = []
         var chunkRuns: [(firstChunk: Int, framesPerChunk: Int)] = []
@@ -192,11 +195,13 @@ final class IndexedM4A: AACFrameSource {
         try file.seek(toOffset: moov.offset)
         let bytes = [UInt8](try file.read(upToCount: Int(moov.size)) ?? Data())
         guard bytes.count == Int(moov.size) else { throw Unsupported() }
-        // A date tag FFmpeg would read ("©day") is left to FFmpeg.
-        if (0..<max(0, bytes.count - 4)).contains(where: { bytes[$0] == 0xA9 && bytes[$0 + 1] == 0x64 && bytes[$0 + 2] == 0x61 && bytes[$0 + 3] == 0x79 }) {
+        let tables = try parse(moov: bytes)
+        // A date tag ("©day") dates a recording only when the movie has no creation time; then
+        // it is FFmpeg's to read.
+        if tables.movieCreation == nil,
+           (0..<max(0, bytes.count - 4)).contains(where: { bytes[$0] == 0xA9 && bytes[$0 + 1] == 0x64 && bytes[$0 + 2] == 0x61 && bytes[$0 + 3] == 0x79 }) {
             throw Unsupported()
         }
-        let tables = try parse(moov: bytes)
         return IndexedM4A(file: file, fileSize: end, tables: tables)
     }
 
@@ -303,7 +308,8 @@ final class IndexedM4A: AACFrameSource {
             guard seconds > 0 else { return nil }
             return Date(timeIntervalSince1970: TimeInterval(seconds - 2_082_844_800))
         }
-        tables.creationTime = date(movieCreated, version: movieVersion) ?? date(trackCreated, version: trackVersion)
+        tables.movieCreation = date(movieCreated, version: movieVersion)
+        tables.trackCreation = date(trackCreated, version: trackVersion)
         return tables
     }
 

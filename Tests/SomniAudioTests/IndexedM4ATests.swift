@@ -85,4 +85,24 @@ import Testing
         let mp3 = try TestSignals.encode(tone, as: .mp3, sampleRate: 48_000, in: folder.url)
         #expect(IndexedM4A.open(path: mp3.path) == nil)
     }
+
+    /// A date tag (`©day`) beside a creation time changes nothing, and such a file is read here;
+    /// one without a creation time is dated by its tag, which FFmpeg reads: left to it.
+    @Test func aDateTagIsFFmpegsOnlyWhenNoCreationTimeIsThere() throws {
+        let folder = try ScratchFolder()
+        let tone = steppedTone(seconds: 3, sampleRate: 48_000, channels: 1)
+        func written(_ name: String, _ metadata: [String: String]) throws -> URL {
+            let url = folder.url.appendingPathComponent(name)
+            let writer = try EncodedAudioWriter(url: url, format: .m4a, sampleRate: 48_000, metadata: metadata)
+            try tone.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.finish()
+            return url
+        }
+        let both = try written("both.m4a", ["creation_time": "2026-11-29T22:40:00.000000Z", "date": "2026-11-28 23:14"])
+        #expect(IndexedM4A.open(path: both.path) != nil)
+        #expect(try decoded(both, itself: true).decoder.recordingStart == decoded(both, itself: false).decoder.recordingStart)
+        let tagOnly = try written("tag.m4a", ["date": "2026-11-28 23:14"])
+        #expect(IndexedM4A.open(path: tagOnly.path) == nil)
+        #expect(try decoded(tagOnly, itself: true).decoder.recordingStart?.origin == .dateTag)
+    }
 }
