@@ -187,7 +187,7 @@ public final class AudioDecoder: AudioSource {
             throw SomniError(.internalError, "cannot open FFmpeg's AAC decoder")
         }
         handles.codec = codec
-        try UnindexedM4A.setConfig(config, on: codec)
+        try AACConfig.apply(config, to: codec)
         try check(avcodec_open2(codec, decoder, nil), "cannot open the AAC decoder for \(path)", code: .badInput)
         return codec
     }
@@ -206,12 +206,13 @@ public final class AudioDecoder: AudioSource {
         return input
     }
 
-    /// A file that starts as an MP4 does (`ftyp`) but has no whole index.
+    /// A file that starts as an MP4 does (`ftyp`) but has no whole index (`moov`, the index that
+    /// says where each frame of audio lies): a phone app killed mid-recording leaves `ftyp` and
+    /// `mdat` without it.
     private static func mayBeUnindexedMP4(_ path: String) -> Bool {
         guard let file = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? file.close() }
-        let head = (try? file.read(upToCount: 8)) ?? Data()
-        return head.count == 8 && head.suffix(4) == Data("ftyp".utf8) && !hasWholeMP4Index(file)
+        return MP4Layout(file).map { !$0.indexIsWhole } ?? false
     }
 
     /// A 16-bit, 16 kHz, mono WAV file is read back from the file itself rather than spooled.
@@ -292,33 +293,11 @@ public final class AudioDecoder: AudioSource {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP3 recording with a tag "
                 + "but no sound after it, empty or damaged (\(ffmpegErrorText(code)))")
         }
-        if head.count == 8, head.suffix(4) == Data("ftyp".utf8), !hasWholeMP4Index(file) {
+        if mayBeUnindexedMP4(path) {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP4/M4A recording without "
                 + "its index (the 'moov' box), which recorders write last, and without audio Somni can find in it")
         }
         return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))")
-    }
-
-    /// Whether an MP4 file's top-level boxes include a whole `moov`, the index that says where each
-    /// frame of audio lies. A phone app killed mid-recording leaves `ftyp` and `mdat` without it.
-    private static func hasWholeMP4Index(_ file: FileHandle) -> Bool {
-        guard let end = try? file.seekToEnd() else { return false }
-        var offset: UInt64 = 0
-        while offset + 8 <= end {
-            guard (try? file.seek(toOffset: offset)) != nil, let header = try? file.read(upToCount: 16), header.count >= 8 else { return false }
-            func bigEndian(_ range: Range<Int>) -> UInt64 { header[range].reduce(0) { $0 << 8 | UInt64($1) } }
-            var size = bigEndian(0..<4)
-            if size == 1 {  // a 64-bit size follows the type
-                guard header.count == 16 else { return false }
-                size = bigEndian(8..<16)
-            } else if size == 0 {  // the box runs to the end of the file
-                size = end - offset
-            }
-            guard size >= 8 else { return false }
-            if header[4..<8] == Data("moov".utf8) { return offset + size <= end }
-            offset += size
-        }
-        return false
     }
 
     /// Why av_find_best_stream found nothing to decode, said for the user.

@@ -105,13 +105,7 @@ final class IndexedM4A: AACFrameSource {
     }
 
     private func fillBuffer(from offset: UInt64, atLeast count: Int) throws {
-        let wanted = max(count, Self.bufferBytes)
-        do {
-            try file.seek(toOffset: offset)
-            buffer = [UInt8](try file.read(upToCount: wanted) ?? Data())
-        } catch {
-            throw SomniError(.io, "cannot read the recording: \(error.localizedDescription)")
-        }
+        buffer = try MP4Layout.read(file, at: offset, count: max(count, Self.bufferBytes))
         bufferStart = offset
         guard buffer.count >= count else { throw SomniError(.io, "cannot read the recording: it ends early") }
     }
@@ -160,41 +154,15 @@ final class IndexedM4A: AACFrameSource {
     }
 
     private static func bigEndian(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> UInt64 {
-        bytes[offset..<offset + count].reduce(0) { $0 << 8 | UInt64($1) }
+        MP4Layout.bigEndian(bytes[offset..<offset + count])
     }
 
     private static func read(_ file: FileHandle) throws -> IndexedM4A {
-        let end = try file.seekToEnd()
-        // The top-level boxes: one whole moov, no fragments.
-        var moov: (offset: UInt64, size: UInt64)?
-        var offset: UInt64 = 0
-        var first = true
-        while offset + 8 <= end {
-            try file.seek(toOffset: offset)
-            let header = [UInt8](try file.read(upToCount: 16) ?? Data())
-            guard header.count >= 8 else { break }
-            let type = String(decoding: header[4..<8], as: UTF8.self)
-            if first, type != "ftyp" { throw Unsupported() }
-            first = false
-            var size = bigEndian(header, 0, 4)
-            if size == 1 {
-                guard header.count == 16 else { throw Unsupported() }
-                size = bigEndian(header, 8, 8)
-            } else if size == 0 {
-                size = end - offset
-            }
-            guard size >= 8 else { throw Unsupported() }
-            if type == "moof" { throw Unsupported() }
-            if type == "moov" {
-                guard moov == nil, offset + size <= end, size <= 64 << 20 else { throw Unsupported() }
-                moov = (offset, size)
-            }
-            offset += size
-        }
-        guard let moov else { throw Unsupported() }
-        try file.seek(toOffset: moov.offset)
-        let bytes = [UInt8](try file.read(upToCount: Int(moov.size)) ?? Data())
-        guard bytes.count == Int(moov.size) else { throw Unsupported() }
+        // One whole moov, no fragments.
+        guard let layout = MP4Layout(file), layout.walkedToEnd, !layout.isFragmented,
+              let moov = layout.index, layout.indexIsWhole, moov.count <= 64 << 20 else { throw Unsupported() }
+        let bytes = try MP4Layout.read(file, at: moov.lowerBound, count: moov.count)
+        guard bytes.count == moov.count else { throw Unsupported() }
         let tables = try parse(moov: bytes)
         // A date tag ("©day") dates a recording only when the movie has no creation time; then
         // it is FFmpeg's to read.
@@ -202,7 +170,7 @@ final class IndexedM4A: AACFrameSource {
            (0..<max(0, bytes.count - 4)).contains(where: { bytes[$0] == 0xA9 && bytes[$0 + 1] == 0x64 && bytes[$0 + 2] == 0x61 && bytes[$0 + 3] == 0x79 }) {
             throw Unsupported()
         }
-        return IndexedM4A(file: file, fileSize: end, tables: tables)
+        return IndexedM4A(file: file, fileSize: try file.seekToEnd(), tables: tables)
     }
 
     private static func parse(moov bytes: [UInt8]) throws -> Tables {
@@ -258,13 +226,13 @@ final class IndexedM4A: AACFrameSource {
         let stsd = try payload("stsd", of: stbl)
         guard stsd.count > 16, bigEndian(bytes, stsd.lowerBound + 4, 4) == 1,
               String(decoding: bytes[stsd.lowerBound + 12..<stsd.lowerBound + 16], as: UTF8.self) == "mp4a",
-              let config = UnindexedM4A.audioSpecificConfig(inIndex: Array(bytes[stsd])), config.count >= 2,
+              let config = AACConfig.inIndex(Array(bytes[stsd])), config.count >= 2,
               config[0] >> 3 == 2 else {
             throw Unsupported()
         }
         tables.config = config
         tables.channels = Int(config[1] >> 3 & 0x0F)
-        guard (1...2).contains(tables.channels), UnindexedM4A.rate(of: config) == tables.timescale else { throw Unsupported() }
+        guard (1...2).contains(tables.channels), AACConfig.rate(of: config) == tables.timescale else { throw Unsupported() }
 
         let stsz = try payload("stsz", of: stbl)
         guard stsz.count >= 12 else { throw Unsupported() }

@@ -56,7 +56,6 @@ final class UnindexedM4A: AACFrameSource {
     /// always many frames (an AAC frame is at most 768 bytes a channel).
     private static let windowBytes = 256 * 1024
 
-    private static let rates = [96_000, 88_200, 64_000, 48_000, 44_100, 32_000, 24_000, 22_050, 16_000, 12_000, 11_025, 8_000, 7_350]
     /// The rates tried when nothing says which, commonest in recorders first.
     private static let triedRates = [48_000, 44_100, 32_000, 24_000, 22_050, 16_000, 12_000, 11_025, 8_000, 64_000, 88_200, 96_000]
 
@@ -67,29 +66,30 @@ final class UnindexedM4A: AACFrameSource {
         guard let file = FileHandle(forReadingAtPath: path) else { return nil }
         var keepFile = false
         defer { if !keepFile { try? file.close() } }
-        guard let layout = boxes(of: file), !layout.indexIsWhole, let frames = layout.audio, frames.count >= 64 else { return nil }
+        guard let layout = MP4Layout(file), !layout.indexIsWhole, let frames = layout.audio, frames.count >= 64 else { return nil }
 
-        let start = try readBytes(file, at: frames.lowerBound, count: min(windowBytes, Int(frames.count)))
+        let start = try MP4Layout.read(file, at: frames.lowerBound, count: min(windowBytes, Int(frames.count)))
+        let wholeBox = frames.count <= UInt64(windowBytes)
         let config: [UInt8]
         let source: String
         let framesInStart: Int
         if let sibling {
             config = try settings(of: sibling)
             source = "the settings of \(sibling.lastPathComponent)"
-            guard let parsed = parsedFrames(start, config: config, wholeBox: frames.count <= UInt64(windowBytes)) else {
+            guard let parsed = parsedFrames(start, config: config, wholeBox: wholeBox) else {
                 throw SomniError(.badInput, "\(path) is an M4A recording cut off before its index was written, and its "
                     + "audio does not decode with the settings of \(sibling.path): that recording was made with other "
                     + "settings (another app, or another quality)")
             }
             framesInStart = parsed
-        } else if let left = layout.indexStart.flatMap(audioSpecificConfig(inIndex:)),
-                  let parsed = parsedFrames(start, config: left, wholeBox: frames.count <= UInt64(windowBytes)) {
+        } else if let left = layout.indexStart(in: file).flatMap(AACConfig.inIndex),
+                  let parsed = parsedFrames(start, config: left, wholeBox: wholeBox) {
             config = left
             source = "the settings left in what was written of its index"
             framesInStart = parsed
         } else {
             let working = triedRates.compactMap { rate in
-                parsedFrames(start, config: lowComplexityConfig(rate: rate), wholeBox: frames.count <= UInt64(windowBytes)).map { (rate, $0) }
+                parsedFrames(start, config: AACConfig.lowComplexity(rate: rate), wholeBox: wholeBox).map { (rate, $0) }
             }
             guard let (rate, parsed) = working.first else {
                 throw SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP4/M4A recording without "
@@ -104,7 +104,7 @@ final class UnindexedM4A: AACFrameSource {
                     + "and would put every event at the wrong time). Add --like FILE, a complete recording made by the "
                     + "same app with the same settings, to read it")
             }
-            config = lowComplexityConfig(rate: rate)
+            config = AACConfig.lowComplexity(rate: rate)
             source = "the only rate they decode at, \(kilohertz(rate)) kHz"
             framesInStart = parsed
         }
@@ -128,7 +128,7 @@ final class UnindexedM4A: AACFrameSource {
         self.file = file
         self.frames = frames
         self.config = config
-        self.configuredRate = Self.rate(of: config) ?? 0
+        self.configuredRate = AACConfig.rate(of: config) ?? 0
         self.settingsSource = settingsSource
         self.probe = probe
         probePacket = packet
@@ -171,7 +171,7 @@ final class UnindexedM4A: AACFrameSource {
         lengthsRead = 0
         guard next < frames.upperBound, !stoppedAtDamage else { return }
         let count = Int(min(UInt64(Self.windowBytes), frames.upperBound - next))
-        window = try Self.readBytes(file, at: next, count: count)
+        window = try MP4Layout.read(file, at: next, count: count)
         windowStart = next
         let reachesEnd = next + UInt64(window.count) >= frames.upperBound
         let starts = Self.frameStarts(in: window, probe: probe, packet: probePacket, frame: probeFrame)
@@ -232,7 +232,7 @@ final class UnindexedM4A: AACFrameSource {
 
     private static func aacDecoder(config: [UInt8]) -> UnsafeMutablePointer<AVCodecContext>? {
         guard let decoder = avcodec_find_decoder(AV_CODEC_ID_AAC), let codec = avcodec_alloc_context3(decoder) else { return nil }
-        guard (try? setConfig(config, on: codec)) != nil, avcodec_open2(codec, decoder, nil) >= 0 else {
+        guard (try? AACConfig.apply(config, to: codec)) != nil, avcodec_open2(codec, decoder, nil) >= 0 else {
             var unopened: UnsafeMutablePointer<AVCodecContext>? = codec
             avcodec_free_context(&unopened)
             return nil
@@ -248,48 +248,7 @@ final class UnindexedM4A: AACFrameSource {
         return text
     }
 
-    /// Gives the decoder the AudioSpecificConfig an MP4's index holds (its extradata).
-    static func setConfig(_ config: [UInt8], on codec: UnsafeMutablePointer<AVCodecContext>) throws {
-        av_freep(&codec.pointee.extradata)
-        let padded = Int(config.count) + 64  // AV_INPUT_BUFFER_PADDING_SIZE
-        guard let extradata = av_mallocz(padded)?.assumingMemoryBound(to: UInt8.self) else {
-            throw SomniError(.internalError, "out of memory")
-        }
-        extradata.update(from: config, count: config.count)
-        codec.pointee.extradata = extradata
-        codec.pointee.extradata_size = Int32(config.count)
-        if let rate = rate(of: config) { codec.pointee.sample_rate = Int32(rate) }
-    }
-
     // MARK: - Settings
-
-    /// An AudioSpecificConfig for AAC-LC at `rate`, one channel: the decoder takes the real
-    /// channel count from the frames' own elements.
-    static func lowComplexityConfig(rate: Int) -> [UInt8] {
-        let index = UInt8(rates.firstIndex(of: rate) ?? 3)
-        let objectType: UInt8 = 2, channels: UInt8 = 1
-        return [objectType << 3 | index >> 1, (index & 1) << 7 | channels << 3]
-    }
-
-    /// The sampling rate an AudioSpecificConfig names (its frequency index, or an explicit rate).
-    static func rate(of config: [UInt8]) -> Int? {
-        guard config.count >= 2 else { return nil }
-        var objectType = Int(config[0] >> 3)
-        var bit = 5
-        if objectType == 31, config.count >= 3 { objectType = 32 + Int((config[0] & 7) << 3 | config[1] >> 5); bit = 11 }
-        func bits(_ count: Int) -> Int? {
-            var value = 0
-            for _ in 0..<count {
-                guard bit / 8 < config.count else { return nil }
-                value = value << 1 | Int(config[bit / 8] >> (7 - UInt8(bit % 8)) & 1)
-                bit += 1
-            }
-            return value
-        }
-        guard let index = bits(4) else { return nil }
-        if index == 15 { return bits(24) }
-        return index < rates.count ? rates[index] : nil
-    }
 
     /// The AAC settings of a complete recording, the one the user says was made the same way.
     /// An M4A's are read from the start of its index, not through FFmpeg's demuxer, which would
@@ -299,8 +258,8 @@ final class UnindexedM4A: AACFrameSource {
             throw SomniError(.badInput, "--like: cannot read \(sibling.path)")
         }
         defer { try? file.close() }
-        if let layout = boxes(of: file), let index = layout.indexStart {
-            guard let config = audioSpecificConfig(inIndex: index) else {
+        if let layout = MP4Layout(file), let index = layout.indexStart(in: file) {
+            guard let config = AACConfig.inIndex(index) else {
                 throw SomniError(.badInput, "--like: \(sibling.path) is not an AAC recording (an M4A from the same app)")
             }
             return config
@@ -318,105 +277,5 @@ final class UnindexedM4A: AACFrameSource {
             throw SomniError(.badInput, "--like: \(sibling.path) is not an AAC recording (an M4A from the same app)")
         }
         return Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
-    }
-
-    // MARK: - The file's boxes
-
-    private struct Layout {
-        /// The `mdat` payload, cut at the end of the file.
-        var audio: Range<UInt64>?
-        /// The start of the `moov` box (at most 1 MiB of it: the settings come first), whole or not.
-        var indexStart: [UInt8]?
-        var indexIsWhole = false
-    }
-
-    /// The file's top-level boxes; nil unless it starts like an MP4 (`ftyp`).
-    private static func boxes(of file: FileHandle) -> Layout? {
-        guard let end = try? file.seekToEnd(), end >= 16 else { return nil }
-        var layout = Layout()
-        var offset: UInt64 = 0
-        var first = true
-        while offset + 8 <= end {
-            guard let header = try? readBytes(file, at: offset, count: 16), header.count >= 8 else { break }
-            func bigEndian(_ range: Range<Int>) -> UInt64 { header[range].reduce(0) { $0 << 8 | UInt64($1) } }
-            let type = String(decoding: header[4..<8], as: UTF8.self)
-            if first, type != "ftyp" { return nil }
-            first = false
-            var size = bigEndian(0..<4), headerSize: UInt64 = 8
-            if size == 1 {  // a 64-bit size follows the type
-                guard header.count == 16 else { break }
-                size = bigEndian(8..<16)
-                headerSize = 16
-            }
-            if size == 0 {  // the box runs to the end of the file (or its size was never written)
-                size = end - offset
-            }
-            guard size >= headerSize else { break }
-            var boxEnd = offset + size
-            // A recorder that writes the audio box's size only when it finishes leaves a
-            // placeholder (the bare header's 8 or 16 bytes, or 0): its audio runs on to what
-            // really follows it, the end of the file when no box does.
-            if type == "mdat", boxEnd < end, !startsABox(file, at: boxEnd, end: end) { boxEnd = end }
-            switch type {
-            case "moov" where layout.indexStart == nil:
-                layout.indexIsWhole = boxEnd <= end
-                layout.indexStart = try? readBytes(file, at: offset, count: Int(min(end - offset, 1 << 20)))
-            case "mdat" where layout.audio == nil:
-                layout.audio = (offset + headerSize)..<min(boxEnd, end)
-            default:
-                break
-            }
-            offset = boxEnd
-        }
-        return layout
-    }
-
-    /// Whether a top-level box an M4A holds after its audio starts at `offset`.
-    private static func startsABox(_ file: FileHandle, at offset: UInt64, end: UInt64) -> Bool {
-        guard let header = try? readBytes(file, at: offset, count: 8), header.count == 8 else { return false }
-        let size = header[0..<4].reduce(0) { $0 << 8 | UInt64($1) }
-        let type = String(decoding: header[4..<8], as: UTF8.self)
-        return ["moov", "free", "skip", "wide", "udta", "meta", "uuid", "mdat", "moof", "mfra"].contains(type)
-            && (size == 0 || size == 1 || size >= 8)
-    }
-
-    /// The AudioSpecificConfig in an `esds` box in what was written of the index, if it got that far.
-    static func audioSpecificConfig(inIndex bytes: [UInt8]) -> [UInt8]? {
-        let tag = Array("esds".utf8)
-        guard bytes.count > 8, let at = (4..<(bytes.count - 4)).first(where: { Array(bytes[$0..<$0 + 4]) == tag }) else { return nil }
-        var position = at + 8  // past the type, version and flags
-        func byte() -> Int? {
-            guard position < bytes.count else { return nil }
-            defer { position += 1 }
-            return Int(bytes[position])
-        }
-        // A descriptor: a tag, then a length in up to four 7-bit groups.
-        func descriptor(_ expected: Int) -> Int? {
-            guard byte() == expected else { return nil }
-            var length = 0
-            for _ in 0..<4 {
-                guard let b = byte() else { return nil }
-                length = length << 7 | (b & 0x7F)
-                if b & 0x80 == 0 { break }
-            }
-            return length
-        }
-        guard descriptor(0x03) != nil, byte() != nil, byte() != nil, let flags = byte() else { return nil }  // ES_ID, flags
-        if flags & 0x80 != 0 { position += 2 }  // depends on another stream
-        if flags & 0x40 != 0, let length = byte() { position += length }  // a URL
-        if flags & 0x20 != 0 { position += 2 }  // an OCR stream
-        guard descriptor(0x04) != nil, byte() == 0x40 else { return nil }  // MPEG-4 audio
-        position += 12  // stream type, buffer size, maximum and average bit rate
-        guard let length = descriptor(0x05), length >= 2, position + length <= bytes.count else { return nil }
-        return Array(bytes[position..<position + length])
-    }
-
-    private static func readBytes(_ file: FileHandle, at offset: UInt64, count: Int) throws -> [UInt8] {
-        do {
-            try file.seek(toOffset: offset)
-            return [UInt8](try file.read(upToCount: count) ?? Data())
-        } catch {
-            throw SomniError(.io, "cannot read the recording: \(error.localizedDescription)")
-        }
     }
 }
