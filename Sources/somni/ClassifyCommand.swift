@@ -6,7 +6,7 @@ struct ClassifyCommand: Command {
     static let name = "classify"
     static let summary = "Print ranked labels with confidences for each window of a recording"
     static let help = """
-    Usage: somni classify FILE [--model MODEL] [--top N] [--json]
+    Usage: somni classify FILE [--model MODEL] [--top N] [--like FILE] [--json]
            somni classify FILE --reference REF.csv [--threshold X] [--model MODEL] [--json]
            somni classify - [...]     (raw 16 kHz mono Float32 little-endian on standard input)
 
@@ -18,6 +18,8 @@ struct ClassifyCommand: Command {
                       than once, the first decides the windows it is sure of and the others are
                       asked about the rest, their scores averaged
       --top N         labels per window (default 5)
+      --like FILE     for an M4A cut off before its index was written: a complete recording
+                      by the same app to read its settings from (as for 'somni analyze')
       --json          {"windows":[{"start","end","labels":[{"label","confidence"}]}],
                        "clip":{label: highest confidence over the windows}}
       --reference REF.csv
@@ -37,6 +39,7 @@ struct ClassifyCommand: Command {
     var top = 5
     var json = false
     var referencePath: String?
+    var like: String?
     var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
 
     init(_ a: inout Arguments) throws {
@@ -44,6 +47,7 @@ struct ClassifyCommand: Command {
         top = try a.option("--top", as: Int.self) ?? 5
         json = a.flag("--json")
         referencePath = try a.option("--reference")
+        like = try a.option("--like")
         threshold = try a.option("--threshold", as: Float.self) ?? threshold
         input = try a.requiredPositional("FILE")
     }
@@ -52,6 +56,7 @@ struct ClassifyCommand: Command {
         guard top > 0 else { throw UsageError("--top must be positive") }
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold takes a score above 0 and at most 1") }
         if referencePath != nil, input == "-" { throw UsageError("--reference needs a recording, not standard input") }
+        if like != nil, input == "-" { throw UsageError("--like goes with a recording, not standard input") }
     }
 
     struct WindowResult: Encodable {
@@ -61,7 +66,7 @@ struct ClassifyCommand: Command {
 
     func run() throws {
         let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference") }
-        let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input))
+        let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) })
         var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
         let length = classifier.windowLength, hop = length / 2
         var window = [Float](repeating: 0, count: length)

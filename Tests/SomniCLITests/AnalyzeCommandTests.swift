@@ -130,6 +130,15 @@ import Testing
         let session = try Session.load(from: out.appendingPathComponent("session.json"))
         #expect(abs(session.duration - 26.7) < 2, "read \(session.duration) s of 40 s cut two thirds in")
         #expect(session.startedAt?.hasPrefix("2026-11-28T23:14:02") == true, "\(session.startedAt ?? "undated")")
+
+        // 'somni classify' reads the same file the same way.
+        let refused = try CLI.run(["classify", cut.path, "--json"])
+        #expect(refused.status == 65 && refused.errorLines.count == 1 && refused.stderr.contains("--like"), "\(refused.stderr)")
+        let classified = try CLI.run(["classify", cut.path, "--like", complete.path, "--json"])
+        #expect(classified.status == 0, "\(classified.stderr)")
+        let windows = try #require(try JSONSerialization.jsonObject(with: Data(classified.stdout.utf8)) as? [String: Any])["windows"] as? [[String: Any]]
+        let lastEnd = try #require(windows?.last?["end"] as? Double)
+        #expect(abs(lastEnd - session.duration) < 1, "classify's windows end at \(lastEnd) s, the analysis at \(session.duration) s")
     }
 
     @Test func aRecordingMadeAt8kHzGetsTheNarrowBandModelAndAWarning() throws {

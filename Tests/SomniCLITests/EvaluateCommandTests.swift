@@ -37,8 +37,9 @@ import Testing
         #expect(plain.stderr.isEmpty, "\(plain.stderr)")
     }
 
-    /// A reference that is not text (a recording or a spreadsheet picked by mistake) is the user's
-    /// input, one line and exit 65; a reference that cannot be read at all is an I/O error.
+    /// A reference that is not text (a recording or a spreadsheet picked by mistake), or a path that
+    /// names no file or a folder, is the user's input: one line and exit 65, as for a missing
+    /// recording; a reference that is there but cannot be read is an I/O error.
     @Test func aReferenceThatIsNotTextIsBadInput() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -51,7 +52,17 @@ import Testing
         #expect(result.errorLines.count == 1)
         #expect(result.stderr.contains("is not text: the reference must be a UTF-8 text file"), "\(result.stderr)")
         let missing = try CLI.run(["evaluate", "--reference", dir.appendingPathComponent("none.csv").path, found.path])
-        #expect(missing.status == 74 && missing.stderr.contains("cannot read the reference"), "\(missing.stderr)")
+        #expect(missing.status == 65 && missing.errorLines.count == 1, "\(missing.status) \(missing.stderr)")
+        #expect(missing.stderr.contains("no such file: \(dir.appendingPathComponent("none.csv").path)"), "\(missing.stderr)")
+        let folder = try CLI.run(["evaluate", "--reference", dir.path, found.path])
+        #expect(folder.status == 65 && folder.stderr.contains("is a folder"), "\(folder.status) \(folder.stderr)")
+        if getuid() != 0 {  // root reads any file, so the I/O case needs an ordinary user
+            let locked = dir.appendingPathComponent("locked.csv")
+            try "start,end,class\n".write(to: locked, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: locked.path)
+            let unreadable = try CLI.run(["evaluate", "--reference", locked.path, found.path])
+            #expect(unreadable.status == 74 && unreadable.stderr.contains("cannot read the reference"), "\(unreadable.stderr)")
+        }
     }
 
     @Test func aReferenceThatRunsPastTheNightIsScoredWithAWarning() throws {
