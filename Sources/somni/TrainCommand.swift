@@ -48,17 +48,17 @@ struct TrainCommand: Command {
       --snr-db LOW:HIGH        signal-to-noise ratio of the mixed-in background (default -3:25)
       --same-class-mix P       share of examples mixed with a second one of their class (default 0.3)
       --band-limit P           share of examples cut off above a random 3.4–7 kHz, as recordings
-                           made at 8–16 kHz are (default 0)
+                               made at 8–16 kHz are (default 0)
       --window-floor Q         a second input channel: each mel band less its value at quantile Q
-                           (0–1) over the window's frames, so the network also reads how far a
-                           sound rises above a steady background (the default model uses 0.2)
+                               (0–1) over the window's frames, so the network also reads how far a
+                               sound rises above a steady background (the default model uses 0.2)
       --mel-bands N            mel bands of the log-mel (default 40)
       --frame-ms MS            Hann frame length in milliseconds (default 25; the FFT is the next
-                           power of two); longer frames resolve a snore's harmonics
+                               power of two); longer frames resolve a snore's harmonics
       --min-hz F               lowest frequency of the mel bands (default 50)
       --channels A,B,C,D       widths of the first convolution and the three depthwise-separable
-                           blocks (default 16,32,64,128); wider can learn more and classifies
-                           more slowly (24,48,96,128: about twice the work per window)
+                               blocks (default 16,32,64,128); wider can learn more and classifies
+                               more slowly (24,48,96,128: about twice the work per window)
       --threads N              training threads (default: all cores)
       --name NAME              model name written into the file (default "somni-cnn v1")
       --no-augment             no noise mixing, gain, shift or masks

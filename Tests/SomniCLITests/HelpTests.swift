@@ -36,6 +36,16 @@ import Testing
                 return line.distance(from: line.startIndex, to: text)
             })
             #expect(columns.count == 1, "\(command) --help: descriptions start at columns \(columns.sorted())")
+
+            // A description that runs on over more lines keeps to its column (or goes deeper).
+            guard let column = columns.first else { continue }
+            var inOption = false
+            for line in lines {
+                if line.hasPrefix("  -") { inOption = true; continue }
+                guard inOption, line.hasPrefix("   ") else { inOption = false; continue }
+                let indent = line.prefix { $0 == " " }.count
+                #expect(indent >= column, "\(command) --help: '\(line)' starts at column \(indent), left of the descriptions' \(column)")
+            }
         }
     }
 }
