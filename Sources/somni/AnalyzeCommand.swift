@@ -199,10 +199,11 @@ struct AnalyzeCommand: Command {
         })
     }
 
-    /// When a file says it started: its creation time or recording date tag, else a time in its name.
+    /// When a file says it started: its creation time or recording date tag, else a time in its
+    /// name, or the name's time when the file's own is one recording's length later (its end).
     static func start(of input: URL, decoder: AudioDecoder) -> RecordingStart? {
-        decoder.recordingStart
-            ?? RecordingStart.inFileName(input.lastPathComponent).map { RecordingStart(date: $0, origin: .fileName) }
+        RecordingStart.reconciled(fileTime: decoder.recordingStart, nameTime: RecordingStart.inFileName(input.lastPathComponent),
+                                  duration: decoder.expectedDuration)
     }
 
     /// A night analysed, or found already in the store.

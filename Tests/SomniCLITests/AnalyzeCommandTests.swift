@@ -522,6 +522,35 @@ import Testing
             #expect(r.status == 64 && r.errorLines.count == 1 && r.stderr.contains("--started"), "\(bad): \(r.stderr)")
         }
     }
+
+    /// An app that writes the creation time when it stops (Android's recorder) would date the night
+    /// at the wake time: the name's time is taken when the creation time is one recording later.
+    @Test func aCreationTimeWrittenAtTheStopDoesNotDateTheNightAtItsEnd() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededRandom(seed: 3)
+        let samples = (0..<(16_000 * 420)).map { _ in 0.003 * rng.nextGaussian() }  // 7 minutes of a quiet room
+        func recording(_ name: String, created: String) throws -> URL {
+            let url = dir.appendingPathComponent(name)
+            let writer = try EncodedAudioWriter(url: url, format: .m4a, sampleRate: 16_000, metadata: ["creation_time": created])
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.finish()
+            return url
+        }
+        func start(of url: URL) throws -> (String?, RecordingStart.Origin?) {
+            let r = try CLI.run(["analyze", url.path, "--out", dir.appendingPathComponent(UUID().uuidString).path,
+                                 "--classifier", "heuristic", "--no-clips", "--json"], environment: ["TZ": "UTC"])
+            try #require(r.status == 0, "\(r.stderr)")
+            let session = try JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
+            return (session.startedAt, session.startedFrom)
+        }
+        let stopped = try start(of: recording("Recording_20261127_230000.m4a", created: "2026-11-27T23:07:02.000000Z"))
+        #expect(stopped.0 == "2026-11-27T23:00:00Z" && stopped.1 == .fileName, "\(stopped)")
+        let started = try start(of: recording("Recording_20261127_230001.m4a", created: "2026-11-27T23:00:03.000000Z"))
+        #expect(started.0 == "2026-11-27T23:00:03Z" && started.1 == .creationTime, "\(started)")
+        let unnamed = try start(of: recording("Voice 001.m4a", created: "2026-11-27T23:07:02.000000Z"))
+        #expect(unnamed.0 == "2026-11-27T23:07:02Z" && unnamed.1 == .creationTime, "\(unnamed)")
+    }
 }
 
 extension AnalyzeDatingTests {

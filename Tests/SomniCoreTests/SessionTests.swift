@@ -90,6 +90,36 @@ import Testing
         #expect(RecordingStart.inFileName("Recording_20261128_2314.m4a", timeZone: Self.plusOne) == Self.bedtime.addingTimeInterval(-2))
     }
 
+    /// Many phone apps write an M4A's creation time when they stop: one recording's length after
+    /// the time they put in its name, which is then the start.
+    @Test func aCreationTimeAtTheRecordingsEndGivesWayToTheNamesTime() {
+        let eightHours = 8.0 * 3600
+        func start(created offset: Double?, named: Bool = true, lasting duration: Double? = eightHours,
+                   origin: RecordingStart.Origin = .creationTime) -> RecordingStart? {
+            RecordingStart.reconciled(fileTime: offset.map { RecordingStart(date: Self.bedtime + $0, origin: origin) },
+                                      nameTime: named ? Self.bedtime : nil, duration: duration)
+        }
+        let fromName = RecordingStart(date: Self.bedtime, origin: .fileName)
+        // Written at the stop, a few seconds after the last sample, or up to 1 % of the night off.
+        #expect(start(created: eightHours + 4) == fromName)
+        #expect(start(created: eightHours - 250) == fromName)
+        #expect(start(created: eightHours + 4, origin: .dateTag) == fromName)
+        // At the start, or a clock's minute away from the name: the file's own time, to the second.
+        #expect(start(created: 4) == RecordingStart(date: Self.bedtime + 4, origin: .creationTime))
+        #expect(start(created: -60) == RecordingStart(date: Self.bedtime - 60, origin: .creationTime))
+        // Neither the start nor the end (another day, a phone in another zone): the file's own.
+        #expect(start(created: eightHours + 3600)?.origin == .creationTime)
+        #expect(start(created: eightHours - 3600)?.origin == .creationTime)
+        // Nothing to weigh: whichever there is.
+        #expect(start(created: eightHours + 4, named: false) == RecordingStart(date: Self.bedtime + eightHours + 4, origin: .creationTime))
+        #expect(start(created: nil) == fromName)
+        #expect(start(created: nil, named: false) == nil)
+        #expect(start(created: eightHours + 4, lasting: nil)?.origin == .creationTime)
+        // A recording of a few minutes could have started or stopped at either: the file's own.
+        #expect(start(created: 300, lasting: 300)?.origin == .creationTime)
+        #expect(start(created: 400, lasting: 400) == fromName)
+    }
+
     @Test func aStartIsPlausibleOnlyThisCenturyAndNotInTheFuture() {
         let now = Self.bedtime.addingTimeInterval(8 * 3600)
         #expect(RecordingStart.isPlausible(Self.bedtime, now: now))

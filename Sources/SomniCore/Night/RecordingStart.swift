@@ -75,6 +75,23 @@ public struct RecordingStart: Sendable, Equatable {
         return nil
     }
 
+    /// The start a file says of itself, from its own time (`fileTime`: a creation time or a
+    /// recording date tag) and a time in its name, for a recording `duration` seconds long.
+    /// Recorder apps name a file when they start it, but many write an MP4's index, and the
+    /// creation time in it, when they stop (Android's MediaRecorder does): a file time one
+    /// recording's length after the name's, give or take two minutes or 1 %, is the end, and the
+    /// name's time is the start. Otherwise the file's own time stands, as the more exact; the
+    /// name's when the file has none.
+    public static func reconciled(fileTime: RecordingStart?, nameTime: Date?, duration: Double?) -> RecordingStart? {
+        guard let fileTime else { return nameTime.map { RecordingStart(date: $0, origin: .fileName) } }
+        guard let nameTime, let duration, duration.isFinite else { return fileTime }
+        let slack = max(120, duration / 100)
+        // A recording shorter than this could have started or stopped at either time.
+        guard duration >= 3 * slack else { return fileTime }
+        let after = fileTime.date.timeIntervalSince(nameTime)
+        return abs(after - duration) <= slack ? RecordingStart(date: nameTime, origin: .fileName) : fileTime
+    }
+
     /// A time a recording can have started at: this century, and not in the future (a day's
     /// slack for a clock set wrong). An MP4 whose muxer left its creation time at 0 reads 1904
     /// or 1970.
