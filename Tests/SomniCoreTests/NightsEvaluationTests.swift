@@ -66,6 +66,42 @@ import Testing
         #expect(text.contains("Pooled: every night's counts summed\nEvaluation over 4.0 h"))
     }
 
+    /// A night of ten coughs, `found` of them found, and an hour long.
+    private func coughNight(_ name: String, found: Int) -> (name: String, report: EvaluationReport) {
+        let reference = (0..<10).map { event(.cough, 100 + 60 * Double($0), 100.3 + 60 * Double($0)) }
+        return (name, Evaluator.evaluate(reference: reference, found: Array(reference.prefix(found)), duration: 3600))
+    }
+
+    @Test func aPooledFigureGetsAnIntervalFromTheNightsDrawnAgain() throws {
+        // Too few nights for one, and the text says so.
+        #expect(NightsEvaluation(nights: threeNights()).intervals.isEmpty)
+        #expect(NightsEvaluation(nights: threeNights()).text().contains("needs 5 nights or more"))
+
+        // Half the nights find every cough, half find four in ten: pooled recall 0.7, F1 0.824.
+        func mixed(_ count: Int) -> NightsEvaluation {
+            NightsEvaluation(nights: (0..<count).map { coughNight("n\($0)", found: $0 % 2 == 0 ? 10 : 4) })
+        }
+        let six = try #require(mixed(6).intervals.first { $0.measure == .cough })
+        #expect(abs(six.pooled - 14.0 / 17) < 1e-9, "\(six)")
+        #expect(six.low < six.pooled && six.pooled < six.high && six.draws == 2_000, "\(six)")
+        // Drawn six at a time, all six can be the nights that found four in ten (F1 0.571), or
+        // all the nights that found everything (1.0): the interval lies within those.
+        #expect(six.low >= 8.0 / 14 - 1e-9 && six.high <= 1, "\(six)")
+        // Four times the nights of the same mix: about half as wide.
+        let many = try #require(mixed(24).intervals.first { $0.measure == .cough })
+        let ratio = (many.high - many.low) / (six.high - six.low)
+        #expect(ratio > 0.3 && ratio < 0.7, "\(six) against \(many)")
+        // Nights all alike leave nothing to draw: the interval is the figure itself.
+        let alike = try #require(NightsEvaluation(nights: (0..<6).map { coughNight("n\($0)", found: 7) }).intervals.first)
+        #expect(alike.low == alike.pooled && alike.high == alike.pooled)
+        // Seeded: the same nights give the same interval.
+        #expect(mixed(6).intervals == mixed(6).intervals)
+        // No snoring on these nights, so no snoring interval; false events per hour have one.
+        #expect(Set(mixed(6).intervals.map(\.measure)) == [.cough, .falseEventsPerHour])
+        #expect(mixed(6).text().contains(String(format: "cough F1             %.3f  (%.3f–%.3f)", six.pooled, six.low, six.high)),
+                "\(mixed(6).text())")
+    }
+
     @Test func theJSONReadsBack() throws {
         let evaluation = NightsEvaluation(nights: threeNights())
         #expect(try JSONDecoder().decode(NightsEvaluation.self, from: evaluation.jsonData()) == evaluation)

@@ -55,9 +55,28 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
         }
     }
 
+    /// How far a pooled figure could move with other nights like these: the 2.5th to 97.5th
+    /// percentile of the figure pooled over the nights drawn again with replacement (a bootstrap
+    /// over nights, which keeps each night's events together). Seeded, so a study run again gives
+    /// the same interval.
+    public struct Interval: Codable, Sendable, Equatable {
+        public var measure: Measure
+        public var pooled: Double
+        public var low: Double
+        public var high: Double
+        /// The draws the interval is taken from (those holding a reference event of the class).
+        public var draws: Int
+    }
+
     public var nights: [Night]
     public var spreads: [Spread]
     public var pooled: EvaluationReport
+    /// Each pooled figure's interval, for the measures scored on at least `nightsForInterval` nights.
+    public var intervals: [Interval]
+
+    /// Fewer nights than this give an interval too rough to print.
+    public static let nightsForInterval = 5
+    static let draws = 2_000
 
     public init(nights: [(name: String, report: EvaluationReport)]) {
         self.nights = nights.map { Night(name: $0.name, report: $0.report) }
@@ -72,6 +91,30 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
                           reaching: reaching)
         }
         pooled = Self.pool(nights.map(\.report))
+        intervals = Self.intervals(nights.map(\.report), pooled: pooled,
+                                   measures: spreads.filter { $0.nights >= Self.nightsForInterval }.map(\.measure))
+    }
+
+    static func intervals(_ reports: [EvaluationReport], pooled: EvaluationReport, measures: [Measure]) -> [Interval] {
+        guard !measures.isEmpty else { return [] }
+        var random = SeededRandom(seed: 0x5EED_0F_4E16)
+        var values = [[Double]](repeating: [], count: measures.count)
+        var drawn: [EvaluationReport] = []
+        drawn.reserveCapacity(reports.count)
+        for _ in 0..<draws {
+            drawn.removeAll(keepingCapacity: true)
+            for _ in reports.indices { drawn.append(reports[random.int(0...(reports.count - 1))]) }
+            let again = pool(drawn)
+            for (m, measure) in measures.enumerated() {
+                if let value = measure.value(in: again) { values[m].append(value) }
+            }
+        }
+        return zip(measures, values).compactMap { measure, drawnValues in
+            guard let value = measure.value(in: pooled), drawnValues.count * 2 >= draws else { return nil }
+            let sorted = drawnValues.sorted()
+            func percentile(_ p: Double) -> Double { sorted[Int((p * Double(sorted.count - 1)).rounded())] }
+            return Interval(measure: measure, pooled: value, low: percentile(0.025), high: percentile(0.975), draws: sorted.count)
+        }
     }
 
     /// Every night's counts summed, class by class; false events per hour over all the hours.
@@ -127,6 +170,13 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
             lines.append(s.measure.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)
                 + " median \(cell(s.median, s.measure)), mean \(cell(s.mean, s.measure)), "
                 + "\(cell(s.lowest, s.measure))–\(cell(s.highest, s.measure)) over \(s.nights) night\(s.nights == 1 ? "" : "s"); \(reached)")
+        }
+        lines += ["", intervals.isEmpty
+            ? "Pooled, with a 95 % interval: needs \(Self.nightsForInterval) nights or more scoring a figure"
+            : "Pooled, with a 95 % interval (the nights drawn again with replacement, \(Self.draws) times):"]
+        for i in intervals {
+            lines.append(i.measure.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)
+                + " \(cell(i.pooled, i.measure))  (\(cell(i.low, i.measure))–\(cell(i.high, i.measure)))")
         }
         lines += ["", "Pooled: every night's counts summed"]
         return lines.joined(separator: "\n") + "\n" + pooled.text()
