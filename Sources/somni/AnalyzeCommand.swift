@@ -200,10 +200,11 @@ struct AnalyzeCommand: Command {
     }
 
     /// When a file says it started: its creation time or recording date tag, else a time in its
-    /// name, or the name's time when the file's own is one recording's length later (its end).
+    /// name; unless its own time is when it stopped (`RecordingStart.reconciled`).
     static func start(of input: URL, decoder: AudioDecoder) -> RecordingStart? {
-        RecordingStart.reconciled(fileTime: decoder.recordingStart, nameTime: RecordingStart.inFileName(input.lastPathComponent),
-                                  duration: decoder.expectedDuration)
+        let modified = (try? FileManager.default.attributesOfItem(atPath: input.path))?[.modificationDate] as? Date
+        return RecordingStart.reconciled(fileTime: decoder.recordingStart, nameTime: RecordingStart.inFileName(input.lastPathComponent),
+                                         modified: modified, duration: decoder.expectedDuration)
     }
 
     /// A night analysed, or found already in the store.

@@ -524,7 +524,8 @@ import Testing
     }
 
     /// An app that writes the creation time when it stops (Android's recorder) would date the night
-    /// at the wake time: the name's time is taken when the creation time is one recording later.
+    /// at the wake time: the name's time is taken when the creation time is one recording later,
+    /// and with no time in the name, a creation time at the file's last change is taken for the stop.
     @Test func aCreationTimeWrittenAtTheStopDoesNotDateTheNightAtItsEnd() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -548,8 +549,16 @@ import Testing
         #expect(stopped.0 == "2026-11-27T23:00:00Z" && stopped.1 == .fileName, "\(stopped)")
         let started = try start(of: recording("Recording_20261127_230001.m4a", created: "2026-11-27T23:00:03.000000Z"))
         #expect(started.0 == "2026-11-27T23:00:03Z" && started.1 == .creationTime, "\(started)")
-        let unnamed = try start(of: recording("Voice 001.m4a", created: "2026-11-27T23:07:02.000000Z"))
+        // No time in the name: copied since (changed today), the creation time stands; changed
+        // last when it was created, it was written at the stop.
+        let voice = try recording("Voice 001.m4a", created: "2026-11-27T23:07:02.000000Z")
+        let unnamed = try start(of: voice)
         #expect(unnamed.0 == "2026-11-27T23:07:02Z" && unnamed.1 == .creationTime, "\(unnamed)")
+        let stoppedAt = try #require(RecordingStart.parse("2026-11-27T23:07:05Z"))
+        try FileManager.default.setAttributes([.modificationDate: stoppedAt], ofItemAtPath: voice.path)
+        let atEnd = try start(of: voice)
+        let startedAt = try #require(atEnd.0.flatMap { RecordingStart.parse($0) })
+        #expect(abs(startedAt.timeIntervalSince(stoppedAt) + 423) < 2 && atEnd.1 == .creationTimeAtEnd, "\(atEnd)")
     }
 }
 

@@ -118,6 +118,25 @@ import Testing
         // A recording of a few minutes could have started or stopped at either: the file's own.
         #expect(start(created: 300, lasting: 300)?.origin == .creationTime)
         #expect(start(created: 400, lasting: 400) == fromName)
+
+        // No time in the name: a creation time at the file's last change is the stop.
+        func unnamed(created: Double, modified: Double?, origin: RecordingStart.Origin = .creationTime,
+                     lasting duration: Double = eightHours) -> RecordingStart? {
+            RecordingStart.reconciled(fileTime: RecordingStart(date: Self.bedtime + created, origin: origin), nameTime: nil,
+                                      modified: modified.map { Self.bedtime + $0 }, duration: duration)
+        }
+        #expect(unnamed(created: eightHours + 4, modified: eightHours + 30)
+                == RecordingStart(date: Self.bedtime + 4, origin: .creationTimeAtEnd))
+        #expect(unnamed(created: eightHours + 4, modified: eightHours - 200)?.origin == .creationTimeAtEnd)
+        // Written from its start, a file changes last one recording after its creation time.
+        #expect(unnamed(created: 4, modified: eightHours + 30) == RecordingStart(date: Self.bedtime + 4, origin: .creationTime))
+        // Copied since (the copy's own time), or no time of change: nothing to go by.
+        #expect(unnamed(created: eightHours + 4, modified: 3 * 86_400)?.origin == .creationTime)
+        #expect(unnamed(created: eightHours + 4, modified: nil)?.origin == .creationTime)
+        // A date tag is a tag, written by a tagging tool as often as by a recorder; a short
+        // recording could be either.
+        #expect(unnamed(created: eightHours + 4, modified: eightHours + 30, origin: .dateTag)?.origin == .dateTag)
+        #expect(unnamed(created: 300, modified: 330, lasting: 300)?.origin == .creationTime)
     }
 
     @Test func aStartIsPlausibleOnlyThisCenturyAndNotInTheFuture() {

@@ -12,6 +12,9 @@ public struct RecordingStart: Sendable, Equatable {
         case given
         /// The container's creation time (MP4/M4A/MOV `creation_time`, a WAV's broadcast extension).
         case creationTime = "creation time"
+        /// The container's creation time less the recording's length: the app wrote it when it
+        /// stopped, as the file's last change shows.
+        case creationTimeAtEnd = "creation time, written when it stopped"
         /// A recording date with a time of day in the file's tags (an MP3's ID3 TDRC, an Ogg or
         /// FLAC DATE comment), which recorders write but tagging tools overwrite.
         case dateTag = "recording date tag"
@@ -76,20 +79,31 @@ public struct RecordingStart: Sendable, Equatable {
     }
 
     /// The start a file says of itself, from its own time (`fileTime`: a creation time or a
-    /// recording date tag) and a time in its name, for a recording `duration` seconds long.
-    /// Recorder apps name a file when they start it, but many write an MP4's index, and the
-    /// creation time in it, when they stop (Android's MediaRecorder does): a file time one
-    /// recording's length after the name's, give or take two minutes or 1 %, is the end, and the
-    /// name's time is the start. Otherwise the file's own time stands, as the more exact; the
-    /// name's when the file has none.
-    public static func reconciled(fileTime: RecordingStart?, nameTime: Date?, duration: Double?) -> RecordingStart? {
+    /// recording date tag), a time in its name and when it was last changed (`modified`), for a
+    /// recording `duration` seconds long. Recorder apps name a file when they start it, but many
+    /// write an MP4's index, and the creation time in it, when they stop (Android's MediaRecorder
+    /// does). So, give or take two minutes or 1 % of the recording:
+    /// - a file time one recording's length after the name's is the end, and the name's time is
+    ///   the start;
+    /// - with no time in the name, a creation time at the file's last change is the end (a
+    ///   recording written from its start would have changed last one recording later), and the
+    ///   start is one recording before it.
+    /// Otherwise the file's own time stands, as the more exact; the name's when the file has none.
+    public static func reconciled(fileTime: RecordingStart?, nameTime: Date?, modified: Date? = nil,
+                                  duration: Double?) -> RecordingStart? {
         guard let fileTime else { return nameTime.map { RecordingStart(date: $0, origin: .fileName) } }
-        guard let nameTime, let duration, duration.isFinite else { return fileTime }
+        guard let duration, duration.isFinite else { return fileTime }
         let slack = max(120, duration / 100)
         // A recording shorter than this could have started or stopped at either time.
         guard duration >= 3 * slack else { return fileTime }
-        let after = fileTime.date.timeIntervalSince(nameTime)
-        return abs(after - duration) <= slack ? RecordingStart(date: nameTime, origin: .fileName) : fileTime
+        if let nameTime {
+            let after = fileTime.date.timeIntervalSince(nameTime)
+            return abs(after - duration) <= slack ? RecordingStart(date: nameTime, origin: .fileName) : fileTime
+        }
+        if fileTime.origin == .creationTime, let modified, abs(modified.timeIntervalSince(fileTime.date)) <= slack {
+            return RecordingStart(date: fileTime.date - duration, origin: .creationTimeAtEnd)
+        }
+        return fileTime
     }
 
     /// A time a recording can have started at: this century, and not in the future (a day's
