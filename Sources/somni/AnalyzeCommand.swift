@@ -117,7 +117,7 @@ struct AnalyzeCommand: Command {
                 if json {
                     sessions.append(try night.session.jsonData())
                     if let earlier = night.storedBefore {
-                        printError("somni analyze: \(file): \(Self.alreadyStored(night.session, as: earlier))")
+                        printError("somni analyze: \(file): \(Self.alreadyStored(night.session, as: earlier, startsEarlier: night.startsEarlier))")
                     } else {
                         for w in night.session.warnings { printError("somni analyze: \(file): warning: \(w)") }
                     }
@@ -141,10 +141,10 @@ struct AnalyzeCommand: Command {
     private func printResult(_ night: AnalysedNight) throws {
         if let earlier = night.storedBefore {
             guard !json else {
-                printError("somni analyze: \(Self.alreadyStored(night.session, as: earlier))")
+                printError("somni analyze: \(Self.alreadyStored(night.session, as: earlier, startsEarlier: night.startsEarlier))")
                 return print(String(decoding: try night.session.jsonData(), as: UTF8.self))
             }
-            return print(Self.alreadyStored(night.session, as: earlier))
+            return print(Self.alreadyStored(night.session, as: earlier, startsEarlier: night.startsEarlier))
         }
         try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
                                          command: Self.name)
@@ -153,10 +153,15 @@ struct AnalyzeCommand: Command {
         Self.sayIfUndated(night.session, savedAs: night.savedAs)
     }
 
-    static func alreadyStored(_ session: Session, as earlier: NightRecord) -> String {
-        "\(session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
+    static func alreadyStored(_ session: Session, as earlier: NightRecord, startsEarlier start: RecordingStart? = nil) -> String {
+        let said = "\(session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
             + "\(earlier.classifier)), so it was not analysed again: 'somni show \(earlier.id)'; --replace analyses "
             + "it again in its place"
+        guard let start else { return said }
+        let time = ISO8601DateFormatter()
+        time.timeZone = .current
+        return said + ". It is stored dated from its creation time, which its app wrote when the recording stopped; "
+            + "--replace dates it from its start, \(time.string(from: start.date)) (from the \(start.origin.rawValue))"
     }
 
     /// A stored night without a date has no bedtime in 'somni nights' and no place in the trends.
@@ -217,6 +222,8 @@ struct AnalyzeCommand: Command {
         var storedBefore: NightRecord? = nil
         /// The ids of the nights it replaced (`--replace`).
         var replaced: [String] = []
+        /// For a night stored dated from when its recording stopped: its start.
+        var startsEarlier: RecordingStart? = nil
     }
 
     /// One night, from one file or (`--join`) several parts, into a bare folder (`destination`)
@@ -239,11 +246,18 @@ struct AnalyzeCommand: Command {
         if let destination { return AnalysedNight(session: try analyse(destination), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
         // With --replace, an undated copy of the recording is dated in place.
-        let earlier = try store.nights(recordedFrom: name, startedAt: start?.date, fingerprint: source.fingerprint,
+        var earlier = try store.nights(recordedFrom: name, startedAt: start?.date, fingerprint: source.fingerprint,
                                        replacingUndated: replace)
+        // Stored before Somni took a creation time written at the stop for the end (stop 41): the
+        // same recording, under the start its creation time alone gave.
+        var storedAtItsEnd = false
+        if earlier.isEmpty, started == nil, decoders.count == 1, let own = decoders[0].recordingStart?.date, own != start?.date {
+            earlier = try store.nights(recordedFrom: name, startedAt: own, fingerprint: source.fingerprint)
+            storedAtItsEnd = !earlier.isEmpty
+        }
         if let stored = earlier.first, !replace {
             return AnalysedNight(session: try store.session(of: stored), folder: store.folder(of: stored), savedAs: stored.id,
-                                 storedBefore: stored)
+                                 storedBefore: stored, startsEarlier: storedAtItsEnd ? start : nil)
         }
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)

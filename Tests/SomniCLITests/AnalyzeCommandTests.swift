@@ -559,6 +559,21 @@ import Testing
         let atEnd = try start(of: voice)
         let startedAt = try #require(atEnd.0.flatMap { RecordingStart.parse($0) })
         #expect(abs(startedAt.timeIntervalSince(stoppedAt) + 423) < 2 && atEnd.1 == .creationTimeAtEnd, "\(atEnd)")
+
+        // Stored before this Somni, dated from its creation time: known again, not stored twice,
+        // and --replace dates it from its start.
+        let store = ["TZ": "UTC", "SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let quick = ["--classifier", "heuristic", "--no-clips"]
+        let old = try CLI.run(["analyze", voice.path, "--started", "2026-11-27T23:07:02Z"] + quick, environment: store)
+        #expect(old.status == 0, "\(old.stderr)")
+        let again = try CLI.run(["analyze", voice.path] + quick, environment: store)
+        #expect(again.status == 0 && again.stdout.contains("is already in the night store as 20261127-2307"), "\(again.stdout)")
+        #expect(again.stdout.contains("--replace dates it from its start, 2026-11-27T23:00:0"), "\(again.stdout)")
+        let replaced = try CLI.run(["analyze", voice.path, "--replace"] + quick, environment: store)
+        #expect(replaced.status == 0 && replaced.stdout.contains("It replaces 20261127-2307"), "\(replaced.stdout)")
+        let listed = try JSONSerialization.jsonObject(with: Data(try CLI.run(["nights", "--json"], environment: store).stdout.utf8))
+        let nights = try #require(listed as? [[String: Any]])
+        #expect(nights.count == 1 && nights.first?["bedtime"] as? String == "23:00", "\(nights)")
     }
 }
 
