@@ -116,8 +116,8 @@ struct AnalyzeCommand: Command {
                 let night = try analyse([input], into: destination, store: store)
                 if json {
                     sessions.append(try night.session.jsonData())
-                    if let earlier = night.storedBefore {
-                        printError("somni analyze: \(file): \(Self.alreadyStored(night.session, as: earlier, startsEarlier: night.startsEarlier))")
+                    if let stored = Self.alreadyStored(night) {
+                        printError("somni analyze: \(file): \(stored)")
                     } else {
                         for w in night.session.warnings { printError("somni analyze: \(file): warning: \(w)") }
                     }
@@ -139,12 +139,12 @@ struct AnalyzeCommand: Command {
 
     /// The night's summary (or session.json), or, for a recording found in the store, where it is.
     private func printResult(_ night: AnalysedNight) throws {
-        if let earlier = night.storedBefore {
+        if let stored = Self.alreadyStored(night) {
             guard !json else {
-                printError("somni analyze: \(Self.alreadyStored(night.session, as: earlier, startsEarlier: night.startsEarlier))")
+                printError("somni analyze: \(stored)")
                 return print(String(decoding: try night.session.jsonData(), as: UTF8.self))
             }
-            return print(Self.alreadyStored(night.session, as: earlier, startsEarlier: night.startsEarlier))
+            return print(stored)
         }
         try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
                                          command: Self.name)
@@ -153,11 +153,13 @@ struct AnalyzeCommand: Command {
         Self.sayIfUndated(night.session, savedAs: night.savedAs)
     }
 
-    static func alreadyStored(_ session: Session, as earlier: NightRecord, startsEarlier start: RecordingStart? = nil) -> String {
-        let said = "\(session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
+    /// What to say of a night found in the store rather than analysed; nil for one analysed.
+    static func alreadyStored(_ night: AnalysedNight) -> String? {
+        guard let earlier = night.storedBefore else { return nil }
+        let said = "\(night.session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
             + "\(earlier.classifier)), so it was not analysed again: 'somni show \(earlier.id)'; --replace analyses "
             + "it again in its place"
-        guard let start else { return said }
+        guard let start = night.startsEarlier else { return said }
         let time = ISO8601DateFormatter()
         time.timeZone = .current
         return said + ". It is stored dated from its creation time, which its app wrote when the recording stopped; "
