@@ -24,6 +24,8 @@ struct EvaluateCommand: Command {
     cough F1 and false events per hour; each figure's median, mean and range over the nights
     (an F1 over the nights with reference events of its class) with how many nights reach 0.8
     and 0.9 (false events: at most 1 an hour); and the nights' counts pooled into one table.
+    With five nights or more scoring a figure, its pooled value comes with a 95 % interval: the
+    nights drawn again with replacement 2,000 times (seeded), the figure pooled each time.
 
       --reference REF.csv   annotations, one event a line: start,end,class (seconds; header,
                             blank lines and # comments allowed; classes snoring, sleep_talk,

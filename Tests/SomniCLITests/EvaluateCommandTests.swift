@@ -122,6 +122,35 @@ import Testing
         #expect(errors.status == 64 && errors.stderr.contains("one night at a time"), "\(errors.stderr)")
     }
 
+    /// Five nights: each pooled figure with its 95 % interval, in the text and in the JSON.
+    @Test func fiveNightsGiveEachPooledFigureAnInterval() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let reference = dir.appendingPathComponent("reference.csv")
+        try "start,end,class\n100,101,snoring\n300,301,snoring\n".write(to: reference, atomically: true, encoding: .utf8)
+        var arguments = ["evaluate", "--duration", "3600"]
+        for night in 0..<5 {
+            // Three nights find both episodes, two only the first.
+            let found = dir.appendingPathComponent("night-\(night).csv")
+            try ("start,end,class\n100,101,snoring\n" + (night < 3 ? "300,301,snoring\n" : ""))
+                .write(to: found, atomically: true, encoding: .utf8)
+            arguments += ["--reference", reference.path, found.path]
+        }
+        let text = try CLI.run(arguments)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("Pooled, with a 95 % interval (the nights drawn again with replacement, 2000 times):"),
+                "\(text.stdout)")
+        let json = try CLI.run(arguments + ["--json"])
+        let evaluation = try JSONDecoder().decode(NightsEvaluation.self, from: Data(json.stdout.utf8))
+        let episodes = try #require(evaluation.intervals.first { $0.measure == .snoringEpisodes })
+        // 8 of 10 episodes found, none false: F1 0.889; all five nights drawn from the two-episode
+        // ones gives 1.0, from the one-episode ones 0.667.
+        #expect(abs(episodes.pooled - 16.0 / 18) < 1e-9 && episodes.low < episodes.pooled && episodes.high > episodes.pooled,
+                "\(episodes)")
+        #expect(episodes.low >= 2.0 / 3 - 1e-9 && episodes.high <= 1, "\(episodes)")
+        #expect(text.stdout.contains(String(format: "snoring episodes F1  0.889  (%.3f–%.3f)", episodes.low, episodes.high)))
+    }
+
     @Test func nightsOfTheSameNameAreToldApartByTheFolderAbove() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
