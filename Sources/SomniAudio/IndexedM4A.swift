@@ -137,18 +137,12 @@ final class IndexedM4A: AACFrameSource {
         var boxes: [Box] = []
         var offset = range.lowerBound
         while offset + 8 <= range.upperBound {
-            var size = Int(bigEndian(bytes, offset, 4)), header = 8
-            if size == 1 {
-                guard offset + 16 <= range.upperBound else { throw Unsupported() }
-                size = Int(bigEndian(bytes, offset + 8, 8))
-                header = 16
-            } else if size == 0 {
-                size = range.upperBound - offset
-            }
-            guard size >= header, offset + size <= range.upperBound else { throw Unsupported() }
+            let room = range.upperBound - offset
+            guard let (size, header) = MP4Layout.boxSize(bytes[offset..<offset + min(16, room)], room: UInt64(room)),
+                  size <= UInt64(room) else { throw Unsupported() }
             boxes.append(Box(type: String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self),
-                             payload: offset + header..<offset + size))
-            offset += size
+                             payload: offset + Int(header)..<offset + Int(size)))
+            offset += Int(size)
         }
         return boxes
     }
@@ -285,7 +279,7 @@ final class IndexedM4A: AACFrameSource {
     private static func creation(_ bytes: [UInt8], _ payload: Range<Int>) -> (UInt8, UInt64) {
         guard payload.count >= 12 else { return (0, 0) }
         let version = bytes[payload.lowerBound]
-        if version == 1, payload.count >= 12 { return (1, bigEndian(bytes, payload.lowerBound + 4, 8)) }
+        if version == 1 { return (1, bigEndian(bytes, payload.lowerBound + 4, 8)) }
         return (version, bigEndian(bytes, payload.lowerBound + 4, 4))
     }
 }

@@ -27,16 +27,8 @@ struct MP4Layout {
             let type = String(decoding: header[4..<8], as: UTF8.self)
             if first, type != "ftyp" { return nil }
             first = false
-            var size = Self.bigEndian(header[0..<4]), headerSize: UInt64 = 8
-            if size == 1 {  // a 64-bit size follows the type
-                guard header.count == 16 else { return }
-                size = Self.bigEndian(header[8..<16])
-                headerSize = 16
-            }
-            if size == 0 {  // the box runs to the end of the file (or its size was never written)
-                size = end - offset
-            }
-            guard size >= headerSize else { return }
+            // A size of 0: the box runs to the end of the file (or its size was never written).
+            guard let (size, headerSize) = Self.boxSize(header[...], room: end - offset) else { return }
             var boxEnd = offset + size
             // A recorder that writes the audio box's size only when it finishes leaves a
             // placeholder (the bare header's 8 or 16 bytes, or 0): its audio runs on to what
@@ -71,6 +63,22 @@ struct MP4Layout {
         let type = String(decoding: header[4..<8], as: UTF8.self)
         return ["moov", "free", "skip", "wide", "udta", "meta", "uuid", "mdat", "moof", "mfra"].contains(type)
             && (size == 0 || size == 1 || size >= 8)
+    }
+
+    /// A box's whole size and its header's length, from its first 8 or 16 bytes: a 64-bit size
+    /// follows the type when the 32-bit one is 1, and a size of 0 (either) runs the box on to the
+    /// end of what holds it, `room` bytes from its start. Nil when the header cannot be a box's.
+    static func boxSize(_ header: ArraySlice<UInt8>, room: UInt64) -> (size: UInt64, headerSize: UInt64)? {
+        let start = header.startIndex
+        guard header.count >= 8 else { return nil }
+        var size = bigEndian(header[start..<start + 4]), headerSize: UInt64 = 8
+        if size == 1 {
+            guard header.count >= 16 else { return nil }
+            size = bigEndian(header[start + 8..<start + 16])
+            headerSize = 16
+        }
+        if size == 0 { size = room }
+        return size >= headerSize ? (size, headerSize) : nil
     }
 
     static func bigEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
