@@ -10,9 +10,11 @@ struct TrainCommand: Command {
 
     Trains Somni's CNN classifier, as Create ML's Sound Classifier does: DATA_DIR holds one folder
     per class (the folder name is the label) with audio files at any depth; links are followed.
-    Files longer than a window are cut into windows, shorter ones padded. Without --validation and
-    --test the examples are split 70/15/15, stratified by class sub-folder and grouped by source
-    recording, so cuts of one recording never straddle splits:
+    Audio files go by their names (.wav, .flac, .mp3, .m4a, .mp4, .ogg, .opus, .webm, .3gp, .amr,
+    .wma, .aiff, .caf and more); other files are listed and left out, as are files that do not
+    decode. Files longer than a window are cut into windows, shorter ones padded. Without
+    --validation and --test the examples are split 70/15/15, stratified by class sub-folder and
+    grouped by source recording, so cuts of one recording never straddle splits:
       SPEAKER_nohash_N files group by speaker; NAME_N files in blocks of --group-block consecutive
       N; other files each alone. A sidecar NAME.txt of 'start<TAB>end' lines (seconds) marks the
       events in NAME: only they belong to the folder's class (see --gaps-as); a line
@@ -162,6 +164,7 @@ struct TrainCommand: Command {
         let window = options.features.windowLength
         printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
         var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole)
+        var notAudio = list.notAudio
         var beds: [[Float]] = []
         if let name = syntheticNoise {
             guard let label = list.labels.firstIndex(of: name) else {
@@ -179,6 +182,7 @@ struct TrainCommand: Command {
         /// Loads more class folders (the same labels) into `data`; their examples' indices.
         func examples(in dir: String) throws -> [Int] {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
+            notAudio += extra.notAudio
             return data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: self.options.threads,
                                                     decode: AudioDecoder.decodeWhole))
         }
@@ -190,7 +194,9 @@ struct TrainCommand: Command {
             train = (train + parts.train).sorted(); validation = (validation + parts.validation).sorted()
         }
         for dir in backgrounds {
-            for path in try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath()) {
+            let (paths, others) = try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath())
+            notAudio += others
+            for path in paths {
                 let bed = try AudioDecoder.decodeWhole(URL(fileURLWithPath: path))
                 // Under the shared rule only the training part of a recording may be heard in training.
                 beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
@@ -201,6 +207,12 @@ struct TrainCommand: Command {
                        + "\(data.skipped.count == 1 ? "was" : "were") left out:")
             for line in data.skipped.prefix(10) { printError("  \(line)") }
             if data.skipped.count > 10 { printError("  … and \(data.skipped.count - 10) more") }
+        }
+        if !notAudio.isEmpty {
+            printError("somni train: \(notAudio.count) file\(notAudio.count == 1 ? " is" : "s are") not audio by name and "
+                       + "\(notAudio.count == 1 ? "was" : "were") left out:")
+            for path in notAudio.prefix(10) { printError("  \(path)") }
+            if notAudio.count > 10 { printError("  … and \(notAudio.count - 10) more") }
         }
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",

@@ -255,6 +255,28 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         }
     }
 
+    /// Recordings go by their names, phones' and browsers' too, in any case; other files are
+    /// listed, but neither a recording's sidecar nor a hidden file.
+    @Test func filesAreTakenForAudioByNameAndTheRestAreListed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in ["speech/phone", "other"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
+        }
+        let audio = ["speech/phone/a.3gp", "speech/phone/b.AMR", "speech/c.webm", "speech/d.m4a", "other/e.wma", "other/f.caf", "other/g.Wav"]
+        let others = ["speech/phone/notes.md", "speech/phone/cover.jpg", "other/README.txt", "other/g.wav.bak"]
+        for name in audio + others + ["other/.DS_Store", "speech/c.txt"] { try Data().write(to: dir.appendingPathComponent(name)) }
+        try "0.1\t0.5\n".write(to: dir.appendingPathComponent("speech/c.txt"), atomically: true, encoding: .utf8)
+        let list = try TrainingFileList.scan(dir, blockSize: 25)
+        #expect(list.files.map { String($0.url.path.dropFirst(dir.path.count + 1)) }.sorted() == audio.sorted())
+        #expect(list.files.first { $0.url.lastPathComponent == "c.webm" }?.events?.count == 1)
+        #expect(list.notAudio.map { String($0.dropFirst(dir.path.count + 1)) }.sorted() == others.sorted())
+
+        let (beds, notBeds) = try TrainingFileList.audioFiles(under: dir.appendingPathComponent("other"))
+        #expect(beds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["e.wma", "f.caf", "g.Wav"])
+        #expect(notBeds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["README.txt", "g.wav.bak"])
+    }
+
     @Test func aSidecarLineNamingAClassMarksThatClassAndIsNoGap() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -30,8 +30,10 @@ public struct TrainingFileList: Sendable {
 
     public var labels: [String]
     public var files: [File]
-
-    static let audioExtensions: Set<String> = ["flac", "wav", "mp3", "m4a", "ogg", "opus", "aac", "aif", "aiff", "caf"]
+    /// Files in the class folders left out because their names are not audio ones
+    /// (`AudioFileNames`): notes, pictures, a recorder's own files. Sidecars and hidden files are
+    /// not counted.
+    public var notAudio: [String] = []
 
     /// Scans `directory`; labels are the sub-folder names, sorted.
     public static func scan(_ directory: URL, blockSize: Int = 25, labels fixedLabels: [String]? = nil) throws -> TrainingFileList {
@@ -48,16 +50,18 @@ public struct TrainingFileList: Sendable {
         guard labels.count >= 2 else {
             throw SomniError(.badInput, "\(directory.path) needs at least two class folders, found \(classFolders)")
         }
-        var files: [File] = []
+        var files: [File] = [], notAudio: [String] = []
         for name in classFolders {
             guard let label = labels.firstIndex(of: name) else {
                 throw SomniError(.badInput, "\(directory.path)/\(name) is not one of the model's classes \(labels)")
             }
             let root = directory.appendingPathComponent(name).resolvingSymlinksInPath()
-            let paths = try audioFiles(under: root)
+            let (paths, others) = try audioFiles(under: root)
             guard !paths.isEmpty else {
-                throw SomniError(.badInput, "class folder \(root.path) holds no audio files (\(audioExtensions.sorted().joined(separator: ", ")))")
+                throw SomniError(.badInput, "class folder \(root.path) holds no audio files "
+                                 + "(\(AudioFileNames.extensions.sorted().joined(separator: ", ")))")
             }
+            notAudio += others
             for path in paths {
                 let relative = path.dropFirst(root.path.count + 1)
                 let parts = relative.split(separator: "/")
@@ -71,7 +75,7 @@ public struct TrainingFileList: Sendable {
             }
         }
         guard !files.isEmpty else { throw SomniError(.badInput, "no audio files under \(directory.path)") }
-        return TrainingFileList(labels: labels, files: files)
+        return TrainingFileList(labels: labels, files: files, notAudio: notAudio)
     }
 
     /// The group key of a file name (without extension).
@@ -83,28 +87,33 @@ public struct TrainingFileList: Sendable {
         return stem
     }
 
-    /// Audio files under `root` (any depth, links followed), sorted.
-    public static func audioFiles(under root: URL) throws -> [String] {
+    /// Audio files under `root` (any depth, links followed), sorted, and the other files there
+    /// (sorted; hidden files and a recording's sidecar `NAME.txt` not among them).
+    public static func audioFiles(under root: URL) throws -> (audio: [String], notAudio: [String]) {
         let fm = FileManager.default
-        var found: [String] = []
+        var found: [String] = [], others: [String] = []
         var stack = [root.path]
         while let dir = stack.popLast() {
             let entries: [String]
             do { entries = try fm.contentsOfDirectory(atPath: dir) } catch {
                 throw SomniError(.io, "could not list \(dir)", cause: error)
             }
+            let audioStems = Set(entries.filter(AudioFileNames.isAudio).map { ($0 as NSString).deletingPathExtension })
             for e in entries where !e.hasPrefix(".") {
                 let path = URL(fileURLWithPath: dir).appendingPathComponent(e).resolvingSymlinksInPath().path
                 var d: ObjCBool = false
                 guard fm.fileExists(atPath: path, isDirectory: &d) else { continue }
+                let listed = URL(fileURLWithPath: dir).appendingPathComponent(e).path
                 if d.boolValue {
-                    stack.append(URL(fileURLWithPath: dir).appendingPathComponent(e).path)
-                } else if audioExtensions.contains(URL(fileURLWithPath: e).pathExtension.lowercased()) {
-                    found.append(URL(fileURLWithPath: dir).appendingPathComponent(e).path)
+                    stack.append(listed)
+                } else if AudioFileNames.isAudio(e) {
+                    found.append(listed)
+                } else if !((e as NSString).pathExtension == "txt" && audioStems.contains((e as NSString).deletingPathExtension)) {
+                    others.append(listed)
                 }
             }
         }
-        return found.sorted()
+        return (found.sorted(), others.sorted())
     }
 
     /// A sidecar's events: `label` (the folder's class) unless a line names one of `labels`.

@@ -175,8 +175,6 @@ public final class RecordingSoundBank: SoundBank {
         }
     }
 
-    static let audioExtensions: Set<String> = ["flac", "wav", "mp3", "m4a", "ogg", "opus"]
-
     /// Lists the recordings of every known folder under `root`, sorted so draws are reproducible.
     public static func scan(_ root: URL) throws -> [RecordingFile] {
         var isDirectory: ObjCBool = false
@@ -187,7 +185,7 @@ public final class RecordingSoundBank: SoundBank {
             let dir = root.appendingPathComponent(folder)
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
             return names.sorted()
-                .filter { audioExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
+                .filter(AudioFileNames.isAudio)
                 .map { dir.appendingPathComponent($0) }
         }
         func khanIndex(_ url: URL) -> Int? {
