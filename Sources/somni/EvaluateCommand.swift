@@ -28,8 +28,10 @@ struct EvaluateCommand: Command {
     nights drawn again with replacement 2,000 times (seeded), the figure pooled each time.
 
       --reference REF.csv   annotations, one event a line: start,end,class (seconds; header,
-                            blank lines and # comments allowed; classes snoring, sleep_talk,
-                            cough, or the aliases snore, sleeptalk, sleep-talk, speech, coughing)
+                            blank lines and # comments allowed), or the same tab-separated, as
+                            an Audacity label track or DCASE metadata (onset, offset, label);
+                            classes snoring, sleep_talk, cough, or the aliases snore, snort,
+                            sleeptalk, sleep-talk, sleep talk, speech, talk, coughing
       --duration SEC        length of the recording in seconds (required for a found CSV;
                             overrides session.json's)
       --audio FILE          (one night) the recording itself: adds recall by level, each scored reference

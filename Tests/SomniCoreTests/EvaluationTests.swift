@@ -180,12 +180,23 @@ import Testing
         #expect(try ReferenceCSV.parse(ReferenceCSV.write(events)) == events)
     }
 
+    /// Annotations as they are usually made: an Audacity label track (with the frequency lines a
+    /// spectral selection adds) and DCASE's tab-separated metadata.
+    @Test func tabSeparatedLabelTracksParse() throws {
+        let audacity = "12.500000\t14.250000\tsnore\n\\\t80.000000\t400.000000\n20\t20.4\tCough\n31.5\t33\tsleep talk\n"
+        #expect(try ReferenceCSV.parse(audacity) == [event(.snoring, 12.5, 14.25), event(.cough, 20, 20.4), event(.sleepTalk, 31.5, 33)])
+        let dcase = "onset\toffset\tevent_label\n1.0\t1.3\tcough\n2\t4\tsnort\n5\t6\ttalk\n"
+        #expect(try ReferenceCSV.parse(dcase) == [event(.cough, 1, 1.3), event(.snoring, 2, 4), event(.sleepTalk, 5, 6)])
+    }
+
     @Test(arguments: [
         ("1,2,snoring\nabc,2,cough\n", "line 2"),
         ("1,0.5,cough\n", "before start"),
         ("# header-less\n1,2,burp\n", "unknown class 'burp'"),
         ("1,2\n", "expected 'start,end,class'"),
         ("1,2,cough\nstart,end,class\n", "line 2"),
+        ("1\t2\tsnore, loud\n", "unknown class 'snore, loud'"),
+        ("1\t2\tcough\t0.9\n", "expected 'start,end,class' (or tab-separated)"),
     ])
     func csvErrorsNameTheLine(text: String, message: String) {
         do {

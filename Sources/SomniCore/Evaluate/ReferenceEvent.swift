@@ -23,11 +23,16 @@ public struct ReferenceEvent: Sendable, Equatable, Codable {
 /// An optional header line (`start,end,class`), blank lines and `#` comments are allowed. Class
 /// names are the three `EventClass` raw values or one of `classAliases`; anything else is an error,
 /// so a typo never silently drops events from the score.
+///
+/// Tab-separated lines are read too, because that is how annotations are usually made: Audacity's
+/// exported label track (`start<TAB>end<TAB>label`, its `\`-lines of a spectral selection's
+/// frequencies skipped) and DCASE's three-column metadata (`onset<TAB>offset<TAB>event_label`).
 public enum ReferenceCSV {
     /// Accepted spellings, lower-cased, beside the raw values.
     public static let classAliases: [String: EventClass] = [
-        "snoring": .snoring, "snore": .snoring,
-        "sleep_talk": .sleepTalk, "sleeptalk": .sleepTalk, "sleep-talk": .sleepTalk, "speech": .sleepTalk,
+        "snoring": .snoring, "snore": .snoring, "snort": .snoring,
+        "sleep_talk": .sleepTalk, "sleeptalk": .sleepTalk, "sleep-talk": .sleepTalk, "sleep talk": .sleepTalk,
+        "speech": .sleepTalk, "talk": .sleepTalk,
         "cough": .cough, "coughing": .cough,
     ]
 
@@ -42,16 +47,16 @@ public enum ReferenceCSV {
         for (offset, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let lineNumber = offset + 1
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("\\") { continue }
+            let fields = line.split(separator: line.contains("\t") ? "\t" : ",", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: .whitespaces) }
-            if !sawData, fields.first?.lowercased() == "start" {
+            if !sawData, ["start", "onset"].contains(fields.first?.lowercased()) {
                 sawData = true
                 continue  // header
             }
             sawData = true
             guard fields.count == 3 else {
-                throw SomniError(.badInput, "line \(lineNumber): expected 'start,end,class', got '\(line)'")
+                throw SomniError(.badInput, "line \(lineNumber): expected 'start,end,class' (or tab-separated), got '\(line)'")
             }
             guard let start = Double(fields[0]), start.isFinite, start >= 0 else {
                 throw SomniError(.badInput, "line \(lineNumber): start '\(fields[0])' is not a time in seconds")
