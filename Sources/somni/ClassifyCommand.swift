@@ -7,7 +7,7 @@ struct ClassifyCommand: Command {
     static let summary = "Print ranked labels with confidences for each window of a recording"
     static let help = """
     Usage: somni classify FILE [--model MODEL] [--top N] [--like FILE] [--json]
-           somni classify FILE --reference REF.csv [--threshold X] [--model MODEL] [--json]
+           somni classify FILE --reference REF.csv [--threshold X] [--ignore LABEL,...] [--model MODEL] [--json]
            somni classify - [...]     (raw 16 kHz mono Float32 little-endian on standard input)
 
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
@@ -32,6 +32,9 @@ struct ClassifyCommand: Command {
                       per hour. With --json: {"hearing":[...]}
       --threshold X   the score that counts as heard (default 0.50, the confidence the default
                       sensitivity asks of a window)
+      --ignore LABEL,...
+                      the reference's lines of these other labels are left out (as for
+                      'somni evaluate')
     """
 
     var input: String
@@ -39,6 +42,7 @@ struct ClassifyCommand: Command {
     var top = 5
     var json = false
     var referencePath: String?
+    var ignoredLabels: Set<String>
     var like: String?
     var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
 
@@ -47,6 +51,7 @@ struct ClassifyCommand: Command {
         top = try a.option("--top", as: Int.self) ?? 5
         json = a.flag("--json")
         referencePath = try a.option("--reference")
+        ignoredLabels = try EvaluateCommand.labels(&a)
         like = try a.option("--like")
         threshold = try a.option("--threshold", as: Float.self) ?? threshold
         input = try a.requiredPositional("FILE")
@@ -65,7 +70,7 @@ struct ClassifyCommand: Command {
     }
 
     func run() throws {
-        let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference") }
+        let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference", ignoring: ignoredLabels) }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) })
         var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
         let length = classifier.windowLength, hop = length / 2

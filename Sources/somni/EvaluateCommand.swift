@@ -32,6 +32,9 @@ struct EvaluateCommand: Command {
                             an Audacity label track or DCASE metadata (onset, offset, label);
                             classes snoring, sleep_talk, cough, or the aliases snore, snort,
                             sleeptalk, sleep-talk, sleep talk, speech, talk, coughing
+      --ignore LABEL,...    reference lines of these other labels (door, fan on) are left
+                            out; any other unknown label is an error, so a typo never drops
+                            events from the score
       --duration SEC        length of the recording in seconds (required for a found CSV;
                             overrides session.json's)
       --audio FILE          (one night) the recording itself: adds recall by level, each scored reference
@@ -57,6 +60,8 @@ struct EvaluateCommand: Command {
     var duration: Double?
     var audioPath: String?
     var listsErrors: Bool
+    /// The reference's other labels, left out by name (`--ignore`).
+    var ignoredLabels: Set<String>
     var rules: EvaluationProtocol
 
     init(_ a: inout Arguments) throws {
@@ -65,6 +70,7 @@ struct EvaluateCommand: Command {
         json = a.flag("--json")
         audioPath = try a.option("--audio")
         listsErrors = a.flag("--errors")
+        ignoredLabels = try Self.labels(&a)
         duration = try a.option("--duration", as: Double.self)
         if let d = duration, !(d.isFinite && d > 0) { throw UsageError("--duration takes a positive number of seconds") }
         var rules = EvaluationProtocol.somniDefault
@@ -92,9 +98,9 @@ struct EvaluateCommand: Command {
         }
     }
 
-    static func readCSV(_ path: String, what: String) throws -> [ReferenceEvent] {
+    static func readCSV(_ path: String, what: String, ignoring: Set<String> = []) throws -> [ReferenceEvent] {
         let text = try TextFile.read(URL(fileURLWithPath: path), what: what)
-        do { return try ReferenceCSV.parse(text) } catch let e as SomniError {
+        do { return try ReferenceCSV.parse(text, ignoring: ignoring) } catch let e as SomniError {
             throw SomniError(e.code, "\(path): \(e.message)", cause: e)
         }
     }
@@ -111,6 +117,11 @@ struct EvaluateCommand: Command {
         extractor.finish()
         for w in decoder.warnings { printError("somni evaluate: warning: \(w)") }
         return extractor.frames
+    }
+
+    /// `--ignore LABEL[,LABEL…]`, repeatable.
+    static func labels(_ a: inout Arguments) throws -> Set<String> {
+        Set(try repeated(&a, "--ignore").flatMap { $0.split(separator: ",").map(String.init) })
     }
 
     private static func repeated(_ a: inout Arguments, _ name: String) throws -> [String] {
@@ -140,7 +151,8 @@ struct EvaluateCommand: Command {
         if pairs.count > 1 {
             let names = Self.nightNames(pairs.map(\.night))
             let nights = try zip(names, pairs).map { name, pair in
-                let (reference, found, length) = try Self.load(reference: pair.reference, night: pair.night, duration: duration)
+                let (reference, found, length) = try Self.load(reference: pair.reference, night: pair.night,
+                                                               duration: duration, ignoring: ignoredLabels)
                 return (name: name, report: Evaluator.evaluate(reference: reference, found: found, duration: length, protocol: rules))
             }
             let evaluation = NightsEvaluation(nights: nights)
@@ -152,7 +164,7 @@ struct EvaluateCommand: Command {
             return
         }
         let (reference, found, recordingLength) = try Self.load(reference: pairs[0].reference, night: pairs[0].night,
-                                                                duration: duration)
+                                                                duration: duration, ignoring: ignoredLabels)
         var report = Evaluator.evaluate(reference: reference, found: found, duration: recordingLength, protocol: rules)
         if let audioPath {
             let frames = try Self.frames(of: URL(fileURLWithPath: audioPath))
@@ -189,9 +201,9 @@ struct EvaluateCommand: Command {
     }
 
     /// The reference, the found events and the recording's length of one night.
-    private static func load(reference referencePath: String, night nightPath: String,
-                             duration: Double?) throws -> ([ReferenceEvent], [ReferenceEvent], Double) {
-        let reference = try readCSV(referencePath, what: "the reference")
+    private static func load(reference referencePath: String, night nightPath: String, duration: Double?,
+                             ignoring ignoredLabels: Set<String>) throws -> ([ReferenceEvent], [ReferenceEvent], Double) {
+        let reference = try readCSV(referencePath, what: "the reference", ignoring: ignoredLabels)
         let found: [ReferenceEvent]
         let recordingLength: Double
         if nightPath.lowercased().hasSuffix(".csv") {

@@ -65,6 +65,33 @@ import Testing
         }
     }
 
+    /// A night annotated in Audacity, its label track exported as it is: the annotator's other
+    /// labels stop the score with a hint until they are named with --ignore.
+    @Test func anAudacityLabelTrackIsScoredOnceItsOtherLabelsAreNamed() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let labels = dir.appendingPathComponent("Labels.txt")
+        let found = dir.appendingPathComponent("found.csv")
+        try "100.000000\t101.000000\tsnore\n\\\t60.000000\t500.000000\n150.000000\t152.500000\tDoor\n"
+            .appending("200.000000\t200.300000\tcough\n300.000000\t300.000000\tfan on\n400.000000\t402.000000\ttalk\n")
+            .write(to: labels, atomically: true, encoding: .utf8)
+        try "start,end,class\n100,101,snoring\n200,200.3,cough\n".write(to: found, atomically: true, encoding: .utf8)
+
+        let stopped = try CLI.run(["evaluate", "--reference", labels.path, found.path, "--duration", "3600"])
+        #expect(stopped.status == 65 && stopped.errorLines.count == 1, "\(stopped.status) \(stopped.stderr)")
+        #expect(stopped.stderr.contains("line 3: unknown class 'Door' (use snoring, sleep_talk, cough; --ignore 'Door' leaves such lines out)"),
+                "\(stopped.stderr)")
+
+        let r = try CLI.run(["evaluate", "--reference", labels.path, found.path, "--duration", "3600", "--json",
+                             "--ignore", "door", "--ignore", "Fan on,alarm"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONDecoder().decode(EvaluationReport.self, from: Data(r.stdout.utf8))
+        func scores(_ c: EventClass) throws -> DetectionScores { try #require(report.classes.first { $0.eventClass == c }).events }
+        #expect(try scores(.snoring).truePositives == 1 && scores(.cough).truePositives == 1)
+        #expect(try scores(.sleepTalk).falseNegatives == 1 && scores(.sleepTalk).truePositives == 0)
+        #expect(try [EventClass.snoring, .sleepTalk, .cough].map { try scores($0).falsePositives } == [0, 0, 0])
+    }
+
     @Test func aReferenceThatRunsPastTheNightIsScoredWithAWarning() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -187,6 +187,10 @@ import Testing
         #expect(try ReferenceCSV.parse(audacity) == [event(.snoring, 12.5, 14.25), event(.cough, 20, 20.4), event(.sleepTalk, 31.5, 33)])
         let dcase = "onset\toffset\tevent_label\n1.0\t1.3\tcough\n2\t4\tsnort\n5\t6\ttalk\n"
         #expect(try ReferenceCSV.parse(dcase) == [event(.cough, 1, 1.3), event(.snoring, 2, 4), event(.sleepTalk, 5, 6)])
+        // An annotator's other labels are left out only when named, in any case.
+        let mixed = "1\t2\tsnore\n3\t4\tDOOR\n5\t5.2\tcough\n"
+        #expect(throws: SomniError.self) { try ReferenceCSV.parse(mixed) }
+        #expect(try ReferenceCSV.parse(mixed, ignoring: ["door"]) == [event(.snoring, 1, 2), event(.cough, 5, 5.2)])
     }
 
     @Test(arguments: [

@@ -41,7 +41,10 @@ public enum ReferenceCSV {
         classAliases[name.trimmingCharacters(in: .whitespaces).lowercased()]
     }
 
-    public static func parse(_ text: String) throws -> [ReferenceEvent] {
+    /// The events of `text`; lines whose class is one of `ignoring` (any case) are left out, for
+    /// an annotator's other labels ("door", "fan on"): named, so a typo still stops the score.
+    public static func parse(_ text: String, ignoring: Set<String> = []) throws -> [ReferenceEvent] {
+        let ignored = Set(ignoring.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         var events: [ReferenceEvent] = []
         var sawData = false
         for (offset, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
@@ -67,9 +70,11 @@ public enum ReferenceCSV {
             guard end >= start else {
                 throw SomniError(.badInput, "line \(lineNumber): end \(fields[1]) is before start \(fields[0])")
             }
+            if ignored.contains(fields[2].lowercased()) { continue }
             guard let eventClass = eventClass(named: fields[2]) else {
                 let known = EventClass.allCases.map(\.rawValue).joined(separator: ", ")
-                throw SomniError(.badInput, "line \(lineNumber): unknown class '\(fields[2])' (use \(known))")
+                throw SomniError(.badInput, "line \(lineNumber): unknown class '\(fields[2])' (use \(known); "
+                                 + "--ignore '\(fields[2])' leaves such lines out)")
             }
             events.append(ReferenceEvent(eventClass: eventClass, start: start, end: end))
         }
