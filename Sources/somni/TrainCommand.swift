@@ -194,7 +194,7 @@ struct TrainCommand: Command {
             train = (train + parts.train).sorted(); validation = (validation + parts.validation).sorted()
         }
         for dir in backgrounds {
-            let (paths, others) = try TrainingFileList.audioFiles(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath())
+            let (paths, others) = try AudioFileNames.files(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath())
             notAudio += others
             for path in paths {
                 let bed = try AudioDecoder.decodeWhole(URL(fileURLWithPath: path))

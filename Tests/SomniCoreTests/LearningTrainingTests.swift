@@ -267,12 +267,15 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         let others = ["speech/phone/notes.md", "speech/phone/cover.jpg", "other/README.txt", "other/g.wav.bak"]
         for name in audio + others + ["other/.DS_Store", "speech/c.txt"] { try Data().write(to: dir.appendingPathComponent(name)) }
         try "0.1\t0.5\n".write(to: dir.appendingPathComponent("speech/c.txt"), atomically: true, encoding: .utf8)
+        // A link back to its own folder is followed once, not round and round.
+        try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("speech/phone/again"),
+                                                   withDestinationURL: dir.appendingPathComponent("speech/phone"))
         let list = try TrainingFileList.scan(dir, blockSize: 25)
         #expect(list.files.map { String($0.url.path.dropFirst(dir.path.count + 1)) }.sorted() == audio.sorted())
         #expect(list.files.first { $0.url.lastPathComponent == "c.webm" }?.events?.count == 1)
         #expect(list.notAudio.map { String($0.dropFirst(dir.path.count + 1)) }.sorted() == others.sorted())
 
-        let (beds, notBeds) = try TrainingFileList.audioFiles(under: dir.appendingPathComponent("other"))
+        let (beds, notBeds) = try AudioFileNames.files(under: dir.appendingPathComponent("other"))
         #expect(beds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["e.wma", "f.caf", "g.Wav"])
         #expect(notBeds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["README.txt", "g.wav.bak"])
     }

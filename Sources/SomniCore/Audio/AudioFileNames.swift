@@ -19,4 +19,35 @@ public enum AudioFileNames {
     public static func isAudio(_ name: String) -> Bool {
         extensions.contains((name as NSString).pathExtension.lowercased())
     }
+
+    /// Audio files under `root` (any depth, links followed, each folder once however many links
+    /// lead to it), sorted, and the other files there (sorted; hidden files and a recording's
+    /// sidecar `NAME.txt` not among them).
+    public static func files(under root: URL) throws -> (audio: [String], notAudio: [String]) {
+        let fm = FileManager.default
+        var found: [String] = [], others: [String] = []
+        var stack = [root.path], visited = Set<String>()
+        while let dir = stack.popLast() {
+            guard visited.insert(URL(fileURLWithPath: dir).resolvingSymlinksInPath().path).inserted else { continue }
+            let entries: [String]
+            do { entries = try fm.contentsOfDirectory(atPath: dir) } catch {
+                throw SomniError(.io, "could not list \(dir)", cause: error)
+            }
+            let audioStems = Set(entries.filter(isAudio).map { ($0 as NSString).deletingPathExtension })
+            for e in entries where !e.hasPrefix(".") {
+                let path = URL(fileURLWithPath: dir).appendingPathComponent(e).resolvingSymlinksInPath().path
+                var d: ObjCBool = false
+                guard fm.fileExists(atPath: path, isDirectory: &d) else { continue }
+                let listed = URL(fileURLWithPath: dir).appendingPathComponent(e).path
+                if d.boolValue {
+                    stack.append(listed)
+                } else if isAudio(e) {
+                    found.append(listed)
+                } else if !((e as NSString).pathExtension == "txt" && audioStems.contains((e as NSString).deletingPathExtension)) {
+                    others.append(listed)
+                }
+            }
+        }
+        return (found.sorted(), others.sorted())
+    }
 }

@@ -56,7 +56,7 @@ public struct TrainingFileList: Sendable {
                 throw SomniError(.badInput, "\(directory.path)/\(name) is not one of the model's classes \(labels)")
             }
             let root = directory.appendingPathComponent(name).resolvingSymlinksInPath()
-            let (paths, others) = try audioFiles(under: root)
+            let (paths, others) = try AudioFileNames.files(under: root)
             guard !paths.isEmpty else {
                 throw SomniError(.badInput, "class folder \(root.path) holds no audio files "
                                  + "(\(AudioFileNames.extensions.sorted().joined(separator: ", ")))")
@@ -85,35 +85,6 @@ public struct TrainingFileList: Sendable {
             return "\(stem[..<underscore])_block\(n / max(blockSize, 1))"
         }
         return stem
-    }
-
-    /// Audio files under `root` (any depth, links followed), sorted, and the other files there
-    /// (sorted; hidden files and a recording's sidecar `NAME.txt` not among them).
-    public static func audioFiles(under root: URL) throws -> (audio: [String], notAudio: [String]) {
-        let fm = FileManager.default
-        var found: [String] = [], others: [String] = []
-        var stack = [root.path]
-        while let dir = stack.popLast() {
-            let entries: [String]
-            do { entries = try fm.contentsOfDirectory(atPath: dir) } catch {
-                throw SomniError(.io, "could not list \(dir)", cause: error)
-            }
-            let audioStems = Set(entries.filter(AudioFileNames.isAudio).map { ($0 as NSString).deletingPathExtension })
-            for e in entries where !e.hasPrefix(".") {
-                let path = URL(fileURLWithPath: dir).appendingPathComponent(e).resolvingSymlinksInPath().path
-                var d: ObjCBool = false
-                guard fm.fileExists(atPath: path, isDirectory: &d) else { continue }
-                let listed = URL(fileURLWithPath: dir).appendingPathComponent(e).path
-                if d.boolValue {
-                    stack.append(listed)
-                } else if AudioFileNames.isAudio(e) {
-                    found.append(listed)
-                } else if !((e as NSString).pathExtension == "txt" && audioStems.contains((e as NSString).deletingPathExtension)) {
-                    others.append(listed)
-                }
-            }
-        }
-        return (found.sorted(), others.sorted())
     }
 
     /// A sidecar's events: `label` (the folder's class) unless a line names one of `labels`.
