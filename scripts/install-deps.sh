@@ -11,6 +11,7 @@ PACKAGES=(
   chromium                                                          # the report's browser tests (headless)
   zlib1g-dev                                                        # decoding the browser's screenshots in tests
   tzdata                                                            # time zones: a night's clock across a daylight-saving change
+  strace                                                            # tests: a night's files reach the disk before it counts as saved
 )
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -296,6 +296,8 @@ public final class NightStore {
 
         var placed: URL?
         do {
+            // Nothing is committed as saved that a power cut could leave as empty names.
+            try NightFolder.flushToDisk(staged)
             try saveStepHook?(.staged)
             try db.execute("BEGIN IMMEDIATE")
             try sweepOrphans()
@@ -308,6 +310,7 @@ public final class NightStore {
                 throw SomniError(.io, "cannot move the night into \(destination.path)", cause: error)
             }
             placed = destination
+            try NightFolder.flushOne(nightsDirectory)  // the rename stands before the row can
             try saveStepHook?(.renamed)
             try db.execute("COMMIT")
             if moving && !movedAway { try? fm.removeItem(at: source) }

@@ -168,6 +168,36 @@ import Testing
         }
     }
 
+    /// A power cut can leave a renamed folder's new files empty: the kernel keeps their data for
+    /// up to half a minute, while the rename already stands. So every file of a night, and the
+    /// folders naming them, are written through to the disk before the night is moved into
+    /// `nights/` and its row committed; `nights/` itself right after the move. Seen in the
+    /// system calls (strace -y names each descriptor's file).
+    @Test(.enabled(if: SystemCallTrace.available, Comment(rawValue: SystemCallTrace.missingMessage)))
+    func everyFileOfANightReachesTheDiskBeforeTheStoreCountsItSaved() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav"), store = dir.appendingPathComponent("store")
+        try CLI.synthesiseShortNight(at: audio)
+        let trace = try SystemCallTrace.run(["analyze", audio.path, "--classifier", "heuristic", "--store", store.path],
+                                            calls: "fsync,fdatasync,rename,renameat,renameat2", in: dir)
+        try #require(trace.result.status == 0, "\(trace.result.stderr)")
+        let id = try #require(try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path).first)
+        let night = store.appendingPathComponent("nights/\(id)")
+        let stored = try #require(FileManager.default.enumerator(atPath: night.path)?.allObjects as? [String])
+        #expect(stored.contains("session.json") && stored.contains("envelope.bin") && stored.contains { $0.hasPrefix("clips/evt-") })
+
+        let moved = try #require(trace.lines.firstIndex { $0.hasPrefix("rename") && $0.contains("\"\(night.path)\"") }, "\(trace.lines)")
+        let staged = try #require(trace.lines[moved].split(separator: "\"").dropFirst().first.map(String.init))
+        let flushed = trace.lines[..<moved].filter { $0.hasPrefix("fsync(") || $0.hasPrefix("fdatasync(") }
+        for path in stored + [""] {
+            let file = path.isEmpty ? staged : "\(staged)/\(path)"
+            #expect(flushed.contains { $0.contains("<\(file)>)") }, "\(file) was not written through before the move")
+        }
+        #expect(trace.lines[moved...].contains { $0.hasPrefix("fsync(") && $0.contains("<\(store.path)/nights>)") },
+                "the move into nights/ was not written through")
+    }
+
     @Test func aNightWhoseFolderWasRemovedByHandSaysHowToMendTheStore() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -327,18 +357,46 @@ import Testing
 }
 
 /// A private mount namespace where a small tmpfs can be mounted and filled, without root.
-enum FullDisk {
-    static let unshare = "/usr/bin/unshare"
-    static let available: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: unshare) else { return false }
+extension CLI {
+    /// True when `program` is there and `arguments` run to a zero exit (a tool the test needs,
+    /// and what it needs of the machine, present).
+    static func succeeds(_ program: String, _ arguments: [String]) -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: program) else { return false }
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: unshare)
-        p.arguments = ["--user", "--map-root-user", "--mount", "/bin/sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"]
+        p.executableURL = URL(fileURLWithPath: program)
+        p.arguments = arguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         guard (try? p.run()) != nil else { return false }
         p.waitUntilExit()
         return p.terminationStatus == 0
-    }()
+    }
+}
+
+/// The system calls a `somni` command makes, through strace.
+enum SystemCallTrace {
+    static let strace = "/usr/bin/strace"
+    static let available = CLI.succeeds(strace, ["-qq", "-o", "/dev/null", "/bin/true"])
+    static let missingMessage = "SKIPPED: watching system calls needs strace (scripts/install-deps.sh installs it) and ptrace allowed"
+
+    /// `somni ARGUMENTS` under strace: its result and one line per traced call (`calls`, strace's
+    /// -e trace= list), every descriptor followed by its file's path in angle brackets.
+    static func run(_ arguments: [String], calls: String, in dir: URL) throws -> (result: CLIResult, lines: [String]) {
+        let log = dir.appendingPathComponent("strace-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let result = try CLI.run(executable: URL(fileURLWithPath: strace),
+                                 ["-f", "-qq", "-y", "-o", log.path, "-e", "trace=\(calls)", CLI.executable.path] + arguments)
+        // With -f each line starts with the thread's id.
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map { line in
+            String(line.drop { $0.isNumber }.drop { $0 == " " })
+        }
+        return (result, lines)
+    }
+}
+
+enum FullDisk {
+    static let unshare = "/usr/bin/unshare"
+    static let available = CLI.succeeds(unshare, ["--user", "--map-root-user", "--mount", "/bin/sh", "-c",
+                                                  "mount -t tmpfs -o size=1m tmpfs /mnt"])
     static let missingMessage = "SKIPPED: a really full disk needs unshare (util-linux) and unprivileged user and mount namespaces"
 }

@@ -30,6 +30,16 @@ enum CLIHarness {
         return true
     }
 
+    /// strace, which watches the recorder's system calls; otherwise says what is missing.
+    static var straceAvailable: Bool {
+        guard somni != nil, let result = try? run("/usr/bin/env", ["strace", "-qq", "-o", "/dev/null", "/bin/true"]),
+              result.status == 0 else {
+            print("skipped: watching system calls needs somni built, strace (scripts/install-deps.sh) and ptrace allowed")
+            return false
+        }
+        return true
+    }
+
     /// ALSA's pulse plugin (libasound2-plugins), which lets the ALSA backend reach the test server.
     static var alsaPulsePluginInstalled: Bool {
         let libs = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib")) ?? []

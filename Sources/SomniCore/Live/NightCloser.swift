@@ -50,6 +50,8 @@ public enum NightCloser {
             throw SomniError(.io, "cannot write \(url.path)", cause: error)
         }
         if journal.mode == .night, !journal.keepAudio, let master = masterFile(in: folder, journal: journal) {
+            // The master is the night's only other copy: what was made from it reaches the disk first.
+            try NightFolder.flushToDisk(folder)
             try? FileManager.default.removeItem(at: master)
         }
         journal.status = .analysed
