@@ -219,15 +219,16 @@ import Testing
     /// The master is the night's only other copy, so what the morning made from it is written
     /// through to the disk before it is removed: a power cut right after could otherwise leave
     /// neither (the kernel keeps new files' data in memory for up to half a minute, while the
-    /// master's removal may already stand). Seen in the system calls, strace -y naming each
-    /// descriptor's file.
+    /// master's removal may already stand). And the journal, by which `somni recover` finds and
+    /// closes a night, is forced to the disk each time before it replaces the last one. Seen in
+    /// the system calls, strace -y naming each descriptor's file.
     @Test(.enabled(if: CLIHarness.straceAvailable))
     func theMorningsFilesReachTheDiskBeforeTheMasterIsRemoved() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.03, seed: 16, in: folder)
         let somni = try #require(CLIHarness.somni)
         let log = folder.appendingPathComponent("trace.txt")
         let result = try CLIHarness.run("/usr/bin/env", ["strace", "-f", "-qq", "-y", "-o", log.path,
-                                                        "-e", "trace=fsync,fdatasync,unlink,unlinkat", somni.path]
+                                                        "-e", "trace=fsync,fdatasync,unlink,unlinkat,rename,renameat,renameat2", somni.path]
                                         + recordArguments(["--backend", "file", "--device", wav.path, "--for", "100s"]))
         #expect(result.status == 0, "\(result.error)")
         let night = try #require(CLIHarness.nightFolder(under: nights))
@@ -240,6 +241,14 @@ import Testing
         for file in [Session.fileName, EnvelopeFile.fileName, "clips", ""] + clips {
             let path = file.isEmpty ? night.path : "\(night.path)/\(file)"
             #expect(flushed.contains { $0.contains("<\(path)>)") }, "\(path) was not written through before the master went")
+        }
+        let journal = "\(night.path)/\(NightJournal.fileName)"
+        let replacements = lines.indices.filter { lines[$0].hasPrefix("rename") && lines[$0].contains(", \"\(journal)\"") }
+        #expect(replacements.count >= 3, "the journal is written at the start, at the end and after the morning")
+        for i in replacements {
+            let temporary = try #require(lines[i].split(separator: "\"").dropFirst().first.map(String.init))
+            #expect(lines[..<i].contains { $0.hasPrefix("fsync(") && $0.contains("<\(temporary)>)") }, "\(lines[i])")
+            #expect(lines[(i + 1)...].contains { $0.hasPrefix("fsync(") && $0.contains("<\(night.path)>)") }, "\(lines[i])")
         }
     }
 

@@ -111,7 +111,8 @@ public struct NightJournal: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let url = folder.appendingPathComponent(NightJournal.fileName)
-        do { try encoder.encode(self).write(to: url, options: .atomic) } catch {
+        // Durably: after a power cut the journal is how the night is found and closed.
+        do { try NightFolder.replaceDurably(url, with: encoder.encode(self)) } catch {
             throw SomniError(.io, "cannot write \(url.path)", cause: error)
         }
     }

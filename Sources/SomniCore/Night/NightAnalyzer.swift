@@ -330,6 +330,34 @@ public enum NightFolder {
         try flushOne(folder.deletingLastPathComponent())
     }
 
+    /// Puts `data` in place of `url`'s contents so that after a power cut the file holds either
+    /// the old contents or the new, never nothing: written under a temporary name and forced to
+    /// the disk, renamed over `url`, then the folder's names forced too. (`Data.write(options:
+    /// .atomic)` forces the data in Linux's Foundation, but not the rename, and Apple's forces
+    /// neither.)
+    public static func replaceDurably(_ url: URL, with data: Data) throws {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp")
+        do {
+            guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+                throw SomniError(.io, "cannot create \(temporary.path)")
+            }
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            let cause = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            try? FileManager.default.removeItem(at: temporary)
+            throw SomniError(.io, "cannot put \(url.lastPathComponent) in place", cause: cause)
+        }
+        try flushOne(url.deletingLastPathComponent())
+    }
+
     /// One file, or one folder's list of names (a rename into it), written through to the disk.
     public static func flushOne(_ url: URL) throws {
         do {
