@@ -333,8 +333,8 @@ public enum NightFolder {
     /// Puts `data` in place of `url`'s contents so that after a power cut the file holds either
     /// the old contents or the new, never nothing: written under a temporary name and forced to
     /// the disk, renamed over `url`, then the folder's names forced too. (`Data.write(options:
-    /// .atomic)` forces the data in Linux's Foundation, but not the rename, and Apple's forces
-    /// neither.)
+    /// .atomic)` forces the data in Linux's Foundation, but not the rename, and Apple's Foundation
+    /// documents neither.)
     public static func replaceDurably(_ url: URL, with data: Data) throws {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp")
