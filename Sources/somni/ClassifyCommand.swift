@@ -105,6 +105,9 @@ struct ClassifyCommand: Command {
             } else {
                 print(String(format: "%8.3f–%8.3f s  ", r.start, r.end)
                       + ranked.map { "\($0.label) \(String(format: "%.3f", $0.confidence))" }.joined(separator: "  "))
+                // A stream is read as it comes: each window's line goes out at once, also into a
+                // pipe, where output otherwise waits for a full buffer or the end of the stream.
+                if input == "-" { fflush(nil) }
             }
         }
 

@@ -232,6 +232,39 @@ import Testing
                 "\(wrong.stderr)")
     }
 
+    /// Streaming (a microphone piped in): each window's line comes out, into a pipe too, as soon
+    /// as its samples are in, not when the stream ends.
+    @Test func aStreamsWindowsArePrintedAsTheyArrive() throws {
+        let p = Process()
+        p.executableURL = CLI.executable
+        p.arguments = ["classify", "-", "--top", "1"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        // 1.5 s of a tone: two whole windows, with the stream left open.
+        let samples = (0..<24_000).map { Float(0.1 * sin(2 * Double.pi * 300 * Double($0) / 16_000)) }
+        try input.fileHandleForWriting.write(contentsOf: samples.withUnsafeBytes { Data($0) })
+        final class Box: @unchecked Sendable { var text = "" }
+        let box = Box(), arrived = DispatchSemaphore(value: 0)
+        let reader = output.fileHandleForReading
+        DispatchQueue.global().async {
+            while !box.text.contains("1.462 s") {
+                let more = reader.availableData
+                if more.isEmpty { break }
+                box.text += String(decoding: more, as: UTF8.self)
+            }
+            arrived.signal()
+        }
+        #expect(arrived.wait(timeout: .now() + 20) == .success, "no window printed while the stream was open")
+        #expect(box.text.hasPrefix("   0.000–   0.975 s  other") && box.text.contains("   0.487–   1.462 s  "), "\(box.text)")
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+
     @Test func badFeatureSettingsAreOneUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
