@@ -70,7 +70,8 @@ struct ClassifyCommand: Command {
     }
 
     func run() throws {
-        let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference", ignoring: ignoredLabels) }
+        let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference", ignoring: ignoredLabels,
+                                                                            recording: URL(fileURLWithPath: input).lastPathComponent) }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) })
         var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
         let length = classifier.windowLength, hop = length / 2

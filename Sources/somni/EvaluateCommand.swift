@@ -29,7 +29,8 @@ struct EvaluateCommand: Command {
 
       --reference REF.csv   annotations, one event a line: start,end,class (seconds; header,
                             blank lines and # comments allowed), or the same tab-separated, as
-                            an Audacity label track or DCASE metadata (onset, offset, label);
+                            an Audacity label track or DCASE metadata (onset, offset, label;
+                            with a filename column first, the lines of this night's recording);
                             classes snoring, sleep_talk, cough, or the aliases snore, snort,
                             sleeptalk, sleep-talk, sleep talk, speech, talk, coughing
       --ignore LABEL,...    reference lines of these other labels (door, fan on) are left
@@ -98,9 +99,13 @@ struct EvaluateCommand: Command {
         }
     }
 
-    static func readCSV(_ path: String, what: String, ignoring: Set<String> = []) throws -> [ReferenceEvent] {
-        let text = try TextFile.read(URL(fileURLWithPath: path), what: what)
-        do { return try ReferenceCSV.parse(text, ignoring: ignoring) } catch let e as SomniError {
+    static func readCSV(_ path: String, what: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
+        try parseCSV(TextFile.read(URL(fileURLWithPath: path), what: what), path: path, ignoring: ignoring, recording: recording)
+    }
+
+    /// Events from a file's text, its errors naming it.
+    static func parseCSV(_ text: String, path: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
+        do { return try ReferenceCSV.parse(text, ignoring: ignoring, recording: recording) } catch let e as SomniError {
             throw SomniError(e.code, "\(path): \(e.message)", cause: e)
         }
     }
@@ -203,13 +208,17 @@ struct EvaluateCommand: Command {
     /// The reference, the found events and the recording's length of one night.
     private static func load(reference referencePath: String, night nightPath: String, duration: Double?,
                              ignoring ignoredLabels: Set<String>) throws -> ([ReferenceEvent], [ReferenceEvent], Double) {
-        let reference = try readCSV(referencePath, what: "the reference", ignoring: ignoredLabels)
+        // Read first, so a missing reference is said before anything about the night.
+        let referenceText = try TextFile.read(URL(fileURLWithPath: referencePath), what: "the reference")
         let found: [ReferenceEvent]
         let recordingLength: Double
+        // The night's recording, for a reference covering many (DCASE's filename column).
+        let recording: String
         if nightPath.lowercased().hasSuffix(".csv") {
             guard let d = duration else { throw UsageError("a found-events CSV needs --duration SEC") }
             found = try readCSV(nightPath, what: "the found events")
             recordingLength = d
+            recording = URL(fileURLWithPath: nightPath).lastPathComponent
         } else {
             var sessionURL = URL(fileURLWithPath: nightPath)
             var isDirectory: ObjCBool = false
@@ -220,7 +229,9 @@ struct EvaluateCommand: Command {
             let session = try Session.load(from: sessionURL)
             found = session.events.map(ReferenceEvent.init)
             recordingLength = duration ?? session.duration
+            recording = session.source
         }
+        let reference = try parseCSV(referenceText, path: referencePath, ignoring: ignoredLabels, recording: recording)
         // They still count as missed: the warning says why the recall may be low.
         let late = reference.filter { $0.start >= recordingLength + 1 }.count
         if late > 0 {

@@ -92,6 +92,29 @@ import Testing
         #expect(try [EventClass.snoring, .sleepTalk, .cough].map { try scores($0).falsePositives } == [0, 0, 0])
     }
 
+    /// A data set's DCASE metadata, one file for every recording: each night is scored against
+    /// its own lines, found by its recording's name.
+    @Test func aDataSetsMetadataScoresEachNightAgainstItsOwnLines() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let metadata = dir.appendingPathComponent("metadata.tsv")
+        try "filename\tonset\toffset\tevent_label\naudio/night-1.wav\t100\t100.3\tcough\naudio/night-2.wav\t200\t200.3\tcough\n"
+            .appending("audio/night-2.wav\t300\t300.3\tcough\n").write(to: metadata, atomically: true, encoding: .utf8)
+        for (night, coughs) in [("night-1", [100.0]), ("night-2", [200.0, 300.0])] {
+            let found = dir.appendingPathComponent("\(night).csv")
+            try ("start,end,class\n" + coughs.map { "\($0),\($0 + 0.3),cough\n" }.joined()).write(to: found, atomically: true, encoding: .utf8)
+            let r = try CLI.run(["evaluate", "--reference", metadata.path, found.path, "--duration", "3600", "--json"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let report = try JSONDecoder().decode(EvaluationReport.self, from: Data(r.stdout.utf8))
+            let cough = try #require(report.classes.first { $0.eventClass == .cough }).events
+            #expect(cough.truePositives == coughs.count && cough.falsePositives == 0 && cough.falseNegatives == 0, "\(night): \(cough)")
+        }
+        let stranger = dir.appendingPathComponent("night-9.csv")
+        try "start,end,class\n".write(to: stranger, atomically: true, encoding: .utf8)
+        let r = try CLI.run(["evaluate", "--reference", metadata.path, stranger.path, "--duration", "3600"])
+        #expect(r.status == 65 && r.stderr.contains("holds 2 recordings (night-1, night-2) and none of them is 'night-9.csv'"), "\(r.stderr)")
+    }
+
     @Test func aReferenceThatRunsPastTheNightIsScoredWithAWarning() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

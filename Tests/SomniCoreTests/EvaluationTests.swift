@@ -187,6 +187,14 @@ import Testing
         #expect(try ReferenceCSV.parse(audacity) == [event(.snoring, 12.5, 14.25), event(.cough, 20, 20.4), event(.sleepTalk, 31.5, 33)])
         let dcase = "onset\toffset\tevent_label\n1.0\t1.3\tcough\n2\t4\tsnort\n5\t6\ttalk\n"
         #expect(try ReferenceCSV.parse(dcase) == [event(.cough, 1, 1.3), event(.snoring, 2, 4), event(.sleepTalk, 5, 6)])
+        // DCASE's metadata of a data set: the night's own lines, by file name.
+        let dataset = "filename\tonset\toffset\tevent_label\naudio/night-3.wav\t1\t2\tsnore\naudio/night-4.wav\t5\t6\tcough\n"
+            + "audio/night-3.wav\t7\t7.3\tcough\n"
+        #expect(try ReferenceCSV.parse(dataset, recording: "night-3.flac") == [event(.snoring, 1, 2), event(.cough, 7, 7.3)])
+        #expect(try ReferenceCSV.parse(dataset, recording: "night-4.m4a") == [event(.cough, 5, 6)])
+        #expect(throws: SomniError.self) { try ReferenceCSV.parse(dataset, recording: "night-5.m4a") }
+        // One recording named: its lines, whatever the night's file is called now.
+        #expect(try ReferenceCSV.parse("x.wav\t1\t2\tcough\n", recording: "renamed.m4a") == [event(.cough, 1, 2)])
         // An annotator's other labels are left out only when named, in any case.
         let mixed = "1\t2\tsnore\n3\t4\tDOOR\n5\t5.2\tcough\n"
         #expect(throws: SomniError.self) { try ReferenceCSV.parse(mixed) }
@@ -200,7 +208,9 @@ import Testing
         ("1,2\n", "expected 'start,end,class'"),
         ("1,2,cough\nstart,end,class\n", "line 2"),
         ("1\t2\tsnore, loud\n", "unknown class 'snore, loud'"),
-        ("1\t2\tcough\t0.9\n", "expected 'start,end,class' (or tab-separated)"),
+        ("1\t2\tcough\t0.9\tloud\n", "expected 'start,end,class' (or tab-separated"),
+        ("a.wav\t1\t2\tcough\n3\t4\tcough\n", "line 2: expected"),
+        ("a.wav\t1\t2\tcough\nb.wav\t3\t4\tcough\n", "the reference holds 2 recordings (a, b) and does not say which one this is"),
     ])
     func csvErrorsNameTheLine(text: String, message: String) {
         do {

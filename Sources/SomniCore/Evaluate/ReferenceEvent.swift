@@ -43,9 +43,15 @@ public enum ReferenceCSV {
 
     /// The events of `text`; lines whose class is one of `ignoring` (any case) are left out, for
     /// an annotator's other labels ("door", "fan on"): named, so a typo still stops the score.
-    public static func parse(_ text: String, ignoring: Set<String> = []) throws -> [ReferenceEvent] {
+    ///
+    /// DCASE's metadata for a whole data set puts each line's recording first
+    /// (`filename<TAB>onset<TAB>offset<TAB>event_label`). Then the lines of `recording` are taken,
+    /// matched by file name without folder or extension ("audio/night-3.wav" is the night of
+    /// "night-3.flac"), or every line when the file names one recording only.
+    public static func parse(_ text: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
         let ignored = Set(ignoring.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
-        var events: [ReferenceEvent] = []
+        var events: [(recording: String?, event: ReferenceEvent)] = []
+        var columns: Int?
         var sawData = false
         for (offset, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let lineNumber = offset + 1
@@ -53,32 +59,49 @@ public enum ReferenceCSV {
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("\\") { continue }
             let fields = line.split(separator: line.contains("\t") ? "\t" : ",", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: .whitespaces) }
-            if !sawData, ["start", "onset"].contains(fields.first?.lowercased()) {
+            if !sawData, ["start", "onset", "filename"].contains(fields.first?.lowercased()) {
                 sawData = true
                 continue  // header
             }
             sawData = true
-            guard fields.count == 3 else {
-                throw SomniError(.badInput, "line \(lineNumber): expected 'start,end,class' (or tab-separated), got '\(line)'")
+            guard fields.count == 3 || fields.count == 4, fields.count == (columns ?? fields.count) else {
+                throw SomniError(.badInput, "line \(lineNumber): expected 'start,end,class' (or tab-separated, or DCASE's "
+                                 + "'filename onset offset event_label' on every line), got '\(line)'")
             }
-            guard let start = Double(fields[0]), start.isFinite, start >= 0 else {
-                throw SomniError(.badInput, "line \(lineNumber): start '\(fields[0])' is not a time in seconds")
+            columns = fields.count
+            let name = fields.count == 4 ? stem(of: fields[0]) : nil
+            let (startText, endText, label) = (fields[fields.count - 3], fields[fields.count - 2], fields[fields.count - 1])
+            guard let start = Double(startText), start.isFinite, start >= 0 else {
+                throw SomniError(.badInput, "line \(lineNumber): start '\(startText)' is not a time in seconds")
             }
-            guard let end = Double(fields[1]), end.isFinite else {
-                throw SomniError(.badInput, "line \(lineNumber): end '\(fields[1])' is not a time in seconds")
+            guard let end = Double(endText), end.isFinite else {
+                throw SomniError(.badInput, "line \(lineNumber): end '\(endText)' is not a time in seconds")
             }
             guard end >= start else {
-                throw SomniError(.badInput, "line \(lineNumber): end \(fields[1]) is before start \(fields[0])")
+                throw SomniError(.badInput, "line \(lineNumber): end \(endText) is before start \(startText)")
             }
-            if ignored.contains(fields[2].lowercased()) { continue }
-            guard let eventClass = eventClass(named: fields[2]) else {
+            if ignored.contains(label.lowercased()) { continue }
+            guard let eventClass = eventClass(named: label) else {
                 let known = EventClass.allCases.map(\.rawValue).joined(separator: ", ")
-                throw SomniError(.badInput, "line \(lineNumber): unknown class '\(fields[2])' (use \(known); "
-                                 + "--ignore '\(fields[2])' leaves such lines out)")
+                throw SomniError(.badInput, "line \(lineNumber): unknown class '\(label)' (use \(known); "
+                                 + "--ignore '\(label)' leaves such lines out)")
             }
-            events.append(ReferenceEvent(eventClass: eventClass, start: start, end: end))
+            events.append((name, ReferenceEvent(eventClass: eventClass, start: start, end: end)))
         }
-        return events
+        guard columns == 4 else { return events.map(\.event) }
+        let names = Set(events.compactMap(\.recording))
+        if let recording, names.contains(stem(of: recording)) {
+            return events.filter { $0.recording == stem(of: recording) }.map(\.event)
+        }
+        guard names.count > 1 else { return events.map(\.event) }
+        let listed = names.sorted().prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")
+        throw SomniError(.badInput, "the reference holds \(names.count) recordings (\(listed)) and "
+                         + (recording.map { "none of them is '\($0)'" } ?? "does not say which one this is"))
+    }
+
+    /// A recording's name without its folder or extension.
+    static func stem(of name: String) -> String {
+        ((name as NSString).lastPathComponent as NSString).deletingPathExtension
     }
 
     /// CSV with a header, one event a line, times at microsecond precision.
