@@ -171,8 +171,9 @@ import Testing
     /// A power cut can leave a renamed folder's new files empty: the kernel keeps their data for
     /// up to half a minute, while the rename already stands. So every file of a night, and the
     /// folders naming them, are written through to the disk before the night is moved into
-    /// `nights/` and its row committed; `nights/` itself right after the move. Seen in the
-    /// system calls (strace -y names each descriptor's file).
+    /// `nights/` and its row committed; `nights/` itself right after the move. A bare night
+    /// folder (`--out`) likewise before its rename. Seen in the system calls (strace -y names
+    /// each descriptor's file).
     @Test(.enabled(if: SystemCallTrace.available, Comment(rawValue: SystemCallTrace.missingMessage)))
     func everyFileOfANightReachesTheDiskBeforeTheStoreCountsItSaved() throws {
         let dir = try CLI.temporaryDirectory()
@@ -196,6 +197,22 @@ import Testing
         }
         #expect(trace.lines[moved...].contains { $0.hasPrefix("fsync(") && $0.contains("<\(store.path)/nights>)") },
                 "the move into nights/ was not written through")
+
+        // A bare night folder (--out) the same way, before it is renamed from its temporary name.
+        let bare = dir.appendingPathComponent("bare")
+        let out = try SystemCallTrace.run(["analyze", audio.path, "--classifier", "heuristic", "--out", bare.path],
+                                          calls: "fsync,fdatasync,rename,renameat,renameat2", in: dir)
+        try #require(out.result.status == 0, "\(out.result.stderr)")
+        let named = try #require(out.lines.firstIndex { $0.hasPrefix("rename") && $0.hasSuffix("\"\(bare.path)\") = 0") }, "\(out.lines)")
+        let partial = try #require(out.lines[named].split(separator: "\"").dropFirst().first.map(String.init))
+        let files = try #require(FileManager.default.enumerator(atPath: bare.path)?.allObjects as? [String])
+        #expect(files.contains("session.json") && files.contains { $0.hasPrefix("clips/evt-") })
+        for path in files + [""] {
+            let file = path.isEmpty ? partial : "\(partial)/\(path)"
+            #expect(out.lines[..<named].contains { $0.hasPrefix("fsync(") && $0.contains("<\(file)>)") },
+                    "\(file) was not written through before the rename")
+        }
+        #expect(out.lines[named...].contains { $0.hasPrefix("fsync(") && $0.contains("<\(dir.path)>)") })
     }
 
     @Test func aNightWhoseFolderWasRemovedByHandSaysHowToMendTheStore() throws {

@@ -278,7 +278,8 @@ private func narrowBandWarning(recordedAt rate: Int) -> String {
 }
 
 /// Builds a night folder beside its destination and renames it into place only when complete,
-/// so a failure never leaves a half-written night.
+/// its files written through to the disk first, so neither a failure nor a power cut leaves a
+/// half-written night.
 public enum NightFolder {
     public static func writeAtomically<T>(to destination: URL, _ body: (URL) throws -> T) throws -> T {
         let fm = FileManager.default
@@ -292,7 +293,9 @@ public enum NightFolder {
         }
         do {
             let result = try body(temporary)
+            try flushToDisk(temporary)
             try fm.moveItem(at: temporary, to: destination)
+            try flushOne(parent)
             return result
         } catch {
             try? fm.removeItem(at: temporary)
