@@ -31,6 +31,28 @@ import Testing
         #expect(loaded.status == .recording)
     }
 
+    /// The journal is replaced whole each time, leaving no temporary file beside it; where it
+    /// cannot be written, one I/O error and the last journal stays.
+    @Test func aSavedJournalReplacesTheLastWholeAndAFailedSaveKeepsIt() throws {
+        let folder = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                                   device: "default", captureRate: 48_000, master: "master.flac", keepAudio: false)
+        for seconds in [30.0, 60.0, 90.0] {
+            journal.recordedSeconds = seconds
+            try journal.save(in: folder)
+            #expect(try NightJournal.load(in: folder).recordedSeconds == seconds)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [NightJournal.fileName])
+        // A folder in the journal's place: the rename cannot replace it, and nothing is left behind.
+        let blocked = folder.appendingPathComponent("blocked")
+        try FileManager.default.createDirectory(at: blocked.appendingPathComponent("\(NightJournal.fileName)/inside"),
+                                                withIntermediateDirectories: true)
+        #expect { try journal.save(in: blocked) } throws: { ($0 as? SomniError)?.code == .io }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: blocked.path) == [NightJournal.fileName])
+        #expect { try journal.save(in: folder.appendingPathComponent("none")) } throws: { ($0 as? SomniError)?.code == .io }
+    }
+
     @Test func aCorruptJournalIsBadInput() throws {
         let folder = try tempFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

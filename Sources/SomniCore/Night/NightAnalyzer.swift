@@ -342,13 +342,8 @@ public enum NightFolder {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp")
         do {
-            guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-                throw SomniError(.io, "cannot create \(temporary.path)")
-            }
-            let handle = try FileHandle(forWritingTo: temporary)
-            defer { try? handle.close() }
-            try handle.write(contentsOf: data)
-            try handle.synchronize()
+            try data.write(to: temporary)
+            try flushOne(temporary)
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             throw error
