@@ -19,6 +19,21 @@ import Testing
         #expect(s.startDate == ISO8601DateFormatter().date(from: "2026-11-29T22:00:00Z"))
     }
 
+    /// Forcing a folder to the disk opens its plain files and folders only: a pipe or a link in a
+    /// folder someone imports must not block it, and a missing folder is one I/O error.
+    @Test(.timeLimit(.minutes(1))) func flushingAFolderOpensOnlyItsFilesAndFolders() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-flush-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("clips"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("session.json"))
+        try Data([1, 2, 3]).write(to: folder.appendingPathComponent("clips/evt-0001.mp3"))
+        #expect(mkfifo(folder.appendingPathComponent("clips/pipe").path, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("link").path,
+                                                   withDestinationPath: folder.appendingPathComponent("clips/pipe").path)
+        try NightFolder.flushToDisk(folder)
+        #expect { try NightFolder.flushToDisk(folder.appendingPathComponent("gone")) } throws: { ($0 as? SomniError)?.code == .io }
+    }
+
     @Test func envelopeFileRoundTripsAndIgnoresPartialTail() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -323,9 +323,13 @@ public enum NightFolder {
             }
             for name in names.sorted() {
                 let url = current.appendingPathComponent(name)
-                var isDirectory: ObjCBool = false
-                guard fm.fileExists(atPath: url.path, isDirectory: &isDirectory) else { continue }
-                if isDirectory.boolValue { folders.append(url) } else { try flushOne(url) }
+                // Not following links, and opening only plain files: a pipe in an imported folder
+                // would block the open forever.
+                switch (try? fm.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType {
+                case .typeDirectory?: folders.append(url)
+                case .typeRegular?: try flushOne(url)
+                default: continue
+                }
             }
         }
         // Each folder after its files, deepest first, and the folder's own name in its parent.
