@@ -26,7 +26,8 @@ public struct ReferenceEvent: Sendable, Equatable, Codable {
 ///
 /// Tab-separated lines are read too, because that is how annotations are usually made: Audacity's
 /// exported label track (`start<TAB>end<TAB>label`, its `\`-lines of a spectral selection's
-/// frequencies skipped) and DCASE's three-column metadata (`onset<TAB>offset<TAB>event_label`).
+/// frequencies skipped) and DCASE's metadata (`onset<TAB>offset<TAB>event_label`, or a data
+/// set's, with each line's file name first: see `parse`).
 public enum ReferenceCSV {
     /// Accepted spellings, lower-cased, beside the raw values.
     public static let classAliases: [String: EventClass] = [
