@@ -77,7 +77,11 @@ public final class NightStore {
             }
         }
         try db.execute("PRAGMA foreign_keys = ON")
-        try db.execute("PRAGMA synchronous = NORMAL")
+        // FULL: each commit is on the disk when it returns. With NORMAL a power cut could undo a
+        // committed night whose folder already stood in nights/, and the next save would sweep
+        // that folder as an orphan: a recorded night, whose master is gone by then, lost whole.
+        // One fsync a saved night.
+        try db.execute("PRAGMA synchronous = FULL")
         try Schema.migrate(db)
         return db
     }

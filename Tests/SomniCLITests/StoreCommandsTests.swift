@@ -171,7 +171,8 @@ import Testing
     /// A power cut can leave a renamed folder's new files empty: the kernel keeps their data for
     /// up to half a minute, while the rename already stands. So every file of a night, and the
     /// folders naming them, are written through to the disk before the night is moved into
-    /// `nights/` and its row committed; `nights/` itself right after the move. A bare night
+    /// `nights/` and its row committed; `nights/` itself right after the move, and the commit
+    /// (SQLite's write-ahead log) before the save returns. A bare night
     /// folder (`--out`) likewise before its rename. Seen in the system calls (strace -y names
     /// each descriptor's file).
     @Test(.enabled(if: SystemCallTrace.available, Comment(rawValue: SystemCallTrace.missingMessage)))
@@ -213,6 +214,21 @@ import Testing
                     "\(file) was not written through before the rename")
         }
         #expect(out.lines[named...].contains { $0.hasPrefix("fsync(") && $0.contains("<\(dir.path)>)") })
+
+        // The commit itself, before the save returns: SQLite forces its write-ahead log. Otherwise
+        // a power cut later in a batch could undo the first night's row, and the next save would
+        // sweep its folder as an orphan. (Closing the store forces the log too, so two nights in
+        // one run tell a forced commit from a forced close.)
+        let second = dir.appendingPathComponent("second.wav")
+        try CLI.synthesiseShortNight(at: second, seed: 6)
+        let batch = try SystemCallTrace.run(["analyze", audio.path, second.path, "--classifier", "heuristic", "--no-clips",
+                                             "--store", dir.appendingPathComponent("store2").path],
+                                            calls: "fsync,fdatasync,rename,renameat,renameat2", in: dir)
+        try #require(batch.result.status == 0, "\(batch.result.stderr)")
+        let saves = batch.lines.indices.filter { batch.lines[$0].hasPrefix("rename") && batch.lines[$0].contains("/store2/nights/") }
+        try #require(saves.count == 2, "\(batch.lines)")
+        #expect(batch.lines[saves[0]..<saves[1]].contains { ($0.hasPrefix("fdatasync(") || $0.hasPrefix("fsync(")) && $0.contains("/somni.sqlite-wal>)") },
+                "the first night's commit was not forced before the second night")
     }
 
     @Test func aNightWhoseFolderWasRemovedByHandSaysHowToMendTheStore() throws {
