@@ -202,18 +202,18 @@ struct TrainCommand: Command {
                 beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
         }
-        if !data.skipped.isEmpty {
-            printError("somni train: warning: \(data.skipped.count) file\(data.skipped.count == 1 ? "" : "s") could not be read and "
-                       + "\(data.skipped.count == 1 ? "was" : "were") left out:")
-            for line in data.skipped.prefix(10) { printError("  \(line)") }
-            if data.skipped.count > 10 { printError("  … and \(data.skipped.count - 10) more") }
+        /// A heading, then the first ten of `lines` and how many more there are.
+        func listLeftOut(_ heading: String, _ lines: [String]) {
+            guard !lines.isEmpty else { return }
+            printError(heading)
+            for line in lines.prefix(10) { printError("  \(line)") }
+            if lines.count > 10 { printError("  … and \(lines.count - 10) more") }
         }
-        if !notAudio.isEmpty {
-            printError("somni train: \(notAudio.count) file\(notAudio.count == 1 ? " is" : "s are") not audio by name and "
-                       + "\(notAudio.count == 1 ? "was" : "were") left out:")
-            for path in notAudio.prefix(10) { printError("  \(path)") }
-            if notAudio.count > 10 { printError("  … and \(notAudio.count - 10) more") }
-        }
+        let one = data.skipped.count == 1, oneNot = notAudio.count == 1
+        listLeftOut("somni train: warning: \(data.skipped.count) file\(one ? "" : "s") could not be read and "
+                    + "\(one ? "was" : "were") left out:", data.skipped)
+        listLeftOut("somni train: \(notAudio.count) file\(oneNot ? " is" : "s are") not audio by name and "
+                    + "\(oneNot ? "was" : "were") left out:", notAudio)
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
                           data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))

@@ -91,8 +91,8 @@ public enum ReferenceCSV {
         }
         guard columns == 4 else { return events.map(\.event) }
         let names = Set(events.compactMap(\.recording))
-        if let recording, names.contains(stem(of: recording)) {
-            return events.filter { $0.recording == stem(of: recording) }.map(\.event)
+        if let own = recording.map(stem(of:)), names.contains(own) {
+            return events.filter { $0.recording == own }.map(\.event)
         }
         guard names.count > 1 else { return events.map(\.event) }
         let listed = names.sorted().prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")

@@ -310,7 +310,8 @@ public enum NightFolder {
     /// memory for half a minute while the rename already stands, and a power cut then leaves the
     /// names with nothing in them. So this runs before anything counts on the folder: before the
     /// store commits it as saved, and before a recorded night's master recording is removed.
-    /// (About 0.3 s for a night of 1,800 clips here.)
+    /// The folder's own name is its parent's: a caller that renames it forces that parent after.
+    /// (About 0.13 s for a night of 1,800 clips here.)
     public static func flushToDisk(_ folder: URL) throws {
         let fm = FileManager.default
         var folders = [folder], index = 0
@@ -332,9 +333,8 @@ public enum NightFolder {
                 }
             }
         }
-        // Each folder after its files, deepest first, and the folder's own name in its parent.
+        // Each folder after its files, deepest first.
         for url in folders.reversed() { try flushOne(url) }
-        try flushOne(folder.deletingLastPathComponent())
     }
 
     /// Puts `data` in place of `url`'s contents so that after a power cut the file holds either
