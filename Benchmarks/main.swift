@@ -1,9 +1,14 @@
 // Prints speed and memory figures. Build and run in release mode:
 //   scripts/build-release.sh --product SomniBench && .build/release/SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]
+#if canImport(Glibc)
+@preconcurrency import Glibc  // `stdout`, a C global, for setvbuf
+#endif
 import Foundation
 import SomniAudio
 
 ProcessMemory.keepLargeBuffersInTheirOwnMappings()
+// Each figure shows as soon as it is measured, into `| tee` or a file too: a night run takes minutes.
+setvbuf(stdout, nil, _IOLBF, 0)
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first ?? "all" {

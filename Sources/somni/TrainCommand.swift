@@ -212,8 +212,8 @@ struct TrainCommand: Command {
         let one = data.skipped.count == 1, oneNot = notAudio.count == 1
         listLeftOut("somni train: warning: \(data.skipped.count) file\(one ? "" : "s") could not be read and "
                     + "\(one ? "was" : "were") left out:", data.skipped)
-        listLeftOut("somni train: \(notAudio.count) file\(oneNot ? " is" : "s are") not audio by name and "
-                    + "\(oneNot ? "was" : "were") left out:", notAudio)
+        listLeftOut("somni train: \(notAudio.count) file\(oneNot ? " is not a recording" : "s are not recordings") "
+                    + "(by name, or not a plain file) and \(oneNot ? "was" : "were") left out:", notAudio)
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
                           data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))

@@ -256,7 +256,8 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
     }
 
     /// Recordings go by their names, phones' and browsers' too, in any case; other files are
-    /// listed, but neither a recording's sidecar nor a hidden file.
+    /// listed, but neither a recording's sidecar nor a hidden file. A pipe named like a recording
+    /// is listed, never opened.
     @Test func filesAreTakenForAudioByNameAndTheRestAreListed() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -264,8 +265,11 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
             try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
         }
         let audio = ["speech/phone/a.3gp", "speech/phone/b.AMR", "speech/c.webm", "speech/d.m4a", "other/e.wma", "other/f.caf", "other/g.Wav"]
-        let others = ["speech/phone/notes.md", "speech/phone/cover.jpg", "other/README.txt", "other/g.wav.bak"]
-        for name in audio + others + ["other/.DS_Store", "speech/c.txt"] { try Data().write(to: dir.appendingPathComponent(name)) }
+        let others = ["speech/phone/notes.md", "speech/phone/cover.jpg", "other/README.txt", "other/g.wav.bak", "other/live.wav"]
+        for name in audio + others + ["other/.DS_Store", "speech/c.txt"] where name != "other/live.wav" {
+            try Data().write(to: dir.appendingPathComponent(name))
+        }
+        #expect(mkfifo(dir.appendingPathComponent("other/live.wav").path, 0o600) == 0)
         try "0.1\t0.5\n".write(to: dir.appendingPathComponent("speech/c.txt"), atomically: true, encoding: .utf8)
         // A link back to its own folder is followed once, not round and round.
         try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("speech/phone/again"),
@@ -277,7 +281,7 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
 
         let (beds, notBeds) = try AudioFileNames.files(under: dir.appendingPathComponent("other"))
         #expect(beds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["e.wma", "f.caf", "g.Wav"])
-        #expect(notBeds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["README.txt", "g.wav.bak"])
+        #expect(notBeds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["README.txt", "g.wav.bak", "live.wav"])
     }
 
     @Test func aSidecarLineNamingAClassMarksThatClassAndIsNoGap() throws {

@@ -22,7 +22,8 @@ public enum AudioFileNames {
 
     /// Audio files under `root` (any depth, links followed, each folder once however many links
     /// lead to it), sorted, and the other files there (sorted; hidden files and a recording's
-    /// sidecar `NAME.txt` not among them).
+    /// sidecar `NAME.txt` not among them). A pipe, socket or device is never taken for a recording,
+    /// whatever its name: opening a pipe with no writer would wait forever.
     public static func files(under root: URL) throws -> (audio: [String], notAudio: [String]) {
         let fm = FileManager.default
         var found: [String] = [], others: [String] = []
@@ -41,7 +42,7 @@ public enum AudioFileNames {
                 let listed = URL(fileURLWithPath: dir).appendingPathComponent(e).path
                 if d.boolValue {
                     stack.append(listed)
-                } else if isAudio(e) {
+                } else if isAudio(e) && isPlainFile(path) {
                     found.append(listed)
                 } else if !((e as NSString).pathExtension == "txt" && audioStems.contains((e as NSString).deletingPathExtension)) {
                     others.append(listed)
@@ -49,5 +50,9 @@ public enum AudioFileNames {
             }
         }
         return (found.sorted(), others.sorted())
+    }
+
+    private static func isPlainFile(_ path: String) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular
     }
 }
