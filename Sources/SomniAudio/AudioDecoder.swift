@@ -345,7 +345,7 @@ public final class AudioDecoder: AudioSource {
             case .decoding, .draining:
                 let received = avcodec_receive_frame(codec, frame)
                 if received >= 0 {
-                    if stage == .decoding { damagedInARow = 0 }
+                    damagedInARow = 0
                     defer { av_frame_unref(frame) }
                     try resample(frame)
                 } else if received == somni_averror_eagain() {
@@ -398,12 +398,17 @@ public final class AudioDecoder: AudioSource {
     }
 
     /// A packet the decoder rejected: skipped, unless rejections keep coming (garbage, not a glitch).
+    /// While draining, a decoder that keeps failing is left with what it has given: asking it
+    /// again and again must not be a loop with no end.
     private func noteDamagedPacket(_ codec: UnsafeMutablePointer<AVCodecContext>) {
         damagedPackets += 1
         damagedInARow += 1
-        if damagedInARow >= Self.damagedPacketLimit, stage == .decoding {
-            stoppedAtDamage = true
-            startDraining(codec)
+        guard damagedInARow >= Self.damagedPacketLimit else { return }
+        stoppedAtDamage = true
+        switch stage {
+        case .decoding: startDraining(codec)
+        case .draining: stage = .flushingResampler
+        case .flushingResampler, .finished: break
         }
     }
 
@@ -563,7 +568,10 @@ extension AudioDecoder {
     public static func decodeWhole(_ url: URL) throws -> [Float] {
         let decoder = try AudioDecoder(url: url)
         var samples: [Float] = []
-        if let expected = decoder.expectedDuration { samples.reserveCapacity(Int(expected * 16_000) + 16_000) }
+        // The header's length, as far as ten minutes: a damaged one may claim years.
+        if let expected = decoder.expectedDuration, expected.isFinite, expected > 0 {
+            samples.reserveCapacity(Int(min(expected, 600) * 16_000) + 16_000)
+        }
         var block = [Float](repeating: 0, count: 16_384)
         while true {
             let n = try block.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }

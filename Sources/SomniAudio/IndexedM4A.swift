@@ -157,17 +157,18 @@ final class IndexedM4A: AACFrameSource {
               let moov = layout.index, layout.indexIsWhole, moov.count <= 64 << 20 else { throw Unsupported() }
         let bytes = try MP4Layout.read(file, at: moov.lowerBound, count: moov.count)
         guard bytes.count == moov.count else { throw Unsupported() }
-        let tables = try parse(moov: bytes)
+        let fileSize = try file.seekToEnd()
+        let tables = try parse(moov: bytes, fileSize: fileSize)
         // A date tag ("©day") dates a recording only when the movie has no creation time; then
         // it is FFmpeg's to read.
         if tables.movieCreation == nil,
            (0..<max(0, bytes.count - 4)).contains(where: { bytes[$0] == 0xA9 && bytes[$0 + 1] == 0x64 && bytes[$0 + 2] == 0x61 && bytes[$0 + 3] == 0x79 }) {
             throw Unsupported()
         }
-        return IndexedM4A(file: file, fileSize: try file.seekToEnd(), tables: tables)
+        return IndexedM4A(file: file, fileSize: fileSize, tables: tables)
     }
 
-    private static func parse(moov bytes: [UInt8]) throws -> Tables {
+    private static func parse(moov bytes: [UInt8], fileSize: UInt64) throws -> Tables {
         guard let moov = try children(of: 0..<bytes.count, in: bytes).first(where: { $0.type == "moov" }) else { throw Unsupported() }
         let top = try children(of: moov.payload, in: bytes)
         let tracks = top.filter { $0.type == "trak" }
@@ -234,6 +235,9 @@ final class IndexedM4A: AACFrameSource {
         let frames = Int(bigEndian(bytes, stsz.lowerBound + 8, 4))
         guard frames > 0 else { throw Unsupported() }
         if fixed != 0 {
+            // Every frame lies in the file, so no more of them than it has bytes: a damaged count
+            // must not ask for gigabytes of table.
+            guard UInt64(frames) * UInt64(fixed) <= fileSize else { throw Unsupported() }
             tables.sizes = [UInt32](repeating: fixed, count: frames)
         } else {
             guard stsz.lowerBound + 12 + 4 * frames <= stsz.upperBound else { throw Unsupported() }
@@ -242,6 +246,7 @@ final class IndexedM4A: AACFrameSource {
 
         if let stco = stbl.first(where: { $0.type == "stco" || $0.type == "co64" }) {
             let width = stco.type == "co64" ? 8 : 4
+            guard stco.payload.count >= 8 else { throw Unsupported() }
             let count = Int(bigEndian(bytes, stco.payload.lowerBound + 4, 4))
             guard count > 0, stco.payload.lowerBound + 8 + width * count <= stco.payload.upperBound else { throw Unsupported() }
             tables.chunkOffsets = (0..<count).map { bigEndian(bytes, stco.payload.lowerBound + 8 + width * $0, width) }
@@ -250,6 +255,7 @@ final class IndexedM4A: AACFrameSource {
         }
 
         let stsc = try payload("stsc", of: stbl)
+        guard stsc.count >= 8 else { throw Unsupported() }
         let runs = Int(bigEndian(bytes, stsc.lowerBound + 4, 4))
         guard runs > 0, stsc.lowerBound + 8 + 12 * runs <= stsc.upperBound else { throw Unsupported() }
         tables.chunkRuns = try (0..<runs).map { index in

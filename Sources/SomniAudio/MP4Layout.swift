@@ -22,14 +22,15 @@ struct MP4Layout {
         guard let end = try? file.seekToEnd(), end >= 16 else { return nil }
         var offset: UInt64 = 0
         var first = true
-        while offset + 8 <= end {
+        while offset < end, end - offset >= 8 {
             guard let header = try? Self.read(file, at: offset, count: 16), header.count >= 8 else { return }
             let type = String(decoding: header[4..<8], as: UTF8.self)
             if first, type != "ftyp" { return nil }
             first = false
             // A size of 0: the box runs to the end of the file (or its size was never written).
             guard let (size, headerSize) = Self.boxSize(header[...], room: end - offset) else { return }
-            var boxEnd = offset + size
+            // A damaged 64-bit size may say more than any file holds: past the end is all it means.
+            var boxEnd = offset.addingReportingOverflow(size).overflow ? UInt64.max : offset + size
             // A recorder that writes the audio box's size only when it finishes leaves a
             // placeholder (the bare header's 8 or 16 bytes, or 0): its audio runs on to what
             // really follows it, the end of the file when no box does.

@@ -286,6 +286,27 @@ import Testing
         #expect(scrambled?.message.contains("without its index") == false, "\(scrambled?.message ?? "no error")")
     }
 
+    /// Sizes an MP4's boxes claim are read as claims. A 64-bit box size of 2^64 − 1 is one box
+    /// running past the end, not an overflow; a track header saying 149 hours for a 4 s clip
+    /// decodes the 4 s, without first asking for 34 GB to hold the 149 hours.
+    @Test func anMP4sDamagedSizesAreNeverTrusted() throws {
+        let folder = try ScratchFolder()
+        var huge = Data([0, 0, 0, 16] + Array("ftypM4A ".utf8) + [0, 0, 0, 0])
+        huge += Data([0, 0, 0, 1] + Array("free".utf8) + [UInt8](repeating: 0xFF, count: 8)) + TestSignals.noiseBytes(count: 64)
+        let hugeURL = try folder.file("huge-box.m4a", contents: huge)
+        #expect(error { _ = try AudioDecoder(url: hugeURL) }?.code == .badInput)
+
+        let clip = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 8_000), as: .m4a, sampleRate: 8_000, in: folder.url)
+        var bytes = [UInt8](try Data(contentsOf: clip))
+        let mdhd = try #require((0..<bytes.count - 4).first { bytes[$0..<$0 + 4].elementsEqual("mdhd".utf8) }) + 4
+        try #require(bytes[mdhd] == 0)  // version 0: 32-bit times, duration after the time scale
+        #expect(bytes[mdhd + 12..<mdhd + 16].reduce(0) { $0 << 8 | Int($1) } == 8_000)
+        bytes.replaceSubrange(mdhd + 16..<mdhd + 20, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        let longURL = try folder.file("long-header.m4a", contents: Data(bytes))
+        let samples = try AudioDecoder.decodeWhole(longURL)
+        #expect(abs(samples.count - 4 * analysisSampleRate) < analysisSampleRate / 10, "\(samples.count) samples")
+    }
+
     /// Damage of every kind a copy or a dying disk leaves (flipped bits, overwritten or zeroed
     /// blocks, repeated or missing stretches, a cut), seeded, in each format and in six-channel
     /// AAC: each file either fails to open with a bad-input error or is read to its end, never

@@ -275,6 +275,17 @@ import Testing
         #expect(levels(all, .snoring).bins.allSatisfy { $0.referenceCount == 0 })
     }
 
+    @Test func aReferenceFarPastTheRecordingIsBinnedWithoutOverflow() {
+        // 1e18 s is 2e19 frames, past any Int: the reference lies beyond the track and is heard at
+        // nothing, where an unclamped conversion had stopped the process.
+        let far = event(.cough, 1e18, 1e18 + 1), near = event(.cough, 100, 100.5)
+        let track = frames(seconds: 600, rms: 0.01, loud: [(100, 100.5, 0.1)])
+        let cough = levels(Evaluator.recallByLevel(reference: [near, far], found: [near], frames: track), .cough)
+        #expect(cough.bins.last?.foundCount == 1)
+        #expect(BandLevels.frameRange(far, count: track.count).isEmpty)
+        #expect(BandLevels.frameRange(event(.cough, -5, 1e300), count: track.count) == 0..<track.count)
+    }
+
     @Test func aSnoringEpisodeTakesTheMedianRiseOfItsSnoresAndIsOneUnit() {
         // Three snores 4 s apart (one episode) rising 0, 9.5 and 20 dB: the episode reads 9.5 dB.
         let snores = [event(.snoring, 50, 51), event(.snoring, 55, 56), event(.snoring, 60, 61)]

@@ -84,8 +84,9 @@ struct BandLevels {
 
     static func frameRange(_ e: ReferenceEvent, count: Int) -> Range<Int> {
         let rate = FrameTrack.rate
-        let first = max(0, Int((e.start * rate).rounded(.down)))
-        let end = min(count, max(first + 1, Int((e.end * rate).rounded(.up))))
+        // Clamped before the conversion: a reference may say 1e18 s, which no Int holds.
+        let first = TimeRange.index(e.start * rate, .down, limit: count)
+        let end = min(count, max(first + 1, TimeRange.index(e.end * rate, .up, limit: count)))
         return first..<max(first, end)
     }
 
