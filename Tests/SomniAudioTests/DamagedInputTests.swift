@@ -307,6 +307,37 @@ import Testing
         #expect(abs(samples.count - 4 * analysisSampleRate) < analysisSampleRate / 10, "\(samples.count) samples")
     }
 
+    /// The index is what Somni parses itself (`IndexedM4A`), so it is damaged on its own, where
+    /// its sizes and counts lie: random bytes, and whole 32-bit words set to 0, 1 or all ones.
+    /// Each file is refused with a bad-input error or read; none crashes.
+    @Test func anIndexDamagedAnywhereIsReadOrRefused() throws {
+        let folder = try ScratchFolder()
+        let good = [UInt8](try Data(contentsOf: TestSignals.encode(TestSignals.tones(seconds: 3, sampleRate: 48_000), as: .m4a,
+                                                                  sampleRate: 48_000, in: folder.url)))
+        let moov = try #require(TestSignals.mp4Boxes(Data(good)).first { $0.type == "moov" }).range
+        var random = SeededRandom(seed: 43)
+        var refused = 0
+        for trial in 0..<300 {
+            var bytes = good
+            func at() -> Int { moov.lowerBound + Int(random.next() % UInt64(moov.count - 4)) }
+            if trial % 2 == 0 {
+                for _ in 0..<(1 + trial % 3) { bytes[at()] = UInt8(truncatingIfNeeded: random.next()) }
+            } else {
+                let word: [UInt8] = [[0, 0, 0, 0], [0, 0, 0, 1], [0xFF, 0xFF, 0xFF, 0xFF]][trial % 3]
+                let start = at() & ~3
+                bytes.replaceSubrange(start..<start + 4, with: word)
+            }
+            let url = try folder.file("index-\(trial).m4a", contents: Data(bytes))
+            do {
+                _ = try TestSignals.readAll(AudioDecoder(url: url))
+            } catch let error as SomniError {
+                #expect(error.code == .badInput, "trial \(trial): \(error.message)")
+                refused += 1
+            }
+        }
+        #expect(refused < 300, "some damage leaves the audio readable")
+    }
+
     /// Damage of every kind a copy or a dying disk leaves (flipped bits, overwritten or zeroed
     /// blocks, repeated or missing stretches, a cut), seeded, in each format and in six-channel
     /// AAC: each file either fails to open with a bad-input error or is read to its end, never
