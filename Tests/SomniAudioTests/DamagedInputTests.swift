@@ -338,6 +338,38 @@ import Testing
         #expect(refused < 300, "some damage leaves the audio readable")
     }
 
+    /// A recording cut off before its index is read from its frames by Somni's own walk
+    /// (`UnindexedM4A`), so its frames are damaged too: random bytes and words of 0 or all ones
+    /// in the audio, read with and without `--like`. Each is read or refused; none crashes or
+    /// hangs.
+    @Test func aCutRecordingsDamagedFramesAreReadOrRefused() throws {
+        let folder = try ScratchFolder()
+        let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 8_000), as: .m4a, sampleRate: 8_000,
+                                           in: folder.url, name: "whole")
+        let (bytes, audio, _) = try indexLast(try Data(contentsOf: whole))
+        let cut = [UInt8](bytes.prefix(audio.upperBound - 100))
+        var random = SeededRandom(seed: 44)
+        var read = 0
+        for trial in 0..<200 {
+            var damaged = cut
+            func at() -> Int { audio.lowerBound + Int(random.next() % UInt64(audio.count - 104)) }
+            if trial % 2 == 0 {
+                for _ in 0..<(1 + trial % 8) { damaged[at()] = UInt8(truncatingIfNeeded: random.next()) }
+            } else {
+                let start = at()
+                damaged.replaceSubrange(start..<start + 4, with: [UInt8](repeating: trial % 4 == 1 ? 0 : 0xFF, count: 4))
+            }
+            let url = try folder.file("cut-\(trial).m4a", contents: Data(damaged))
+            do {
+                _ = try TestSignals.readAll(trial % 3 == 0 ? AudioDecoder(url: url, like: whole) : AudioDecoder(url: url))
+                read += 1
+            } catch let error as SomniError {
+                #expect(error.code == .badInput, "trial \(trial): \(error.message)")
+            }
+        }
+        #expect(read > 0, "some damaged cut recordings are still read")
+    }
+
     /// Damage of every kind a copy or a dying disk leaves (flipped bits, overwritten or zeroed
     /// blocks, repeated or missing stretches, a cut), seeded, in each format and in six-channel
     /// AAC: each file either fails to open with a bad-input error or is read to its end, never
