@@ -128,6 +128,10 @@ struct ClassifyCommand: Command {
         }
         // A recording shorter than one window, or a tail past the last full window.
         if (classified == 0 && filled > 0) || (classified > 0 && filled > length - hop) { classifyWindow(valid: filled) }
+        if classified == 0, input == "-" {
+            // As an empty file is: nothing to classify is an error, not an empty answer.
+            throw SomniError(.badInput, "standard input ended before a single sample (somni classify - reads raw 32-bit float, 16 kHz mono)")
+        }
         for w in source.warnings { printError("somni classify: warning: \(w)") }
         if let reference, let levels {
             levels.finish()

@@ -91,7 +91,8 @@ struct EvaluateCommand: Command {
         while let night = a.positional() { nights.append(night) }
         guard !nights.isEmpty else { throw UsageError("missing night folder or session.json") }
         guard nights.count == references.count else {
-            throw UsageError("\(references.count) --reference files for \(nights.count) nights: give each night its own, in the same order")
+            throw UsageError("\(references.count) --reference file\(references.count == 1 ? "" : "s") for \(nights.count) "
+                             + "night\(nights.count == 1 ? "" : "s"): give each night its own, in the same order")
         }
         pairs = Array(zip(references, nights))
         if pairs.count > 1, audioPath != nil || listsErrors {
@@ -135,6 +136,8 @@ struct EvaluateCommand: Command {
         return values
     }
 
+    static let shortestSegment = 0.05
+
     /// Parses `CLASS=SEC`; nil seconds only for `none` where allowed.
     private static func classValue(_ text: String, flag: String, allowNone: Bool) throws -> (EventClass, Double?) {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
@@ -144,10 +147,12 @@ struct EvaluateCommand: Command {
             throw UsageError("\(flag): unknown class '\(parts[0])' (use \(known))")
         }
         if allowNone, parts[1].lowercased() == "none" { return (c, nil) }
-        // A segment must have a length; a collar or merge gap may be 0.
+        // A segment is at least one 50 ms frame long (shorter ones say nothing more, and a night
+        // cut into nanoseconds would not fit in memory); a collar or merge gap may be 0.
         guard let seconds = Double(parts[1]), seconds.isFinite, seconds >= 0,
-              seconds > 0 || flag != "--segment" else {
-            throw UsageError("\(flag): '\(parts[1])' is not a valid number of seconds for \(c.rawValue)")
+              seconds >= Self.shortestSegment || flag != "--segment" else {
+            let hint = flag == "--segment" ? " (segments are at least \(Self.shortestSegment) s)" : ""
+            throw UsageError("\(flag): '\(parts[1])' is not a valid number of seconds for \(c.rawValue)\(hint)")
         }
         return (c, seconds)
     }
@@ -237,6 +242,11 @@ struct EvaluateCommand: Command {
         if late > 0 {
             printError(String(format: "somni evaluate: warning: %@: %d of %d reference events start after the night's end (%.1f s): is it this recording's reference?",
                               referencePath, late, reference.count, recordingLength))
+        }
+        let overrunning = reference.filter { $0.start < recordingLength + 1 && $0.end > recordingLength + 1 }.count
+        if overrunning > 0 {
+            printError(String(format: "somni evaluate: warning: %@: %d of %d reference events run on past the night's end (%.1f s): their time after it counts as missed segments",
+                              referencePath, overrunning, reference.count, recordingLength))
         }
         return (reference, found, recordingLength)
     }

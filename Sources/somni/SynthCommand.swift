@@ -41,10 +41,8 @@ struct SynthCommand: Command {
     """
 
     /// The formats an extension of --out names; a night is never written under a name that
-    /// says another format.
+    /// says another format (any other recording's extension names none synth writes).
     static let extensionFormats: [String: [String]] = ["wav": ["wav", "wav-float"], "flac": ["flac"], "m4a": ["m4a"]]
-    /// Audio extensions synth cannot write.
-    static let unwritableExtensions: Set<String> = ["mp3", "ogg", "oga", "opus", "aac", "wma", "webm", "aiff", "aif"]
 
     var out: String
     var reference: String?
@@ -59,15 +57,16 @@ struct SynthCommand: Command {
         reference = try a.option("--reference")
         data = try a.option("--data")
         let ext = URL(fileURLWithPath: out).pathExtension.lowercased()
+        let named = Self.extensionFormats[ext] ?? (AudioFileNames.isAudio(out) ? [] : nil)
         if let chosen = try a.option("--format") {
-            if let named = Self.extensionFormats[ext], !named.contains(chosen) {
+            if let named, !named.contains(chosen) {
                 throw UsageError("--out \(out) names a .\(ext) file, but --format is \(chosen)")
             }
             format = chosen
-        } else if Self.unwritableExtensions.contains(ext) {
+        } else if named == [] {
             throw UsageError("synth writes .wav, .flac or .m4a, not .\(ext) (--out \(out))")
         } else {
-            format = Self.extensionFormats[ext]?.first ?? "wav"
+            format = named?.first ?? "wav"
         }
         configuration.hours = try a.option("--hours", as: Double.self) ?? 8
         configuration.seed = try a.option("--seed", as: UInt64.self) ?? 1
@@ -104,15 +103,22 @@ struct SynthCommand: Command {
             throw UsageError("--no-recorded-bed only applies with --data: generated nights have no recorded bed")
         }
         try configuration.validate()
+        if referenceURL.standardizedFileURL.path == URL(fileURLWithPath: out).standardizedFileURL.path {
+            throw UsageError("the reference CSV would be written over the night's audio (\(out)): "
+                             + "give --out an audio file's name, or --reference another file")
+        }
         guard synthSinkFactories[format] != nil else {
             throw SomniError(.unsupported, "--format \(format) is not available (use \(synthSinkFactories.keys.sorted().joined(separator: " or ")))")
         }
     }
 
+    /// Where the reference goes: --reference, else beside --out with .csv for its extension.
+    var referenceURL: URL {
+        reference.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: out).deletingPathExtension().appendingPathExtension("csv")
+    }
+
     func run() throws {
         let outURL = URL(fileURLWithPath: out)
-        let referenceURL = reference.map { URL(fileURLWithPath: $0) }
-            ?? outURL.deletingPathExtension().appendingPathExtension("csv")
         let bank: any SoundBank = try data.map {
             try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, loader: AudioDecoder.decodeWhole)
         } ?? GeneratedSoundBank()

@@ -130,6 +130,26 @@ import Testing
         let report = try JSONDecoder().decode(EvaluationReport.self, from: Data(result.stdout.utf8))
         let cough = try #require(report.classes.first { $0.eventClass == .cough })
         #expect(cough.events.truePositives == 1 && cough.events.falseNegatives == 2)
+
+        // One that starts inside the night and runs on far past it is named too: its time
+        // after the end is scored as missed segments.
+        try "start,end,class\n100,101,cough\n3000,99999,snoring\n".write(to: reference, atomically: true, encoding: .utf8)
+        let overrun = try CLI.run(["evaluate", "--reference", reference.path, found.path, "--duration", "3600"])
+        #expect(overrun.status == 0)
+        #expect(overrun.stderr.contains("1 of 2 reference events run on past the night's end (3600.0 s)"), "\(overrun.stderr)")
+    }
+
+    /// A segment shorter than a 50 ms frame is a usage error, not a night cut into a billion
+    /// segments (1e-9 s asked for 360 GB).
+    @Test func aSegmentShorterThanAFrameIsAUsageError() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let reference = dir.appendingPathComponent("reference.csv")
+        try "start,end,class\n100,101,cough\n".write(to: reference, atomically: true, encoding: .utf8)
+        let tiny = try CLI.run(["evaluate", "--reference", reference.path, reference.path, "--duration", "3600", "--segment", "cough=1e-9"])
+        #expect(tiny.status == 64 && tiny.stderr.contains("segments are at least 0.05 s"), "\(tiny.stderr)")
+        let frame = try CLI.run(["evaluate", "--reference", reference.path, reference.path, "--duration", "3600", "--segment", "cough=0.05"])
+        #expect(frame.status == 0, "\(frame.stderr)")
     }
 }
 
@@ -167,7 +187,7 @@ import Testing
 
         // A night without its reference, and the one-night options with two nights, are usage errors.
         let unpaired = try CLI.run(["evaluate", "--reference", reference1, found1, found2, "--duration", "3600"])
-        #expect(unpaired.status == 64 && unpaired.stderr.contains("1 --reference files for 2 nights"), "\(unpaired.stderr)")
+        #expect(unpaired.status == 64 && unpaired.stderr.contains("1 --reference file for 2 nights"), "\(unpaired.stderr)")
         let errors = try CLI.run(["evaluate"] + pairs + ["--errors"])
         #expect(errors.status == 64 && errors.stderr.contains("one night at a time"), "\(errors.stderr)")
     }

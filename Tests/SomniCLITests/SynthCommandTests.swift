@@ -43,12 +43,23 @@ import Testing
         }
         // A name that says one format and a --format that says another, or a format synth
         // cannot write: a usage error, and no file.
-        for (name, extra) in [("x.wav", ["--format", "flac"]), ("x.m4a", ["--format", "wav"]), ("x.mp3", [])] {
+        for (name, extra) in [("x.wav", ["--format", "flac"]), ("x.m4a", ["--format", "wav"]), ("x.mp3", []),
+                              ("x.mp3", ["--format", "flac"]), ("x.caf", []), ("x.ogg", ["--format", "wav"])] {
             let url = dir.appendingPathComponent(name)
             let r = try CLI.run(["synth", "--out", url.path, "--hours", "0.01"] + extra)
             #expect(r.status == 64, "\(name): \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: url.path))
         }
+        // Audio and reference under one name: refused before either is written, so an older
+        // file of that name is left as it was.
+        let kept = dir.appendingPathComponent("kept.wav")
+        try Data("older".utf8).write(to: kept)
+        for (name, extra) in [("x.csv", [String]()), ("kept.wav", ["--reference", kept.path])] {
+            let r = try CLI.run(["synth", "--out", dir.appendingPathComponent(name).path, "--hours", "0.01"] + extra)
+            #expect(r.status == 64 && r.stderr.contains("reference CSV would be written over"), "\(name): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.csv").path))
+        #expect(try Data(contentsOf: kept) == Data("older".utf8))
         let float = dir.appendingPathComponent("f.wav")
         #expect(try CLI.run(["synth", "--out", float.path, "--hours", "0.01", "--format", "wav-float"]).status == 0)
     }

@@ -193,6 +193,13 @@ import Testing
         #expect(missing.stderr.contains("none.csv") && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
         let stdin = try CLI.run(["classify", "-", "--reference", csv.path])
         #expect(stdin.status == 64, "\(stdin.stderr)")
+
+        // A whole night's reference against a recording cut short: events past its end are
+        // counted as such, however far past (one 100 s past had stopped the process).
+        let far = dir.appendingPathComponent("far.csv")
+        try "start,end,class\n1,1.3,cough\n1000,1001,cough\n".write(to: far, atomically: true, encoding: .utf8)
+        let cut = try CLI.run(["classify", audio.path, "--reference", far.path])
+        #expect(cut.status == 0 && cut.stdout.contains("(1 past the audio's end)"), "\(cut.stderr)")
     }
 
     /// `classify -` hears a stream of floats as it hears the same samples in a file, and says
@@ -230,6 +237,11 @@ import Testing
         #expect(wrong.status == 0 && wrong.errorLines.count == 1
                 && wrong.stderr.contains("samples were not numbers or far outside [-1, 1]: is the input 16 kHz mono 32-bit float"),
                 "\(wrong.stderr)")
+
+        // A stream that ends before a sample is bad input, as an empty file is.
+        let empty = try CLI.run(["classify", "-"], input: Data())
+        #expect(empty.status == 65 && empty.stdout.isEmpty && empty.stderr.contains("standard input ended before a single sample"),
+                "\(empty.stderr)")
     }
 
     /// Streaming (a microphone piped in): each window's line comes out, into a pipe too, as soon

@@ -207,6 +207,31 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(worst <= tolerance, "worst \(worst)")
     }
 
+    /// A WAV file is whole or absent: until `finish()` it is written under a hidden name, and a
+    /// writer dropped unfinished (a full disk, an error) leaves neither it nor an older file's
+    /// loss behind.
+    @Test func aWAVFileAppearsOnlyWhenFinished() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("night.wav")
+        let older = Data("an older night".utf8)
+        try older.write(to: url)
+        let samples = [Float](repeating: 0.25, count: 16_000)
+        do {
+            let writer = try WAVWriter(url: url)
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            #expect(try Data(contentsOf: url) == older)
+        }
+        #expect(try Data(contentsOf: url) == older)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["night.wav"])
+
+        let writer = try WAVWriter(url: url)
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        #expect(try WAVReader.read(url).samples.count == 16_000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["night.wav"])
+    }
+
     @Test func wavReaderRejectsGarbage() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

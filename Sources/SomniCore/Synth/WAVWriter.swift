@@ -1,7 +1,9 @@
 import Foundation
 
 /// Streams mono samples into a WAV file: the header is written first with placeholder sizes and
-/// patched by `finish()`, so hours of audio pass through a small buffer.
+/// patched by `finish()`, so hours of audio pass through a small buffer. The file is written
+/// under a hidden temporary name beside `url` and renamed into place by `finish()`; without it
+/// (a full disk, say) the temporary file is removed, so `url` only ever holds a whole file.
 public final class WAVWriter: AudioSink {
     public enum Format: Sendable {
         case pcm16
@@ -14,21 +16,27 @@ public final class WAVWriter: AudioSink {
     public let sampleRate: Int
     public private(set) var samplesWritten = 0
     private let handle: FileHandle
+    private let temporaryURL: URL
     private var bytes: [UInt8] = []
     private var finished = false
+    private var inPlace = false
     private var headerSize: Int { format == .pcm16 ? 44 : 46 }
 
     public init(url: URL, sampleRate: Int = analysisSampleRate, format: Format = .pcm16) throws {
         self.url = url; self.sampleRate = sampleRate; self.format = format
-        guard FileManager.default.createFile(atPath: url.path, contents: nil),
-              let handle = try? FileHandle(forWritingTo: url) else {
+        temporaryURL = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        guard FileManager.default.createFile(atPath: temporaryURL.path, contents: nil),
+              let handle = try? FileHandle(forWritingTo: temporaryURL) else {
             throw SomniError(.io, "cannot create \(url.path)")
         }
         self.handle = handle
         try put(header(dataBytes: 0))
     }
 
-    deinit { try? handle.close() }
+    deinit {
+        try? handle.close()
+        if !inPlace { unlink(temporaryURL.path) }
+    }
 
     public func write(_ samples: UnsafeBufferPointer<Float>) throws {
         guard !finished else { throw SomniError(.internalError, "write after finish to \(url.path)") }
@@ -66,6 +74,11 @@ public final class WAVWriter: AudioSink {
         } catch {
             throw SomniError(.io, "cannot finish \(url.path)", cause: error)
         }
+        // rename replaces an older file in one step, and refuses a folder in the way.
+        guard rename(temporaryURL.path, url.path) == 0 else {
+            throw SomniError(.io, "cannot move the finished file to \(url.path): \(String(cString: strerror(errno)))")
+        }
+        inPlace = true
     }
 
     private func put(_ data: some DataProtocol) throws {
