@@ -273,8 +273,18 @@ public final class NightStore {
     /// may own (an analysis built in `newIncomingFolder`), and copy a person's own folders.
     /// `replacing` nights (the same recording analysed before) leave the store in the same
     /// transaction; their folders go after it commits (after a crash, swept as orphans).
+    /// `add` found, under the write lock, a night of the same recording that another process
+    /// saved while this one analysed it.
+    public struct AlreadyStored: Error {
+        public let night: NightRecord
+    }
+
+    /// With `unlessStored`, a night of the same recording (the same source, start and content,
+    /// as `nights(recordedFrom:)` tells) already in the store, other than those `replacing`, is
+    /// looked for under the write lock, so that two analyses of one file at once save it once:
+    /// the second throws `AlreadyStored` and the store is left as it was.
     @discardableResult
-    public func add(nightFolder: URL, moving: Bool, replacing: [NightRecord] = []) throws -> NightRecord {
+    public func add(nightFolder: URL, moving: Bool, replacing: [NightRecord] = [], unlessStored: Bool = false) throws -> NightRecord {
         if isReadOnly { throw NightStore.diskFull(directory) }
         let fm = FileManager.default
         let source = nightFolder.standardizedFileURL
@@ -305,6 +315,11 @@ public final class NightStore {
             try saveStepHook?(.staged)
             try db.execute("BEGIN IMMEDIATE")
             try sweepOrphans()
+            if unlessStored, let rival = try nights(recordedFrom: session.source, startedAt: NightClock(iso: session.startedAt)?.start,
+                                                    fingerprint: session.sourceFingerprint)
+                .first(where: { night in !replacing.contains { $0.id == night.id } }) {
+                throw AlreadyStored(night: rival)
+            }
             let record = try insert(session)
             let deleteRow = try db.prepare("DELETE FROM nights WHERE id = ?")
             for old in replacing { try deleteRow.run([.text(old.id)]) }

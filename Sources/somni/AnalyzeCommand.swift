@@ -265,7 +265,12 @@ struct AnalyzeCommand: Command {
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)
         let session = try analyse(incoming)
         let record: NightRecord
-        do { record = try store.add(nightFolder: incoming, moving: true, replacing: earlier) } catch {
+        do { record = try store.add(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true) } catch let saved as NightStore.AlreadyStored {
+            // Another analysis of this recording saved it first: one night, as when run one after the other.
+            try? FileManager.default.removeItem(at: incoming)
+            return AnalysedNight(session: try store.session(of: saved.night), folder: store.folder(of: saved.night),
+                                 savedAs: saved.night.id, storedBefore: saved.night)
+        } catch {
             let kept = store.keepUnsaved(incoming)
             throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
                              + "\(kept.path): 'somni import \(kept.path) --move' adds it later")

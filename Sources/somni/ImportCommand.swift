@@ -43,7 +43,11 @@ struct ImportCommand: Command {
             throw SomniError(.badInput, "\(source.path) is a night of \(stored.source), already in the store as \(stored.id); "
                              + "--replace puts it in that night's place")
         }
-        let record = try store.add(nightFolder: source, moving: false, replacing: earlier)
+        let record: NightRecord
+        do { record = try store.add(nightFolder: source, moving: false, replacing: earlier, unlessStored: true) } catch let saved as NightStore.AlreadyStored {
+            throw SomniError(.badInput, "\(source.path) is a night of \(saved.night.source), stored as \(saved.night.id) while this "
+                             + "import ran; --replace puts it in that night's place")
+        }
         if move {
             do { try FileManager.default.removeItem(at: source) } catch {
                 printError("somni import: warning: the night is stored, but \(source.path) could not be removed: \(error)")

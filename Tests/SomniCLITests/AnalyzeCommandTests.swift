@@ -332,6 +332,28 @@ import Testing
 
     /// A batch run again over a folder adds only its new recordings; --replace analyses one again
     /// (new settings) and puts the new night in the old one's place.
+    /// Two analyses of one recording at once (a batch started twice, a cron job and a person)
+    /// save it once: the one that commits second finds the first's night, as it would run after it.
+    @Test func oneRecordingAnalysedTwiceAtOnceIsStoredOnce() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let night = dir.appendingPathComponent("Recording_20261128_231402.wav")
+        try CLI.synthesiseShortNight(at: night)
+        let env = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        final class Results: @unchecked Sendable { var all: [CLIResult?] = [nil, nil] }
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: 2) { i in
+            results.all[i] = try? CLI.run(["analyze", night.path, "--classifier", "heuristic", "--no-clips"], environment: env)
+        }
+        let outputs = results.all.compactMap { $0 }
+        #expect(outputs.count == 2 && outputs.allSatisfy { $0.status == 0 }, "\(outputs.map(\.stderr))")
+        #expect(outputs.filter { $0.stdout.contains("is already in the night store as 20261128-2314") }.count == 1,
+                "\(outputs.map(\.stdout))")
+        let listed = try JSONSerialization.jsonObject(with: Data(try CLI.run(["nights", "--json"], environment: env).stdout.utf8))
+        #expect((listed as? [[String: Any]])?.count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("store/incoming").path).isEmpty)
+    }
+
     @Test func aRecordingAlreadyStoredIsNotAnalysedAgainUnlessReplaced() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -49,6 +49,31 @@ import SomniCore
         }
     }
 
+    /// Asked to save a night unless its recording is stored, the store looks under the write
+    /// lock: a night another process saved meanwhile is found, and nothing is added or lost.
+    @Test func aNightAlreadyStoredIsFoundUnderTheLockAndNotAddedTwice() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let s = NightFixture.session(startedAt: "2026-11-28T23:40:00Z")
+        let first = try store.add(nightFolder: NightFixture.folder(at: scratch.path("a"), session: s), moving: false)
+        _ = try NightFixture.folder(at: scratch.path("b"), session: s)
+        do {
+            try store.add(nightFolder: scratch.path("b"), moving: true, unlessStored: true)
+            Issue.record("the same recording must not be saved twice")
+        } catch let stored as NightStore.AlreadyStored {
+            #expect(stored.night.id == first.id)
+        }
+        #expect(try store.nights().map(\.id) == [first.id])
+        #expect(NightFixture.tree(scratch.path("b")) == NightFixture.tree(scratch.path("a")))  // put back, not lost
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("store/staging").path).isEmpty)
+        // A night it replaces is no rival, and another recording is none either.
+        let again = try store.add(nightFolder: scratch.path("b"), moving: false, replacing: [first], unlessStored: true)
+        #expect(try store.nights().map(\.id) == [again.id])
+        let other = NightFixture.session(startedAt: "2026-11-29T23:40:00Z")
+        try store.add(nightFolder: NightFixture.folder(at: scratch.path("c"), session: other), moving: false, unlessStored: true)
+        #expect(try store.nights().count == 2)
+    }
+
     @Test func theNightFolderAndEventRowsMatchTheSession() throws {
         let scratch = try Scratch()
         let store = try NightStore(directory: scratch.path("store"))
