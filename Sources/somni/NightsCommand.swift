@@ -47,12 +47,14 @@ struct NightsCommand: Command {
     }
 
     func run() throws {
-        let listed = range.filter(try options.open().nights())
+        let store = try options.openIfPresent()
+        let listed = range.filter(try store?.nights() ?? [])
         let rows = listed.map(Row.init)
         if options.json { return try printJSON(rows) }
         guard !rows.isEmpty else {
             if range.isGiven { return print("No dated night \(range.span).") }
-            return print("No nights stored yet. 'somni analyze FILE' or 'somni import FOLDER' adds one.")
+            return print("No nights stored yet\(store == nil ? " (no store at \(options.directory.path) yet)" : ""). "
+                         + "'somni analyze FILE' or 'somni import FOLDER' adds one.")
         }
         var table = TextTable(headers: ["Night", "Date", "Bedtime", "Wake", "In bed", "Episodes", "Snoring", "%"],
                               numeric: [4, 5, 6, 7])

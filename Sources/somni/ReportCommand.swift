@@ -57,6 +57,7 @@ struct ReportCommand: Command {
 
     func run() throws {
         let page = URL(fileURLWithPath: output).standardizedFileURL
+        try options.refuseOverwritingTheStore(page)
         let pageDirectory = page.deletingLastPathComponent()
         var sources: [(id: String, folder: URL)] = []
         var storeDirectory: URL?

@@ -25,16 +25,48 @@ struct StoreOptions {
         json = acceptsJSON ? a.flag("--json") : false
     }
 
+    var directory: URL { NightStore.defaultDirectory(explicit: store) }
+
     /// Commands that only read (and `delete`, which frees space first) still open a store on a
-    /// full disk, read-only; those that add nights ask for `.readWrite`.
+    /// full disk, read-only; those that add nights ask for `.readWrite`, and make the store when
+    /// there is none. Reading never makes one: a mistyped --store is named as holding no store,
+    /// not made into an empty one that looks like a store whose nights are gone.
     /// `delete` says nothing of a read-only store: it frees space itself.
     func open(access: NightStore.Access = .readOnlyIfDiskFull, warnIfReadOnly: Bool = true) throws -> NightStore {
-        let opened = try NightStore(directory: NightStore.defaultDirectory(explicit: store), access: access)
+        guard let opened = try openIfPresent(access: access, warnIfReadOnly: warnIfReadOnly) else {
+            throw SomniError(.badInput, "there is no night store at \(directory.path) (no \(NightStore.databaseName) there): "
+                             + "check the path; 'somni analyze FILE' or 'somni import FOLDER' makes it")
+        }
+        return opened
+    }
+
+    /// As `open`, but nil, with nothing made, when reading a store that does not exist yet.
+    func openIfPresent(access: NightStore.Access = .readOnlyIfDiskFull, warnIfReadOnly: Bool = true) throws -> NightStore? {
+        let directory = directory
+        if access == .readOnlyIfDiskFull,
+           !FileManager.default.fileExists(atPath: directory.appendingPathComponent(NightStore.databaseName).path) {
+            return nil
+        }
+        let opened = try NightStore(directory: directory, access: access)
         if opened.isReadOnly, warnIfReadOnly {
             printError("somni \(command): warning: the disk holding the night store \(opened.directory.path) is full, so the store "
                        + "is only read; 'somni delete NIGHT' frees a night's space even now")
         }
         return opened
+    }
+
+    /// Refuses an output file (`-o`) that would land on the store's own database (written
+    /// there, an export replaced the index of every night) or on a stored night's own files. A
+    /// page of its own in a night's folder is fine: the report links the clips from there.
+    func refuseOverwritingTheStore(_ output: URL) throws {
+        let path = output.standardizedFileURL.resolvingSymlinksInPath().path
+        let store = directory.standardizedFileURL.resolvingSymlinksInPath().path
+        let database = store + "/" + NightStore.databaseName
+        let inNights = ["nights", "staging", "incoming"].contains { path.hasPrefix(store + "/" + $0 + "/") }
+        let nightsOwn = [Session.fileName, EnvelopeFile.fileName].contains(output.lastPathComponent) || path.contains("/clips/")
+        if path.hasPrefix(database) || (inNights && nightsOwn) {
+            throw UsageError("-o \(output.path) would write over the night store's own files; write it elsewhere")
+        }
     }
 }
 

@@ -5,6 +5,56 @@ import Testing
 /// The store's commands as a person runs them one after another: nights analysed into a store,
 /// listed, shown, reported, exported, deleted and imported, and what each does with bad input.
 @Suite struct StoreCommandsTests {
+    /// Reading a store never makes one: a mistyped --store is named as holding none, listing or
+    /// exporting every night of it gives none, and nothing appears on the disk.
+    @Test func aStoreThatIsNotThereIsNamedNotMade() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let typo = dir.appendingPathComponent("stroe")
+        let listed = try CLI.run(["nights", "--store", typo.path])
+        #expect(listed.status == 0 && listed.stdout.contains("No nights stored yet (no store at \(typo.path) yet)"), "\(listed.stdout)")
+        let json = try CLI.run(["nights", "--json"], environment: ["SOMNI_STORE": typo.path])
+        let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [Any]
+        #expect(json.status == 0 && decoded?.isEmpty == true, "\(json.stdout)")
+        let exported = try CLI.run(["export", "--all", "--store", typo.path])
+        #expect(exported.status == 0 && exported.stdout.split(separator: "\n").count == 1
+                && exported.stderr.contains("no night store at \(typo.path) yet"), "\(exported.stderr)")
+        for command in [["show", "2026-11-28"], ["report"], ["export", "2026-11-28"], ["delete", "2026-11-28"]] {
+            let r = try CLI.run(command + ["--store", typo.path])
+            #expect(r.status == 65 && r.errorLines.count == 1 && r.stderr.contains("there is no night store at \(typo.path)"),
+                    "\(command): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: typo.path))
+    }
+
+    /// An export or a report written over the store's own database, or a night's own files, is
+    /// refused: the store and its nights stay as they were.
+    @Test func anOutputFileOverTheStoresOwnFilesIsRefused() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let storeDirectory = dir.appendingPathComponent("store")
+        let store = ["SOMNI_STORE": storeDirectory.path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-11-28 23:00"],
+                            environment: store).status == 0)
+        let id = try #require(CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).first)
+        let session = storeDirectory.appendingPathComponent("nights/\(id)/session.json")
+        let before = try Data(contentsOf: session)
+        for command in [["export", "--all", "-o", storeDirectory.appendingPathComponent("somni.sqlite").path],
+                        ["export", id, "--format", "json", "-o", session.path],
+                        ["report", id, "-o", storeDirectory.appendingPathComponent("somni.sqlite-wal").path]] {
+            let r = try CLI.run(command, environment: store)
+            #expect(r.status == 64 && r.stderr.contains("would write over the night store's own files"), "\(command): \(r.stderr)")
+        }
+        #expect(try Data(contentsOf: session) == before)
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout) == [id])
+        // A page of its own in the night's folder is written, its clips linked from there.
+        let page = storeDirectory.appendingPathComponent("nights/\(id)/report.html")
+        #expect(try CLI.run(["report", id, "-o", page.path], environment: store).status == 0)
+        #expect(FileManager.default.fileExists(atPath: page.path))
+    }
+
     @Test func nightsShowReportExportDeleteAndImportWorkTogether() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
