@@ -116,6 +116,7 @@ public final class NightRecorder<C: SoundClassifier> {
         journal = NightJournal(mode: settings.mode, startedAt: startedAt, device: device, captureRate: captureRate,
                                master: masterName, keepAudio: settings.keepAudio)
         if settings.mode == .live { journal.classifier = classifier.name }
+        journal.recorder = LocalProcess.identity
 
         let live = settings.live
         // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.

@@ -1,9 +1,31 @@
 import Dispatch
 import Foundation
+import SomniCore
 
 /// The recorder's view of this machine's processes and signals.
 public enum LocalProcess {
     public static var id: Int32 { getpid() }
+
+    /// This process, as a night's journal names its recorder.
+    public static var identity: NightJournal.RecorderIdentity {
+        NightJournal.RecorderIdentity(pid: id, host: ProcessInfo.processInfo.hostName, boot: bootID)
+    }
+
+    /// The kernel's id of this boot; nil where there is none to read.
+    public static var bootID: String? {
+        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The recorder still writing a night, when its journal names one that is alive here, in
+    /// this boot, and wrote the journal within the last 15 minutes (it does every 30 s). A
+    /// journal without a recorder (before stop 43) is left to the recording lock.
+    public static func liveRecorder(of journal: NightJournal, now: Date = Date()) -> NightJournal.RecorderIdentity? {
+        guard journal.status == .recording, let recorder = journal.recorder, recorder.pid != id,
+              recorder.host == ProcessInfo.processInfo.hostName, recorder.boot == bootID,
+              now.timeIntervalSince1970 - journal.updatedAt < 15 * 60, isAlive(recorder.pid) == true else { return nil }
+        return recorder
+    }
 
     /// Whether a process exists on this host; nil when the answer is unclear.
     public static func isAlive(_ pid: Int32) -> Bool? {

@@ -125,6 +125,10 @@ struct RecordCommand: Command {
         let lock = try options.takeLock(nightFolder: folder)
         defer { lock.release() }
         for unfinished in NightJournal.unfinishedNights(under: root) {
+            if let journal = try? NightJournal.load(in: unfinished), let recorder = LocalProcess.liveRecorder(of: journal) {
+                printError("somni record: \(unfinished.lastPathComponent) is being recorded by pid \(recorder.pid) under another lock; left alone")
+                continue
+            }
             printError("somni record: closing the interrupted night \(unfinished.lastPathComponent) first")
             do {
                 try RecordingOptions.close(unfinished, classifier: choice, sensitivity: sensitivity, recovered: true)

@@ -58,6 +58,12 @@ struct RecoverCommand: Command {
             }
             do {
                 let journal = try NightJournal.load(in: folder)
+                if let recorder = LocalProcess.liveRecorder(of: journal) {
+                    // Under another lock file (--lock, a service's private /tmp), the lock cannot tell.
+                    printError("somni recover: \(folder.lastPathComponent) is being recorded right now (pid \(recorder.pid), "
+                               + "its journal written \(Int(Date().timeIntervalSince1970 - journal.updatedAt)) s ago); left alone")
+                    continue
+                }
                 guard journal.status != .analysed else {
                     print("\(folder.lastPathComponent): already closed")
                     continue

@@ -152,6 +152,22 @@ struct TrainCommand: Command {
         guard options.features.minFrequency >= 0, options.features.minFrequency < 4000 else {
             throw UsageError("--min-hz takes 0 to 4000 Hz")
         }
+        // Checked before any decoding, not found after it: the spectrogram must be big enough
+        // for the network's pooling (too few mel bands are not), and the model must have a
+        // folder to go to.
+        do {
+            _ = try Network(input: options.features.inputShape,
+                            layers: channels.map { CNNArchitecture.standard(classes: 2, channels: $0) } ?? CNNArchitecture.standard(classes: 2))
+        } catch let error as SomniError {
+            throw UsageError("the spectrogram these options make does not fit the network (\(error.message)); "
+                             + "give more --mel-bands or a shorter --frame-ms")
+        }
+        let folder = URL(fileURLWithPath: out).deletingLastPathComponent()
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
+              FileManager.default.isWritableFile(atPath: folder.path) else {
+            throw SomniError(.io, "cannot write the model into \(folder.path): no such folder, or not writable (--out \(out))")
+        }
     }
 
     func run() throws {
@@ -217,6 +233,13 @@ struct TrainCommand: Command {
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
                           data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))
+        if validation.isEmpty || test.isEmpty {
+            // Whole groups go to each split, so a class of one recording (or one group) has none to spare.
+            let missing = [validation.isEmpty ? "validation" : nil, test.isEmpty ? "test" : nil].compactMap { $0 }
+            printError("somni train: warning: no \(missing.joined(separator: " or ")) examples: the recordings fall in too few groups "
+                       + "to split (\(validation.isEmpty ? "training runs every epoch, nothing to stop it early; " : "")"
+                       + "no test figures); give --validation DIR and --test DIR, or more recordings")
+        }
         var options = options
         if let channels { options.layers = CNNArchitecture.standard(classes: data.labels.count, channels: channels) }
         let trainer = try Trainer(data: data, train: train, validation: validation, test: test, backgrounds: beds, options: options)

@@ -57,6 +57,7 @@ import Testing
         #expect(r.stderr.contains("warning: 1 file could not be read and was left out:\n  not an audio file: \(broken.path)"),
                 "\(r.stderr)")
         #expect(r.stderr.contains("decoding 83 files in 2 classes"), "\(r.stderr)")
+        #expect(!r.stderr.contains("no validation") && !r.stderr.contains("no test"), "\(r.stderr)")
         #expect(r.stderr.contains("1 file is not a recording (by name, or not a plain file) and was left out:\n  \(note.path)\n"), "\(r.stderr)")
         for split in ["Training:", "Validation:", "Test:"] { #expect(r.stdout.contains(split), "\(r.stdout)") }
 
@@ -288,6 +289,28 @@ import Testing
             #expect(r.stderr.contains(flag), "\(flag) \(bad): \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: model.path))
         }
+        // Settings each within range that together leave the network's pooling too small a
+        // spectrogram, and a model with no folder to go to: refused before any decoding, not
+        // after a whole training run.
+        let tooFew = try CLI.run(["train", dir.path, "--out", dir.appendingPathComponent("m.somnimodel").path, "--mel-bands", "4"])
+        #expect(tooFew.status == 64 && tooFew.stderr.contains("give more --mel-bands"), "\(tooFew.stderr)")
+        let nowhere = try CLI.run(["train", dir.path, "--out", dir.appendingPathComponent("missing/m.somnimodel").path])
+        #expect(nowhere.status == 74 && nowhere.stderr.contains("cannot write the model into"), "\(nowhere.stderr)")
+        #expect(!tooFew.stderr.contains("decoding") && !nowhere.stderr.contains("decoding"))
+    }
+
+    /// Each class one group (its clips numbered within one block): nothing can go to validation
+    /// or test without splitting a group, and the run says so instead of quietly training
+    /// without early stopping or test figures.
+    @Test func aSplitWithNoGroupsToSpareIsNamed() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let data = dir.appendingPathComponent("data")
+        try writeClassFolders(in: data)
+        let r = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("m.somnimodel").path, "--channels", "4,8,8,16",
+                             "--epochs", "1", "--examples-per-class", "16", "--group-block", "1000", "--mel-bands", "24"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning: no validation or test examples: the recordings fall in too few groups"), "\(r.stderr)")
     }
 
     @Test func badChannelCountsAreOneUsageError() throws {

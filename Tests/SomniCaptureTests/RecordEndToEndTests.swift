@@ -271,6 +271,12 @@ import Testing
         let second = try CLIHarness.somni(arguments + ["--for", "10s"])
         #expect(second.status != 0)
         #expect(second.error.contains("another recorder is already recording"))
+        // Nor is its night closed under it by a recover given another lock file: the journal
+        // names the live recorder.
+        let elsewhere = folder.appendingPathComponent("other.lock").path
+        let early = try CLIHarness.somni(["recover", "--store", store.path, "--lock", elsewhere, "--classifier", "heuristic"])
+        #expect(early.error.contains("is being recorded right now (pid \(recorder.process.processIdentifier)"), "\(early.error)")
+        #expect(try NightJournal.load(in: try #require(CLIHarness.nightFolder(under: recording))).status == .recording)
 
         kill(recorder.process.processIdentifier, SIGKILL)
         _ = recorder.finish()

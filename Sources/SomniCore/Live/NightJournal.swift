@@ -75,6 +75,19 @@ public struct NightJournal: Codable, Sendable, Equatable {
     /// The episode being recorded at the last flush (live mode).
     public var openEpisode: LiveEpisodeRecord?
     public var warnings: [String]
+    /// The process writing the night, so that `recover` (and a recorder starting) tells a live
+    /// recorder from a dead one whatever recording lock each was given; nil in journals from
+    /// before stop 43.
+    public var recorder: RecorderIdentity? = nil
+
+    /// A process on a host, in one boot of it (Linux's boot_id): after a reboot its pid may name
+    /// another process.
+    public struct RecorderIdentity: Codable, Sendable, Equatable {
+        public var pid: Int32
+        public var host: String
+        public var boot: String?
+        public init(pid: Int32, host: String, boot: String?) { self.pid = pid; self.host = host; self.boot = boot }
+    }
 
     public init(mode: Mode, startedAt: Date, device: String, captureRate: Int, master: String?, keepAudio: Bool) {
         version = NightJournal.currentVersion
