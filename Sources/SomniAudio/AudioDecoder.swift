@@ -477,9 +477,7 @@ public final class AudioDecoder: AudioSource {
                     downmix.mix(frames, frames: converted, into: out + pendingEnd)
                 }
             }
-            if downmix.isOpposite, !warnings.contains(StereoDownmix.oppositePhaseWarning) {
-                warnings.append(StereoDownmix.oppositePhaseWarning)
-            }
+            if let said = downmix.warning, !warnings.contains(said) { warnings.append(said) }
         } else {
             converted = try pending.withUnsafeMutableBufferPointer { buffer in
                 try Int(resample(resampler, into: buffer.baseAddress.map { $0 + pendingEnd }, capacity: capacity, input: input, count: count))

@@ -24,6 +24,6 @@ final class StereoCapture {
     func mix(frames count: Int, into output: UnsafeMutablePointer<Float>) {
         guard let stereo = frames.baseAddress else { return }
         downmix.mix(stereo, frames: count, into: output)
-        if downmix.isOpposite, warnings.isEmpty { warnings.append(StereoDownmix.oppositePhaseWarning) }
+        if let said = downmix.warning, !warnings.contains(said) { warnings.append(said) }
     }
 }

@@ -101,6 +101,21 @@ import Testing
         #expect(abs(level + 6.02) < 0.3)
     }
 
+    /// A mono microphone on one side of a stereo input: once two seconds are heard, the live
+    /// channel at its own level, not halved, and a warning that says so.
+    @Test func aSilentChannelIsLeftOutOfALongerRecording() throws {
+        let folder = try ScratchFolder()
+        let mono = TestSignals.tones(seconds: 5, sampleRate: 48_000)
+        var rightOnly = [Float](repeating: 0, count: mono.count * 2)
+        for (index, value) in mono.enumerated() { rightOnly[2 * index + 1] = value }
+        let url = try TestSignals.encode(rightOnly, as: .flac, sampleRate: 48_000, channels: 2, in: folder.url)
+        let decoder = try AudioDecoder(url: url)
+        let decoded = try TestSignals.readAll(decoder)
+        let level = TestSignals.decibels(TestSignals.rms(decoded[40_000..<72_000]) / TestSignals.tonesRMS)
+        #expect(abs(level) < 0.3, "decoded at \(level) dB against the channel")
+        #expect(decoder.warnings == [StereoDownmix.silentChannelWarning(.left)])
+    }
+
     /// A recording from a laptop microphone whose second channel is in opposite phase: averaged,
     /// it would be silence; mixed as the difference (once two seconds have been heard) it keeps
     /// the signal at its own level.

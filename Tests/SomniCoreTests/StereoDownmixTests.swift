@@ -52,12 +52,24 @@ import Testing
         #expect(maxDifference(mixed, zip(left, right).map { 0.5 * ($0 + $1) }) < 1e-6)
     }
 
-    @Test func oneSilentChannelHalvesTheOther() {
-        let tone = Signals.sine(300, seconds: 1)
+    /// A silent channel halves the other while nothing is decided; from two seconds on the live
+    /// channel is used alone, at its own level, whichever side it is on.
+    @Test func aSilentChannelIsLeftOutOnceTwoSecondsAreHeard() {
+        let tone = Signals.sine(300, seconds: 4), nothing = [Float](repeating: 0, count: 4 * 16_000)
+        for (left, right, silent) in [(tone, nothing, StereoDownmix.Channel.right), (nothing, tone, .left)] {
+            var downmix = StereoDownmix(sampleRate: 16_000)
+            let mixed = mix(stereo(left, right), with: &downmix)
+            #expect(downmix.silentChannel == silent && !downmix.isOpposite)
+            #expect(downmix.warning == StereoDownmix.silentChannelWarning(silent))
+            #expect(maxDifference(Array(mixed[..<31_200]), tone[..<31_200].map { 0.5 * $0 }) < 1e-6)
+            #expect(maxDifference(Array(mixed[32_800...]), Array(tone[32_800...])) < 1e-6)
+        }
+        // A channel 30 dB under the other is a microphone further away, not a dead one: averaged.
         var downmix = StereoDownmix(sampleRate: 16_000)
-        let mixed = mix(stereo(tone, [Float](repeating: 0, count: tone.count)), with: &downmix)
-        #expect(!downmix.isOpposite)
-        #expect(maxDifference(mixed, tone.map { 0.5 * $0 }) < 1e-6)
+        let far = tone.map { $0 * 0.0316 }
+        let mixed = mix(stereo(tone, far), with: &downmix)
+        #expect(downmix.silentChannel == nil && downmix.warning == nil)
+        #expect(maxDifference(mixed, zip(tone, far).map { 0.5 * ($0 + $1) }) < 1e-6)
     }
 
     /// Under two seconds nothing is decided: a one-second clip in opposite phase is averaged, as

@@ -13,6 +13,11 @@
 /// clips begin so), so the correlation is taken after a DC blocker. And a fraction of a second
 /// is too little to judge a recording's wiring by, so nothing is decided before
 /// `evidenceSeconds`: until then the channels are averaged, as anything shorter always is.
+///
+/// A channel that carries nothing (a mono microphone on one side of a stereo jack, a USB adapter
+/// with one dead input) would halve the other in the average: every level 6 dB low, and quieter
+/// snores under the gate. Once the evidence is in, a channel more than 40 dB below the other
+/// (no room puts two microphones that far apart) is left out and the other used alone.
 public struct StereoDownmix: Sendable {
     /// Correlation under which the channels count as one signal in opposite phase.
     public static let oppositeBelow = -0.5
@@ -22,8 +27,24 @@ public struct StereoDownmix: Sendable {
     public static let oppositePhaseWarning = "the two channels are in opposite phase (as some laptops' built-in microphones "
         + "record), so they were mixed as their difference: their average would have cancelled to near silence"
 
+    /// Energy ratio under which a channel counts as carrying nothing (−40 dB).
+    public static let silentBelow = 1e-4
+    public enum Channel: String, Sendable { case left, right }
+    /// Said when one channel was silent and the other was used alone.
+    public static func silentChannelWarning(_ silent: Channel) -> String {
+        "the \(silent.rawValue) channel is silent (a microphone on one side of the input only), so the "
+            + "\(silent == .left ? "right" : "left") one was used alone: their average would have been 6 dB too quiet"
+    }
+
     /// The second channel is being subtracted rather than added.
     public private(set) var isOpposite = false
+    /// The channel left out as silent, if one is.
+    public private(set) var silentChannel: Channel?
+    /// What to tell the user about the mix, once something was decided.
+    public var warning: String? {
+        if let silentChannel { return Self.silentChannelWarning(silentChannel) }
+        return isOpposite ? Self.oppositePhaseWarning : nil
+    }
     private let evidenceFrames: Int
     private var framesSeen = 0
     private var leftEnergy = 0.0
@@ -64,8 +85,16 @@ public struct StereoDownmix: Sendable {
         crossEnergy += Double(lr)
         framesSeen += frames
         let scale = (leftEnergy * rightEnergy).squareRoot()
-        if framesSeen >= evidenceFrames, scale > 0 { isOpposite = crossEnergy < Self.oppositeBelow * scale }
-        let second: Float = isOpposite ? -0.5 : 0.5
-        for i in 0..<frames { output[i] = 0.5 * interleaved[2 * i] + second * interleaved[2 * i + 1] }
+        if framesSeen >= evidenceFrames {
+            if scale > 0 { isOpposite = crossEnergy < Self.oppositeBelow * scale }
+            silentChannel = rightEnergy < Self.silentBelow * leftEnergy ? .right
+                : leftEnergy < Self.silentBelow * rightEnergy ? .left : nil
+        }
+        let (first, second): (Float, Float) = switch silentChannel {
+        case .right: (1, 0)
+        case .left: (0, 1)
+        case nil: (0.5, isOpposite ? -0.5 : 0.5)
+        }
+        for i in 0..<frames { output[i] = first * interleaved[2 * i] + second * interleaved[2 * i + 1] }
     }
 }
