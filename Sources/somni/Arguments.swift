@@ -42,7 +42,11 @@ struct Arguments {
 
     mutating func option<T: LosslessStringConvertible>(_ name: String, as: T.Type) throws -> T? {
         guard let s = try option(name) else { return nil }
-        guard let v = T(s) else { throw UsageError("\(name) takes a \(T.self), not '\(s)'") }
+        guard let v = T(s) else {
+            let kind = T.self is any BinaryFloatingPoint.Type ? "a number"
+                : T.self is any UnsignedInteger.Type ? "a whole number from 0" : T.self is any BinaryInteger.Type ? "a whole number" : "\(T.self)"
+            throw UsageError("\(name) takes \(kind), not '\(s)'")
+        }
         return v
     }
 

@@ -125,9 +125,15 @@ struct EvaluateCommand: Command {
         return extractor.frames
     }
 
-    /// `--ignore LABEL[,LABEL…]`, repeatable.
+    /// `--ignore LABEL[,LABEL…]`, repeatable. Never one of the scored classes: ignoring the
+    /// reference's snores would score every snore found as false.
     static func labels(_ a: inout Arguments) throws -> Set<String> {
-        Set(try repeated(&a, "--ignore").flatMap { $0.split(separator: ",").map(String.init) })
+        let labels = Set(try repeated(&a, "--ignore").flatMap { $0.split(separator: ",").map(String.init) })
+        if let scored = labels.sorted().first(where: { ReferenceCSV.eventClass(named: $0) != nil }) {
+            throw UsageError("--ignore is for the reference's other labels; '\(scored)' is one of the classes scored "
+                             + "(its row of the table can be left aside instead)")
+        }
+        return labels
     }
 
     private static func repeated(_ a: inout Arguments, _ name: String) throws -> [String] {

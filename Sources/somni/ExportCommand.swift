@@ -10,11 +10,12 @@ struct ExportCommand: Command {
     Usage: somni export NIGHT|--all [--from DATE] [--to DATE] [--format csv|json] [--rows event|night] [-o FILE] [--store DIR]
 
     CSV has one row per event: night, night_date, event, class, start_s, end_s, clock, duration_s,
-    confidence, peak_dbfs, mean_dbfs, severity, clip. With --rows night it has one row per night
-    instead: night, night_date, started_at, bedtime, wake, source, duration_h, analysed_h,
-    active_share, sensitivity, classifier, snoring_minutes, snoring_percent, snoring_episodes,
-    snoring/sleep_talk/cough _events and _per_h. JSON holds each night's record and its full
-    session.json.
+    confidence, peak_dbfs, mean_dbfs, severity, clip, started_at (the event's start in ISO 8601
+    with the bedroom clock's offset, for joining with other records). With --rows night it has
+    one row per night instead: night, night_date, started_at, bedtime, wake, source, duration_h,
+    analysed_h, active_share, sensitivity, classifier, snoring_minutes, snoring_percent,
+    snoring_episodes, snoring/sleep_talk/cough _events and _per_h. JSON holds each night's record
+    and its full session.json.
 
       --all            every night in the store
     \(NightRange.help(column: 19))

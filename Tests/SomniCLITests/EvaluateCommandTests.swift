@@ -90,6 +90,14 @@ import Testing
         #expect(try scores(.snoring).truePositives == 1 && scores(.cough).truePositives == 1)
         #expect(try scores(.sleepTalk).falseNegatives == 1 && scores(.sleepTalk).truePositives == 0)
         #expect(try [EventClass.snoring, .sleepTalk, .cough].map { try scores($0).falsePositives } == [0, 0, 0])
+
+        // A scored class is not an "other" label: leaving out the reference's snores would score
+        // every snore found as false.
+        let scored = try CLI.run(["evaluate", "--reference", labels.path, found.path, "--duration", "3600", "--ignore", "door,Snore"])
+        #expect(scored.status == 64 && scored.stderr.contains("'Snore' is one of the classes scored"), "\(scored.stderr)")
+        // And a number where one is due says so in words.
+        let word = try CLI.run(["evaluate", "--reference", labels.path, found.path, "--duration", "an hour"])
+        #expect(word.status == 64 && word.stderr.contains("--duration takes a number, not 'an hour'"), "\(word.stderr)")
     }
 
     /// A data set's DCASE metadata, one file for every recording: each night is scored against

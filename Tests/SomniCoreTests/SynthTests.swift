@@ -171,6 +171,19 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(plan.placements.contains { $0.kind == .traffic })
     }
 
+    /// More talk and coughs than a night has room for (each keeps 3 s from the others and the
+    /// snoring) are placed as far as they go, and the plan says how many did.
+    @Test func eventsWithNoRoomLeftAreCountedNotDroppedInSilence() throws {
+        var crowded = NightConfiguration(hours: 0.2)
+        crowded.speechPerHour = 600
+        crowded.coughBoutsPerHour = 600
+        let plan = try NightPlan(configuration: crowded, bank: GeneratedSoundBank())
+        let talk = plan.events.filter { $0.eventClass == .sleepTalk }.count
+        #expect(plan.shortfalls.contains { $0.hasPrefix("only \(talk) of the 120 utterances asked for found room") }, "\(plan.shortfalls)")
+        #expect(plan.shortfalls.contains { $0.contains("of the 120 cough bouts asked for") }, "\(plan.shortfalls)")
+        #expect(try NightPlan(configuration: NightConfiguration(hours: 0.2), bank: GeneratedSoundBank()).shortfalls.isEmpty)
+    }
+
     @Test func badHoursAreRefused() {
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: 0), bank: GeneratedSoundBank()) }
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: .nan), bank: GeneratedSoundBank()) }

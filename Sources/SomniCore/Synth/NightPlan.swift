@@ -114,6 +114,9 @@ public struct NightPlan: Sendable {
     public let sampleCount: Int
     /// Where the target sounds are, sorted by start: one event per snore, per utterance, per cough.
     public let events: [ReferenceEvent]
+    /// Talk and cough bouts asked for that found no room (targets keep 3 s from each other and
+    /// from the snoring), said in words; empty when every one was placed.
+    public let shortfalls: [String]
     let placements: [Placement]
     let bedRandom: SeededRandom
 
@@ -141,6 +144,10 @@ public struct NightPlan: Sendable {
         for kind in [SoundKind.door, .footsteps, .traffic] {
             try builder.placeScattered(kind, perHour: c.distractorRate(kind) * c.hours, levels: c.distractorLevel)
         }
+        shortfalls = builder.shortfalls.map { name, count in
+            "only \(count.placed) of the \(count.asked) \(name) asked for found room in the night (each keeps "
+                + "\(Int(NightPlan.targetMargin)) s from the snoring and the others), so there are fewer an hour than asked"
+        }
         let ordered = builder.placements.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
         placements = ordered.map(\.element)
         events = placements.compactMap { p in
@@ -160,6 +167,8 @@ private struct PlanBuilder<Bank: SoundBank> {
     /// Target sounds so far, as sorted, disjoint sample ranges (pulses of one episode, coughs of
     /// one bout are one range each).
     var targets: [Range<Int>] = []
+    /// Target sounds asked for and placed, where some found no room, by what they are called.
+    var shortfalls: [(name: String, count: (asked: Int, placed: Int))] = []
     let rate = Double(analysisSampleRate)
 
     init(sampleCount: Int, rng: SeededRandom, bank: Bank) {
@@ -220,6 +229,7 @@ private struct PlanBuilder<Bank: SoundBank> {
     mutating func placeScattered(_ kind: SoundKind, perHour expected: Double, levels: ClosedRange<Double>) throws {
         let isTarget = kind.eventClass != nil
         let count = Int(expected) + (rng.chance(expected - expected.rounded(.down)) ? 1 : 0)
+        var placed = 0
         for _ in 0..<count {
             guard var p = try measure(kind, level: rng.uniform(levels)), p.length < sampleCount else { continue }
             for _ in 0..<100 {
@@ -227,15 +237,18 @@ private struct PlanBuilder<Bank: SoundBank> {
                 if isFree(p.start..<p.end, margin: isTarget ? NightPlan.targetMargin : NightPlan.distractorMargin) {
                     placements.append(p)
                     if isTarget { reserve(p.start..<p.end) }
+                    placed += 1
                     break
                 }
             }
         }
+        if isTarget, placed < count { shortfalls.append((kind == .speech ? "utterances" : "\(kind.rawValue) sounds", (count, placed))) }
     }
 
     /// Bouts of 1–4 coughs, onsets 0.4–0.8 s apart (more when a cough is long).
     mutating func placeCoughBouts(perHour expected: Double, levels: ClosedRange<Double>) throws {
         let count = Int(expected) + (rng.chance(expected - expected.rounded(.down)) ? 1 : 0)
+        var placed = 0
         for _ in 0..<count {
             let size = rng.chance(0.4) ? 1 : rng.int(2...4)
             let level = rng.uniform(levels)
@@ -253,10 +266,12 @@ private struct PlanBuilder<Bank: SoundBank> {
                 if isFree(start..<(start + last.end), margin: NightPlan.targetMargin) {
                     for var p in bout { p.start += start; placements.append(p) }
                     reserve(start..<(start + last.end))
+                    placed += 1
                     break
                 }
             }
         }
+        if placed < count { shortfalls.append(("cough bouts", (count, placed))) }
     }
 
     /// Recorded noise laid end to end under the whole night, crossfaded over half a second.

@@ -28,7 +28,7 @@ public final class NightSynthesizer: AudioSource {
     public var expectedDuration: Double? { plan.duration }
 
     public var warnings: [String] {
-        clippedSamples > 0 ? ["\(clippedSamples) samples were louder than full scale and were clipped"] : []
+        plan.shortfalls + (clippedSamples > 0 ? ["\(clippedSamples) samples were louder than full scale and were clipped"] : [])
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
