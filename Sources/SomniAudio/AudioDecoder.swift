@@ -157,8 +157,12 @@ public final class AudioDecoder: AudioSource {
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
         input.recordingStart = recordingStart(format.pointee.metadata) ?? recordingStart(stream.pointee.metadata)
-        input.expectedDuration = duration(of: stream, in: format)
+        let (duration, isWholeFiles) = duration(of: stream, in: format)
+        input.expectedDuration = duration
+        // The whole file's length speaks for this stream only when it is the file's one stream:
+        // a video's picture may run on past its sound.
         input.durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
+            || (isWholeFiles && format.pointee.nb_streams > 1)
 
         guard let codec = avcodec_alloc_context3(decoder) else { throw SomniError(.internalError, "out of memory") }
         handles.codec = codec
@@ -315,15 +319,29 @@ public final class AudioDecoder: AudioSource {
         return SomniError(.badInput, "not an audio file: \(path) has no audio stream (it holds \(kinds.sorted().joined(separator: ", ")))")
     }
 
-    private static func duration(of stream: UnsafeMutablePointer<AVStream>, in format: UnsafeMutablePointer<AVFormatContext>) -> Double? {
+    /// The stream's length: its own, else the DURATION tag Matroska and WebM muxers write for
+    /// each stream, else the whole file's (`isWholeFiles`).
+    private static func duration(of stream: UnsafeMutablePointer<AVStream>,
+                                 in format: UnsafeMutablePointer<AVFormatContext>) -> (seconds: Double?, isWholeFiles: Bool) {
         let unknown = somni_nopts_value()
         if stream.pointee.duration != unknown, stream.pointee.duration > 0 {
-            return Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base)
+            return (Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base), false)
+        }
+        if let tag = av_dict_get(stream.pointee.metadata, "DURATION", nil, 0), let seconds = clockSeconds(String(cString: tag.pointee.value)) {
+            return (seconds, false)
         }
         if format.pointee.duration != unknown, format.pointee.duration > 0 {
-            return Double(format.pointee.duration) / Double(somni_time_base())
+            return (Double(format.pointee.duration) / Double(somni_time_base()), true)
         }
-        return nil
+        return (nil, false)
+    }
+
+    /// "HH:MM:SS.fraction" in seconds; nil for anything else, or nothing.
+    static func clockSeconds(_ text: String) -> Double? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 3, let h = Double(parts[0]), let m = Double(parts[1]), let s = Double(parts[2]) else { return nil }
+        let seconds = h * 3600 + m * 60 + s
+        return seconds.isFinite && seconds > 0 ? seconds : nil
     }
 
     // MARK: - Decoding

@@ -75,6 +75,21 @@ import Testing
         #expect(error?.message.contains("no audio stream (it holds video)") == true)
     }
 
+    /// A video whose picture runs on after its sound (a camera left recording): the sound is
+    /// all there, so no "ends early" warning, in Matroska (whose streams carry their lengths as
+    /// tags) or in a container that gives only the whole file's.
+    @Test(arguments: ["matroska", "nut"])
+    func aVideoLongerThanItsSoundIsNotCalledShort(container: String) throws {
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("camera.\(container == "matroska" ? "mkv" : "nut")")
+        try VideoFiles.write(to: url, container: container, videoSeconds: 6, audio: TestSignals.tones(seconds: 2, sampleRate: 16_000))
+        let decoder = try AudioDecoder(url: url)
+        let samples = try TestSignals.readAll(decoder)
+        #expect(abs(samples.count - 32_000) < 400, "\(samples.count)")
+        #expect(decoder.warnings.isEmpty, "\(decoder.warnings)")
+        if container == "matroska" { #expect(decoder.expectedDuration.map { abs($0 - 2) < 0.05 } == true, "\(decoder.expectedDuration ?? 0)") }
+    }
+
     @Test func codecWithoutDecoder() throws {
         let folder = try ScratchFolder()
         let url = try folder.file("odd.wav", contents: wavHeader(formatTag: 0x7777, dataBytes: 3200) + Data(count: 3200))
