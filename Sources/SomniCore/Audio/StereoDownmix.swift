@@ -14,10 +14,12 @@
 /// is too little to judge a recording's wiring by, so nothing is decided before
 /// `evidenceSeconds`: until then the channels are averaged, as anything shorter always is.
 ///
-/// A channel that carries nothing (a mono microphone on one side of a stereo jack, a USB adapter
-/// with one dead input) would halve the other in the average: every level 6 dB low, and quieter
-/// snores under the gate. Once the evidence is in, a channel more than 40 dB below the other
-/// (no room puts two microphones that far apart) is left out and the other used alone.
+/// A channel that carries (almost) nothing (a mono microphone on one side of a stereo jack, a USB
+/// adapter with one dead input, a phone that fills its second channel with its other microphone's
+/// murmur) would halve the other in the average: every level 6 dB low, and quieter snores under
+/// the gate. Once the evidence is in, a channel more than 20 dB below the other (no room puts two
+/// microphones of one recording that far apart; what it adds to the mix is under a tenth) is left
+/// out and the other used alone.
 public struct StereoDownmix: Sendable {
     /// Correlation under which the channels count as one signal in opposite phase.
     public static let oppositeBelow = -0.5
@@ -27,12 +29,12 @@ public struct StereoDownmix: Sendable {
     public static let oppositePhaseWarning = "the two channels are in opposite phase (as some laptops' built-in microphones "
         + "record), so they were mixed as their difference: their average would have cancelled to near silence"
 
-    /// Energy ratio under which a channel counts as carrying nothing (−40 dB).
-    public static let silentBelow = 1e-4
+    /// Energy ratio under which a channel counts as carrying nothing (−20 dB).
+    public static let silentBelow = 1e-2
     public enum Channel: String, Sendable { case left, right }
     /// Said when one channel was silent and the other was used alone.
     public static func silentChannelWarning(_ silent: Channel) -> String {
-        "the \(silent.rawValue) channel is silent (a microphone on one side of the input only), so the "
+        "the \(silent.rawValue) channel is silent or nearly (over 20 dB under the other), so the "
             + "\(silent == .left ? "right" : "left") one was used alone: their average would have been 6 dB too quiet"
     }
 
