@@ -76,6 +76,9 @@ struct AnalyzeCommand: Command {
         }
         like = try a.option("--like")
         store = try a.option("--store")
+        // As record and recover: a night goes to a bare folder or into the store, and one of
+        // them given in vain would be a night the user looks for where it is not.
+        if out != nil && store != nil { throw UsageError("give --out or --store, not both") }
         sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")

@@ -207,6 +207,9 @@ import Testing
         let r = try CLI.run(["analyze", "x.wav", "--sensitivity", "11"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("--sensitivity"))
+        // A bare folder and the store at once: one would be ignored.
+        let both = try CLI.run(["analyze", "x.wav", "--out", "night", "--store", "store"])
+        #expect(both.status == 64 && both.stderr.contains("give --out or --store, not both"), "\(both.stderr)")
     }
 
     @Test func anOptionGivenTwiceIsNamedAsSuch() throws {

@@ -62,6 +62,12 @@ import Testing
         #expect(ClassSets.eventClass(forLabel: "babbling") == .sleepTalk)
         #expect(ClassSets.eventClass(forLabel: "cough") == .cough)
         #expect(ClassSets.eventClass(forLabel: "breathing") == nil)
+        // Somni's own class names and a reference's spellings, as class folders may be named.
+        #expect(ClassSets.eventClass(forLabel: "sleep_talk") == .sleepTalk)
+        #expect(ClassSets.eventClass(forLabel: "Snore") == .snoring)
+        #expect(ClassSets.eventClass(forLabel: "coughing") == .cough)
+        // Every spelling a reference accepts names the same class as a model label.
+        for (spelling, eventClass) in ReferenceCSV.classAliases { #expect(ClassSets.eventClass(forLabel: spelling) == eventClass, "\(spelling)") }
     }
 
     @Test func windowsWithinTwoSecondsMergeAndLongerGapsSplit() {

@@ -151,6 +151,12 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
             f["fftSize"] = 300
             h["features"] = f
         }, mentioning: "FFT size")
+        // A hop of 0 (the input's frame count divides by it) is refused before any shape is worked out.
+        expectBadModel(try file { h in
+            var f = h["features"] as! [String: Any]
+            f["hopLength"] = 0
+            h["features"] = f
+        }, mentioning: "hop 0")
         expectBadModel(try file { $0["name"] = 7 }, mentioning: "header")
         // A second input channel asked of a model trained without one: its statistics do not fit.
         expectBadModel(try file { h in

@@ -326,6 +326,10 @@ import SomniCore
         ("episode", "a snoring episode runs -5.0–10.0 s"),
         ("snoring minutes", "its summary says 100.0 min"),
         ("version", "version 2; this Somni reads version 1"),
+        ("a trillion seconds", "its duration is 1000000000000.0 s"),
+        ("levels", "event evt-0002 has levels 1e+300"),
+        ("start", "its start 'yesterday' is not an ISO 8601 time"),
+        ("zone", "its time zone 'Mars/Olympus' is not one this system knows"),
     ])
     func aNightWithImpossibleNumbersIsRefusedSayingWhich(fault: String, message: String) throws {
         let scratch = try Scratch()
@@ -343,6 +347,10 @@ import SomniCore
         case "share": s.activeShare = 2
         case "episode": s.episodes = [SnoringEpisode(start: -5, end: 10, eventCount: 2)]
         case "snoring minutes": s.summary.snoringMinutes = 100
+        case "a trillion seconds": s.duration = 1e12; s.analysedSeconds = 1e12
+        case "levels": s.events[1].peakDBFS = 1e300
+        case "start": s.startedAt = "yesterday"
+        case "zone": s.timeZone = "Mars/Olympus"
         default: s.version = 2
         }
         try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))

@@ -22,11 +22,14 @@ public enum Sensitivity {
     }
 }
 
-/// Which classifier labels count as which kind of event.
+/// Which classifier labels count as which kind of event: the sets (AudioSet's names),
+/// and Somni's own class names and the spellings a reference may use, so that a model trained
+/// from folders named `sleep_talk`, `snore` or `coughing` finds its events as `speech` does.
 public enum ClassSets {
-    public static let snoring: Set<String> = ["snoring", "snort"]
-    public static let sleepTalk: Set<String> = ["speech", "whispering", "shout", "singing", "babbling"]
-    public static let cough: Set<String> = ["cough"]
+    public static let snoring: Set<String> = ["snoring", "snort", "snore"]
+    public static let sleepTalk: Set<String> = ["speech", "whispering", "shout", "singing", "babbling",
+                                                "sleep_talk", "sleeptalk", "sleep-talk", "sleep talk", "talk"]
+    public static let cough: Set<String> = ["cough", "coughing"]
 
     /// The event class a label belongs to (case-insensitive), nil for every other sound.
     public static func eventClass(forLabel label: String) -> EventClass? {

@@ -23,6 +23,7 @@ public struct CNNModel: Sendable {
 
     public init(name: String, labels: [String], features: FeatureSettings, bandMean: [Float], bandDeviation: [Float],
                 layers: [LayerSpec], parameters: [Float]? = nil, temperature: Float = 1, seed: UInt64 = 1) throws {
+        try features.validate()  // first: the input's shape divides by the hop, which a damaged file may give as 0
         let network = try Network(input: features.inputShape, layers: layers)
         self.name = name; self.labels = labels; self.features = features
         self.bandMean = bandMean; self.bandDeviation = bandDeviation

@@ -168,6 +168,9 @@ public struct Session: Codable, Sendable, Equatable {
         return session
     }
 
+    /// The longest night a session may say it is: 31 days.
+    public static let longestPlausible: Double = 31 * 86_400
+
     /// The first thing in the night that no analysis writes, said for the user; nil when none.
     /// A night made elsewhere is checked before the store takes it: its numbers become the
     /// store's rows and the report's timeline. Times may pass the night's end by a second
@@ -175,7 +178,11 @@ public struct Session: Codable, Sendable, Equatable {
     public var inconsistency: String? {
         let end = duration + 1
         func badTime(_ start: Double, _ stop: Double) -> Bool { !(start >= 0 && start <= stop && stop <= end) }
-        guard duration >= 0, duration.isFinite else { return "its duration is \(duration) s" }
+        // A month is far past any recording (a night is at most a day; joined parts a few), and
+        // reports lay a night out in 10 s cells: 1e12 s asked for 1.6 TB.
+        guard duration >= 0, duration <= Self.longestPlausible else { return "its duration is \(duration) s" }
+        if let startedAt, startDate == nil { return "its start '\(startedAt)' is not an ISO 8601 time" }
+        if let timeZone, TimeZone(identifier: timeZone) == nil { return "its time zone '\(timeZone)' is not one this system knows" }
         guard analysedSeconds >= 0, analysedSeconds <= end else {
             return "it analysed \(analysedSeconds) s of a \(duration) s night"
         }
@@ -198,6 +205,10 @@ public struct Session: Codable, Sendable, Equatable {
             }
             guard (0...1).contains(e.confidence) else { return "event \(e.id) has confidence \(e.confidence)" }
             guard (0...100).contains(e.severity) else { return "event \(e.id) has severity \(e.severity)" }
+            // Levels are floored at −120 dBFS; float audio may pass 0 dBFS, but not by 100 dB.
+            guard (-200...100).contains(e.peakDBFS), (-200...100).contains(e.meanDBFS) else {
+                return "event \(e.id) has levels \(e.peakDBFS) / \(e.meanDBFS) dBFS"
+            }
         }
         for e in episodes where badTime(e.start, e.end) || e.eventCount < 0 {
             return "a snoring episode runs \(e.start)–\(e.end) s, outside the \(duration) s night or backwards"
