@@ -14,7 +14,11 @@ public final class NightStore {
     private(set) var db: Database
     /// Opened as a read-only snapshot because the disk was too full to open it for writing
     /// (`Access.readOnlyIfDiskFull`); `delete` still works, freeing space first.
-    public private(set) var isReadOnly = false
+    public var isReadOnly: Bool { readOnlyBecause != nil }
+    public enum ReadOnlyCause: Sendable { case diskFull, notWritable }
+    /// Why the store was opened read-only: a full disk, or a folder this process cannot write
+    /// (a read-only medium, a backup, another user's store).
+    public private(set) var readOnlyBecause: ReadOnlyCause?
     /// Test seam: called between the steps of `add`; a thrown error aborts the save there.
     var saveStepHook: ((SaveStep) throws -> Void)?
 
@@ -47,26 +51,37 @@ public final class NightStore {
     public init(directory: URL, access: Access = .readWrite) throws {
         self.directory = directory
         let fm = FileManager.default
-        for d in [directory, directory.appendingPathComponent("nights"), directory.appendingPathComponent("staging")] {
-            do { try fm.createDirectory(at: d, withIntermediateDirectories: true) } catch {
-                throw SomniError(.io, "cannot create the store directory \(d.path)", cause: error)
+        let path = directory.appendingPathComponent(NightStore.databaseName).path
+        // A store that may only be read (a read-only disk, another user's) is read as it stands.
+        let writable = fm.isWritableFile(atPath: directory.path) || !fm.fileExists(atPath: path)
+        if writable || access == .readWrite {
+            for d in [directory, directory.appendingPathComponent("nights"), directory.appendingPathComponent("staging")] {
+                do { try fm.createDirectory(at: d, withIntermediateDirectories: true) } catch {
+                    throw SomniError(.io, "cannot create the store directory \(d.path)", cause: error)
+                }
             }
         }
-        let path = directory.appendingPathComponent(NightStore.databaseName).path
         do {
+            guard writable || access == .readWrite else { throw SomniError(.io, "the store's folder cannot be written") }
             db = try NightStore.openForWriting(path)
             try sweepIfUnlocked()
-        } catch let error as SomniError where error.isOutOfSpace {
+        } catch let error as SomniError where error.isOutOfSpace || !writable {
             // A log left by a process that died may hold saved nights a snapshot would not see.
             let log = (try? fm.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
             guard access == .readOnlyIfDiskFull, log == 0, fm.fileExists(atPath: path),
                   let snapshot = try? Database(path: path, snapshot: true),
                   (try? Schema.version(of: snapshot)) == Schema.currentVersion else {
-                throw NightStore.diskFull(directory, cause: error)
+                if writable { throw NightStore.diskFull(directory, cause: error) }
+                throw NightStore.notWritable(directory, cause: error)
             }
             db = snapshot
-            isReadOnly = true
+            readOnlyBecause = writable ? .diskFull : .notWritable
         }
+    }
+
+    static func notWritable(_ directory: URL, cause: SomniError? = nil) -> SomniError {
+        SomniError(.io, "the night store \(directory.path) cannot be written (a read-only disk, or another user's folder)",
+                   cause: cause)
     }
 
     private static func openForWriting(_ path: String) throws -> Database {
@@ -285,7 +300,7 @@ public final class NightStore {
     /// the second throws `AlreadyStored` and the store is left as it was.
     @discardableResult
     public func add(nightFolder: URL, moving: Bool, replacing: [NightRecord] = [], unlessStored: Bool = false) throws -> NightRecord {
-        if isReadOnly { throw NightStore.diskFull(directory) }
+        if let readOnlyBecause { throw readOnlyBecause == .diskFull ? NightStore.diskFull(directory) : NightStore.notWritable(directory) }
         let fm = FileManager.default
         let source = nightFolder.standardizedFileURL
         let sessionFile = source.appendingPathComponent(Session.fileName)
@@ -423,6 +438,7 @@ public final class NightStore {
     /// the rows' deletion needs; should that still fail, the row is left without its folder,
     /// which `somni delete` removes when run again.
     public func delete(_ night: NightRecord) throws {
+        if readOnlyBecause == .notWritable { throw NightStore.notWritable(directory) }
         if isReadOnly {
             let folder = folder(of: night)
             if FileManager.default.fileExists(atPath: folder.path) {
@@ -434,7 +450,7 @@ public final class NightStore {
                 throw SomniError(.io, "night \(night.id)'s folder was removed, but the disk is still too full to "
                                  + "remove its row: free more space and run 'somni delete \(night.id)' again", cause: error)
             }
-            isReadOnly = false
+            readOnlyBecause = nil
         }
         try db.writeTransaction {
             try db.prepare("DELETE FROM nights WHERE id = ?").run([.text(night.id)])

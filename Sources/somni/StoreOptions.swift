@@ -48,7 +48,10 @@ struct StoreOptions {
             return nil
         }
         let opened = try NightStore(directory: directory, access: access)
-        if opened.isReadOnly, warnIfReadOnly {
+        if opened.readOnlyBecause == .notWritable {
+            printError("somni \(command): note: the night store \(opened.directory.path) cannot be written (a read-only disk, "
+                       + "or another user's folder), so it is only read")
+        } else if opened.isReadOnly, warnIfReadOnly {
             printError("somni \(command): warning: the disk holding the night store \(opened.directory.path) is full, so the store "
                        + "is only read; 'somni delete NIGHT' frees a night's space even now")
         }

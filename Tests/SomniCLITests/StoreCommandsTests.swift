@@ -437,6 +437,48 @@ import Testing
         #expect(try CLI.nightIDs(read("after")) == ["20261102-2300"], "\(read("after"))")
         #expect(read("folders") == "20261102-2300")
     }
+
+    /// A store on a read-only disk (a backup medium, a mount gone read-only) is read as it
+    /// stands, with a note; adding or deleting a night says it cannot be written. Before, every
+    /// command stopped with SQLite's "unable to open database file".
+    @Test(.enabled(if: FullDisk.available, Comment(rawValue: FullDisk.missingMessage)))
+    func aStoreOnAReadOnlyDiskIsRead() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        try storeTwoEvenings(of: audio, in: ["SOMNI_STORE": dir.appendingPathComponent("store").path])
+        let script = """
+            set -u
+            mount -t tmpfs -o size=8m tmpfs "$DIR/disk" || exit 99
+            cp -a "$DIR/store" "$DIR/disk/store"
+            mount -o remount,ro "$DIR/disk" || exit 98
+            export SOMNI_STORE="$DIR/disk/store"
+            "$SOMNI" nights --json > "$DIR/listed" 2> "$DIR/listed-errors"; echo $? > "$DIR/listed-status"
+            "$SOMNI" show 2026-11-01 > "$DIR/shown" 2>&1; echo $? > "$DIR/shown-status"
+            "$SOMNI" delete 20261101-2300 > "$DIR/deleted" 2>&1; echo $? > "$DIR/deleted-status"
+            "$SOMNI" analyze "$DIR/night.wav" --classifier heuristic --no-clips --started "2026-11-03 23:00" > "$DIR/added" 2>&1
+            echo $? > "$DIR/added-status"
+            """
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("disk"), withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: FullDisk.unshare)
+        p.arguments = ["--user", "--map-root-user", "--mount", "/bin/bash", "-c", script]
+        p.environment = ["DIR": dir.path, "SOMNI": CLI.executable.path, "PATH": "/usr/bin:/bin"]
+        try p.run()
+        p.waitUntilExit()
+        func read(_ name: String) -> String {
+            ((try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        try #require(p.terminationStatus == 0, "the scenario stopped with \(p.terminationStatus)")
+        let listed = try CLI.nightIDs(read("listed"))
+        #expect(read("listed-status") == "0" && listed == ["20261101-2300", "20261102-2300"], "\(read("listed-errors"))")
+        #expect(read("listed-errors").contains("cannot be written (a read-only disk, or another user's folder), so it is only read"),
+                "\(read("listed-errors"))")
+        #expect(read("shown-status") == "0" && read("shown").contains("Night 20261101-2300"), "\(read("shown"))")
+        #expect(read("deleted-status") == "74" && read("deleted").contains("cannot be written"), "\(read("deleted"))")
+        #expect(read("added-status") != "0" && read("added").contains("cannot"), "\(read("added"))")
+    }
 }
 
 /// A private mount namespace where a small tmpfs can be mounted and filled, without root.
