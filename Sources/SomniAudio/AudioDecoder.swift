@@ -157,11 +157,18 @@ public final class AudioDecoder: AudioSource {
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
         input.recordingStart = recordingStart(format.pointee.metadata) ?? recordingStart(stream.pointee.metadata)
-        let (duration, isWholeFiles) = duration(of: stream, in: format)
+        var (duration, isWholeFiles) = duration(of: stream, in: format)
+        // A WAV's demuxer trims its length to what the file holds (and calls it an estimate from
+        // the bit rate); a finished header says what it should hold.
+        var promisedByHeader = false
+        if String(cString: format.pointee.iformat.pointee.name) == "wav", let promised = WAVLayout.promisedSeconds(of: URL(fileURLWithPath: path)),
+           promised > (duration ?? 0) {
+            (duration, isWholeFiles, promisedByHeader) = (promised, false, true)
+        }
         input.expectedDuration = duration
         // The whole file's length speaks for this stream only when it is the file's one stream:
         // a video's picture may run on past its sound.
-        input.durationIsGuess = format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
+        input.durationIsGuess = (format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE && !promisedByHeader)
             || (isWholeFiles && format.pointee.nb_streams > 1)
 
         guard let codec = avcodec_alloc_context3(decoder) else { throw SomniError(.internalError, "out of memory") }
@@ -436,7 +443,8 @@ public final class AudioDecoder: AudioSource {
         let seconds = Double(samplesDecoded) / Double(sampleRate)
         let short = !durationIsGuess && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 } ?? false
         if stoppedAtDamage || short || damagedInARow > 0 {
-            // Some demuxers (WAV) trim the duration to what the file holds: then it says nothing.
+            // Some demuxers trim the duration to what the file holds (WAV's, whose header is read
+            // for what it promised instead): then it says nothing.
             let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
             warnings.append("the file ends early or is damaged: read \(spokenDuration(seconds))\(of)")
         } else if damagedPackets > 0 {

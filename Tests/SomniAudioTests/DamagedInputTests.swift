@@ -131,8 +131,31 @@ import Testing
         #expect(abs(seconds - 2) < 0.4)
         #expect(decoder.warnings.count == 1, "\(decoder.warnings)")
         #expect(decoder.warnings.first?.hasPrefix("the file ends early or is damaged: read ") == true)
-        // FFmpeg's WAV reader trims the duration to the bytes there, so only the others know the 4 s.
-        #expect(decoder.warnings.first?.hasSuffix(format == .wav ? " s" : " of 4.0 s") == true)
+        // FFmpeg's WAV reader trims the duration to the bytes there; the header's sizes say 4 s.
+        #expect(decoder.warnings.first?.hasSuffix(" of 4.0 s") == true, "\(decoder.warnings)")
+    }
+
+    /// A WAV cut off at a whole sample (a recorder's file copied before it finished, or cut by a
+    /// full disk at a block) decodes cleanly to where it stops; its finished header says how long
+    /// it was, so it is still called short. One whose header was never finished (sizes of all
+    /// ones, as recorders write while recording) promises nothing and is not.
+    @Test func aWAVCutAtASampleIsStillCalledShort() throws {
+        let folder = try ScratchFolder()
+        let whole = folder.url.appendingPathComponent("whole.wav")
+        let writer = try WAVWriter(url: whole)  // the canonical 44-byte header: the data's size at byte 40
+        try TestSignals.tones(seconds: 6, sampleRate: 16_000).withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let bytes = [UInt8](try Data(contentsOf: whole))
+        let cut = try folder.file("cut.wav", contents: Data(bytes.prefix(44 + 2 * 16_000 * 3)))
+        let decoder = try AudioDecoder(url: cut)
+        #expect(try TestSignals.readAll(decoder).count == 48_000)
+        #expect(decoder.warnings == ["the file ends early or is damaged: read 3.0 s of 6.0 s"], "\(decoder.warnings)")
+
+        var unfinished = Array(bytes.prefix(44 + 2 * 16_000 * 3))
+        for at in [4, 40] { unfinished.replaceSubrange(at..<at + 4, with: [0xFF, 0xFF, 0xFF, 0xFF]) }
+        let open = try AudioDecoder(url: try folder.file("recording.wav", contents: Data(unfinished)))
+        #expect(try TestSignals.readAll(open).count == 48_000)
+        #expect(open.warnings.isEmpty, "\(open.warnings)")
     }
 
     @Test func garbageAfterAGoodStart() throws {

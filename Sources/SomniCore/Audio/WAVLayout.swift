@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a WAV file keeps its format and its samples: the RIFF chunks walked from the header.
 /// Shared by `WAVReader` (a whole file in memory) and `PCM16Samples` (a night read back in place).
-struct WAVLayout {
+public struct WAVLayout {
     /// 1 for PCM, 3 for float; WAVE_FORMAT_EXTENSIBLE is resolved to its sub-format.
     var formatTag = 0
     var channels = 0
@@ -11,6 +11,8 @@ struct WAVLayout {
     /// Where the data chunk's body starts, and its size as the header declares it.
     var dataOffset = 0
     var declaredDataSize = 0
+    /// The RIFF chunk's own size: the whole file less 8 bytes, when the header was finished.
+    var riffSize = 0
 
     enum Problem: Error, CustomStringConvertible {
         case notRIFF, shortFormat, dataBeforeFormat, noData
@@ -33,6 +35,7 @@ struct WAVLayout {
         guard let riff = bytes(0, 12), riff[0..<4].elementsEqual("RIFF".utf8), riff[8..<12].elementsEqual("WAVE".utf8)
         else { throw .notRIFF }
         var layout = WAVLayout()
+        layout.riffSize = number(riff, 4, 4)
         var at = 12
         while let chunk = bytes(at, 8) {
             let size = number(chunk, 4, 4)
@@ -53,5 +56,24 @@ struct WAVLayout {
             at = body + size + (size & 1)
         }
         throw .noData
+    }
+
+    /// The length of the sound a WAV file's finished header promises, in seconds; nil when the
+    /// file is no WAV, or its header was never finished (a recorder writes the sizes when it
+    /// stops: placeholders of 0 or all ones, or a RIFF size that does not cover the data, mean
+    /// it did not). A file that holds less than this was cut off: a flat battery, a copy that
+    /// stopped. FFmpeg trims the length to what the file holds, so it cannot tell.
+    public static func promisedSeconds(of url: URL) -> Double? {
+        guard let file = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? file.close() }
+        guard let layout = try? find({ offset, count in
+            guard (try? file.seek(toOffset: UInt64(offset))) != nil, let data = try? file.read(upToCount: count),
+                  data.count == count else { return nil }
+            return [UInt8](data)
+        }) else { return nil }
+        let size = layout.declaredDataSize, frameBytes = layout.channels * max(1, layout.bitsPerSample / 8)
+        guard size > 0, size < 0x7FFF_0000, layout.riffSize != 0xFFFF_FFFF,
+              layout.riffSize >= layout.dataOffset - 8 + size, layout.sampleRate > 0, frameBytes > 0 else { return nil }
+        return Double(size / frameBytes) / Double(layout.sampleRate)
     }
 }
