@@ -91,8 +91,12 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private let block: UnsafeMutableBufferPointer<Float>
     private let silence: UnsafeMutableBufferPointer<Float>
+    private let constructedAt = Date()
 
     /// - Parameters:
+    ///   - startedAt: the night's start as of now; `run` moves it on by the time the microphone
+    ///     takes to open (a sound server's connection took 2 s), so that event times on the clock
+    ///     are those of the first sample.
     ///   - openCapture: opens the microphone; called again after it fails.
     ///   - heartbeat: called with every status tick (the recording lock's heartbeat).
     public init(folder: URL, settings: RecorderSettings, classifier: C, device: String, captureRate: Int,
@@ -137,6 +141,11 @@ public final class NightRecorder<C: SoundClassifier> {
     /// Returns the journal with status `.captured`; the morning step is `NightCloser`'s job.
     public func run() throws -> NightJournal {
         var source: (any AudioSource)? = try openCapture()
+        let opening = Date().timeIntervalSince(constructedAt)
+        if opening >= 0.5, let start = journal.startDate {
+            journal.startedAt = NightJournal.isoString(start.addingTimeInterval(opening))
+            journal.updatedAt += opening
+        }
         try prepareFolder()
         while processed < targetSamples && !shouldStop() {
             guard let current = source else { break }

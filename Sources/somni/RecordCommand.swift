@@ -120,8 +120,7 @@ struct RecordCommand: Command {
     private func record<C: SoundClassifier>(with classifier: C, choice: ClassifierChoice) throws {
         let stop = StopRequest()
         let root = options.root
-        let startedAt = Date()
-        let folder = root.appendingPathComponent("night-" + RecordingOptions.folderStamp(startedAt))
+        let folder = root.appendingPathComponent("night-" + RecordingOptions.folderStamp(Date()))
         let lock = try options.takeLock(nightFolder: folder)
         defer { lock.release() }
         for unfinished in NightJournal.unfinishedNights(under: root) {
@@ -145,7 +144,7 @@ struct RecordCommand: Command {
         let (backend, device, rate) = (self.backend, self.device, self.rate)
         let recorder = try NightRecorder(
             folder: folder, settings: settings, classifier: classifier,
-            device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: startedAt,
+            device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: Date(),  // after any night closed first
             openCapture: { try backend.open(device: device, rate: rate) },
             heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
             observe: line.show)

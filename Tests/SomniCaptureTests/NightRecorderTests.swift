@@ -136,6 +136,25 @@ func decodedLength(_ url: URL) throws -> Int {
         #expect(session.timeZone != nil && session.timeZone == TimeZone.current.identifier)
     }
 
+    /// The night starts when the microphone gives its first sound, not when the recorder was
+    /// asked for: a sound server that takes seconds to connect would otherwise put every event
+    /// that much early on the clock.
+    @Test func theNightStartsWhenTheMicrophoneOpens() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-rec-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let asked = Date(timeIntervalSince1970: 1_795_900_000)  // a whole second
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .live, duration: 3600),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 16_000, startedAt: asked,
+            openCapture: {
+                Thread.sleep(forTimeInterval: 2)
+                return try CaptureStream(device: SourceAsDevice(BufferAudioSource([Float](repeating: 0, count: 16_000))))
+            })
+        let journal = try recorder.run()
+        let late = try #require(journal.startDate).timeIntervalSince(asked)
+        #expect(late >= 2 && late <= 3, "started \(late) s after it was asked for")
+    }
+
     @Test func aDCOffsetChangesNeitherTheEpisodesLevelsNorTheLiveLevel() throws {
         // A cheap USB sound card's offset, under the test classifier's loudness line (0.02) so
         // that the same episodes are found; before, it read as a −36.5 dBFS room.
