@@ -417,17 +417,7 @@ import Testing
             "$SOMNI" nights --json > "$DIR/after" 2>&1
             ls "$DIR/disk/store/nights" > "$DIR/folders"
             """
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("disk"), withIntermediateDirectories: true)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: FullDisk.unshare)
-        p.arguments = ["--user", "--map-root-user", "--mount", "/bin/bash", "-c", script]
-        p.environment = ["DIR": dir.path, "SOMNI": CLI.executable.path, "PATH": "/usr/bin:/bin"]
-        try p.run()
-        p.waitUntilExit()
-        func read(_ name: String) -> String {
-            ((try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        try #require(p.terminationStatus == 0, "the scenario stopped with \(p.terminationStatus)")
+        let read = try FullDisk.run(script, in: dir)
         #expect(read("free-before") == "0", "the disk was filled")
         let listedIDs = try CLI.nightIDs(read("listed"))
         #expect(read("listed-status") == "0" && listedIDs == ["20261101-2300", "20261102-2300"], "\(read("listed"))")
@@ -460,17 +450,7 @@ import Testing
             "$SOMNI" analyze "$DIR/night.wav" --classifier heuristic --no-clips --started "2026-11-03 23:00" > "$DIR/added" 2>&1
             echo $? > "$DIR/added-status"
             """
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("disk"), withIntermediateDirectories: true)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: FullDisk.unshare)
-        p.arguments = ["--user", "--map-root-user", "--mount", "/bin/bash", "-c", script]
-        p.environment = ["DIR": dir.path, "SOMNI": CLI.executable.path, "PATH": "/usr/bin:/bin"]
-        try p.run()
-        p.waitUntilExit()
-        func read(_ name: String) -> String {
-            ((try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        try #require(p.terminationStatus == 0, "the scenario stopped with \(p.terminationStatus)")
+        let read = try FullDisk.run(script, in: dir)
         let listed = try CLI.nightIDs(read("listed"))
         #expect(read("listed-status") == "0" && listed == ["20261101-2300", "20261102-2300"], "\(read("listed-errors"))")
         #expect(read("listed-errors").contains("cannot be written (a read-only disk, or another user's folder), so it is only read"),
@@ -524,4 +504,21 @@ enum FullDisk {
     static let available = CLI.succeeds(unshare, ["--user", "--map-root-user", "--mount", "/bin/sh", "-c",
                                                   "mount -t tmpfs -o size=1m tmpfs /mnt"])
     static let missingMessage = "SKIPPED: a really full disk needs unshare (util-linux) and unprivileged user and mount namespaces"
+
+    /// Runs a bash `script` in a private user and mount namespace, with $DIR (`dir`, holding an
+    /// empty `disk` folder to mount on) and $SOMNI set; returns a reader of the files it left in
+    /// $DIR, each trimmed. The scenario must end with status 0.
+    static func run(_ script: String, in dir: URL) throws -> (String) -> String {
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("disk"), withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: unshare)
+        p.arguments = ["--user", "--map-root-user", "--mount", "/bin/bash", "-c", script]
+        p.environment = ["DIR": dir.path, "SOMNI": CLI.executable.path, "PATH": "/usr/bin:/bin"]
+        try p.run()
+        p.waitUntilExit()
+        try #require(p.terminationStatus == 0, "the scenario stopped with \(p.terminationStatus)")
+        return { name in
+            ((try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
 }
