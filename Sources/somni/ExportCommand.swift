@@ -57,23 +57,15 @@ struct ExportCommand: Command {
 
     func run() throws {
         if let output { try options.refuseOverwritingTheStore(URL(fileURLWithPath: output)) }
-        let records: [NightRecord]
-        let store: NightStore?
-        if all {
-            // Every night of a store not made yet is none: an empty export, and a word on where.
-            store = try options.openIfPresent()
-            if store == nil { printError("somni export: no night store at \(options.directory.path) yet: nothing to export") }
-            records = try range.filter(store?.nights() ?? [])
-        } else {
-            let opened = try options.open()
-            store = opened
-            records = [try opened.night(matching: key ?? "")]
-        }
+        // Every night of a store not made yet is none: an empty export, and a word on where.
+        let store = all ? try options.openIfPresent() : try options.open()
+        if store == nil { printError("somni export: no night store at \(options.directory.path) yet: nothing to export") }
+        let records = try store.map { s in try all ? range.filter(s.nights()) : [s.night(matching: key ?? "")] } ?? []
         let text: String
         if rowPerNight {
-            text = NightExport.nightsCSV(records)
+            text = NightExport.nightsCSV(records)  // the store's records alone
         } else {
-            let nights = try records.map { (record: $0, session: try store!.session(of: $0)) }
+            let nights = try store.map { s in try records.map { (record: $0, session: try s.session(of: $0)) } } ?? []
             text = try NightExport.render(nights, as: format)
         }
         guard let output else { return print(text, terminator: "") }
