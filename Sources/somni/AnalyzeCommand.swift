@@ -1,6 +1,7 @@
 import Foundation
 import SomniAudio
 import SomniCore
+import SomniReport
 import SomniStore
 
 struct AnalyzeCommand: Command {
@@ -347,21 +348,28 @@ enum NightSummaryText {
         }
         lines.append(String(format: "  analysed %@ of the night (%.0f%% active%@)", clock(m.analysedSeconds),
                             100 * m.activeShare, m.gateBypassed ? ", gate bypassed: everything classified" : ""))
-        lines.append(String(format: "  snoring: %.1f min (%.1f%% of the night) in %d episode%@",
-                            m.snoringMinutes, m.snoringPercent, m.snoringEpisodes, m.snoringEpisodes == 1 ? "" : "s"))
+        // Numbers rounded as `show` and the report round them (half away from zero).
+        func number(_ value: Double, _ decimals: Int, width: Int) -> String {
+            let text = Format.fixed(value, decimals)
+            return String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        lines.append("  snoring: \(Format.fixed(m.snoringMinutes, 1)) min (\(Format.fixed(m.snoringPercent, 1))% of the night) in "
+                     + "\(m.snoringEpisodes) episode\(m.snoringEpisodes == 1 ? "" : "s")")
         for c in EventClass.allCases {
             let n = m.eventCounts[c.rawValue] ?? 0
             lines.append("  " + c.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
-                         + String(format: " %4d events  %6.1f per hour", n, m.eventsPerHour[c.rawValue] ?? 0))
+                         + String(format: " %4d events  ", n) + number(m.eventsPerHour[c.rawValue] ?? 0, 1, width: 6) + " per hour")
         }
         if !s.events.isEmpty {
             // A dated night's events at the time of day they happened, as 'somni show' lists them.
             let wallClock = NightClock(of: s)
-            lines.append("  loudest events" + (wallClock == nil ? " (time into the recording):" : ":"))
+            // By severity, which weighs a sound's loudness and its length, as the report ranks them.
+            lines.append("  most severe events" + (wallClock == nil ? " (time into the recording):" : ":"))
             for e in s.events.sorted(by: { $0.severity > $1.severity }).prefix(5) {
                 let when = wallClock?.displayTime(at: e.start) ?? clock(e.start)
                 lines.append("    \(when)  " + e.eventClass.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
-                             + String(format: " %5.1f s  peak %6.1f dBFS  severity %3.0f", e.duration, e.peakDBFS, e.severity))
+                             + " \(number(e.duration, 1, width: 5)) s  peak \(number(e.peakDBFS, 1, width: 6)) dBFS  "
+                             + "severity \(number(e.severity, 0, width: 3))")
             }
         }
         if let folder { lines.append("Night folder: \(folder.path)") }

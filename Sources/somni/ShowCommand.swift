@@ -59,7 +59,7 @@ struct ShowCommand: Command {
         let rates = NightReport.rates(session)
         lines.append("  per hour      " + EventClass.allCases.map { c in
             "\(Format.className(c).lowercased()) \(session.events.filter { $0.eventClass == c }.count) "
-                + String(format: "(%.1f/h)", rates[c.rawValue] ?? 0)
+                + "(\(Format.fixed(rates[c.rawValue] ?? 0, 1))/h)"
         }.joined(separator: " · "))
         for w in session.warnings { lines.append("  warning: \(w)") }
         lines.append("  folder        \(folder.path)")
@@ -72,7 +72,7 @@ struct ShowCommand: Command {
             let loudestOf = session.loudestEventOfEachEpisode
             for (i, episode) in session.episodes.enumerated() {
                 episodes.rows.append([String(i + 1), at(episode.start), at(episode.end), Format.elapsed(episode.end - episode.start),
-                                      String(episode.eventCount), loudestOf[i].map { String(format: "%.1f", $0.peakDBFS) } ?? "–"])
+                                      String(episode.eventCount), loudestOf[i].map { Format.fixed($0.peakDBFS, 1) } ?? "–"])
             }
             print("\n" + episodes.render())
         }
@@ -85,8 +85,9 @@ struct ShowCommand: Command {
                               numeric: [3, 4, 5])
         for e in listed.sorted(by: { $0.start < $1.start }) {
             table.rows.append([e.id, at(e.start),
-                               Format.className(e.eventClass), String(format: "%.1f s", e.duration),
-                               String(format: "%.1f", e.peakDBFS), String(format: "%.0f", e.severity), e.clip ?? "–"])
+                               // Rounded as the report rounds them (half away from zero; printf's %.1f made 1.25 s "1.2").
+                               Format.className(e.eventClass), Format.fixed(e.duration, 1) + " s",
+                               Format.fixed(e.peakDBFS, 1), Format.fixed(e.severity, 0), e.clip ?? "–"])
         }
         print("\n" + table.render())
     }

@@ -533,13 +533,13 @@ import Testing
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
         #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")
-        // Dated, the loudest events are listed at the time of day they happened; undated, at
+        // Dated, the most severe events are listed at the time of day they happened; undated, at
         // their time into the recording, and the heading says which.
         func loudest(_ summary: String) -> [Substring] {
-            Array(summary.split(separator: "\n").drop { !$0.contains("loudest events") }.dropFirst().prefix { $0.hasPrefix("    ") })
+            Array(summary.split(separator: "\n").drop { !$0.contains("most severe events") }.dropFirst().prefix { $0.hasPrefix("    ") })
         }
         #expect(!loudest(text.stdout).isEmpty && loudest(text.stdout).allSatisfy { $0.hasPrefix("    23:") }, "\(text.stdout)")
-        #expect(plainText.stdout.contains("loudest events (time into the recording):")
+        #expect(plainText.stdout.contains("most severe events (time into the recording):")
                 && loudest(plainText.stdout).allSatisfy { $0.hasPrefix("    0:") }, "\(plainText.stdout)")
 
         for bad in [[m4a.path, "--started", "tonight"], [m4a.path, named.path, "--started", "2026-11-30 23:05"]] {

@@ -55,6 +55,30 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: page.path))
     }
 
+    /// `show` rounds as the report does, half away from zero: a 1.25 s event is "1.3 s" in
+    /// both (printf's %.1f had made it "1.2 s" in one and "1.3 s" in the other).
+    @Test func showRoundsAsTheReportDoes() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav"), folder = dir.appendingPathComponent("night")
+        try CLI.synthesiseShortNight(at: audio)
+        #expect(try CLI.run(["analyze", audio.path, "--out", folder.path, "--classifier", "heuristic", "--no-clips",
+                             "--started", "2026-11-28 23:00"]).status == 0)
+        let file = folder.appendingPathComponent(Session.fileName)
+        var session = try Session.load(from: file)
+        let first = try #require(session.events.indices.first)
+        session.events[first].end = session.events[first].start + 1.25
+        session.events[first].peakDBFS = -20.25
+        session.events[first].severity = 45.5
+        try session.jsonData().write(to: file)
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        #expect(try CLI.run(["import", folder.path], environment: store).status == 0)
+        let shown = try CLI.run(["show", "2026-11-28"], environment: store)
+        let row = try #require(shown.stdout.split(separator: "\n").first { $0.hasPrefix(session.events[first].id) })
+        let cells = row.split(separator: " ", omittingEmptySubsequences: true)
+        #expect(cells.contains("1.3") && cells.contains("-20.3") && cells.contains("46"), "\(row)")
+    }
+
     @Test func nightsShowReportExportDeleteAndImportWorkTogether() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
