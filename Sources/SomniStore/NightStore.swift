@@ -281,6 +281,12 @@ public final class NightStore {
 
     // MARK: Writing
 
+    /// `add` found, under the write lock, a night of the same recording that another process
+    /// saved while this one analysed it.
+    public struct AlreadyStored: Error {
+        public let night: NightRecord
+    }
+
     /// Adds a complete night folder (session.json, envelope.bin, clips/). With `moving` the folder is
     /// renamed into the store (copied and then removed across file systems), otherwise copied. On
     /// any failure the store is left as it was, and a moved folder is put back where it came from;
@@ -288,12 +294,7 @@ public final class NightStore {
     /// may own (an analysis built in `newIncomingFolder`), and copy a person's own folders.
     /// `replacing` nights (the same recording analysed before) leave the store in the same
     /// transaction; their folders go after it commits (after a crash, swept as orphans).
-    /// `add` found, under the write lock, a night of the same recording that another process
-    /// saved while this one analysed it.
-    public struct AlreadyStored: Error {
-        public let night: NightRecord
-    }
-
+    ///
     /// With `unlessStored`, a night of the same recording (the same source, start and content,
     /// as `nights(recordedFrom:)` tells) already in the store, other than those `replacing`, is
     /// looked for under the write lock, so that two analyses of one file at once save it once:

@@ -23,13 +23,13 @@ public enum Sensitivity {
 }
 
 /// Which classifier labels count as which kind of event: the sets (AudioSet's names),
-/// and Somni's own class names and the spellings a reference may use, so that a model trained
-/// from folders named `sleep_talk`, `snore` or `coughing` finds its events as `speech` does.
+/// then every spelling a reference may use (`ReferenceCSV.classAliases`: Somni's own class
+/// names among them), so that a model trained from folders named `sleep_talk`, `snore` or
+/// `coughing` finds its events as one with `speech` does.
 public enum ClassSets {
-    public static let snoring: Set<String> = ["snoring", "snort", "snore"]
-    public static let sleepTalk: Set<String> = ["speech", "whispering", "shout", "singing", "babbling",
-                                                "sleep_talk", "sleeptalk", "sleep-talk", "sleep talk", "talk"]
-    public static let cough: Set<String> = ["cough", "coughing"]
+    public static let snoring: Set<String> = ["snoring", "snort"]
+    public static let sleepTalk: Set<String> = ["speech", "whispering", "shout", "singing", "babbling"]
+    public static let cough: Set<String> = ["cough"]
 
     /// The event class a label belongs to (case-insensitive), nil for every other sound.
     public static func eventClass(forLabel label: String) -> EventClass? {
@@ -37,6 +37,6 @@ public enum ClassSets {
         if snoring.contains(l) { return .snoring }
         if sleepTalk.contains(l) { return .sleepTalk }
         if cough.contains(l) { return .cough }
-        return nil
+        return ReferenceCSV.classAliases[l]
     }
 }
