@@ -236,9 +236,10 @@ struct TrainCommand: Command {
         if validation.isEmpty || test.isEmpty {
             // Whole groups go to each split, so a class of one recording (or one group) has none to spare.
             let missing = [validation.isEmpty ? "validation" : nil, test.isEmpty ? "test" : nil].compactMap { $0 }
+            let costs = [validation.isEmpty ? "training runs every epoch, nothing to stop it early" : nil,
+                         test.isEmpty ? "no test figures" : nil].compactMap { $0 }
             printError("somni train: warning: no \(missing.joined(separator: " or ")) examples: the recordings fall in too few groups "
-                       + "to split (\(validation.isEmpty ? "training runs every epoch, nothing to stop it early; " : "")"
-                       + "no test figures); give --validation DIR and --test DIR, or more recordings")
+                       + "to split (\(costs.joined(separator: "; "))); give --validation DIR and --test DIR, or more recordings")
         }
         var options = options
         if let channels { options.layers = CNNArchitecture.standard(classes: data.labels.count, channels: channels) }
