@@ -168,19 +168,14 @@ public final class NightStore {
     /// Nights in the store analysed from this recording, so that a batch run again over a folder
     /// finds the nights it saved last time. The same recording starts when this one does (to the
     /// second; or neither says) and has the same content (`RecordingFingerprint`), or, for nights
-    /// stored without one, the same file name and a known start. A night dated since (an undated
-    /// copy analysed again with --started) is another night, unless `replacingUndated` (to date
-    /// it in place); "night.wav" twice, undated, with different content is two nights.
-    public func nights(recordedFrom source: String, startedAt: Date?, fingerprint: String?,
-                       replacingUndated: Bool = false) throws -> [NightRecord] {
+    /// stored without one, the same file name and a known start. Dated on one side only (an
+    /// undated recording stored with --started, then analysed again without it), the content
+    /// alone decides; "night.wav" twice, undated, with different content is two nights.
+    public func nights(recordedFrom source: String, startedAt: Date?, fingerprint: String?) throws -> [NightRecord] {
         let wanted = Recording(source: source, start: startedAt, fingerprint: fingerprint)
         let candidates = try records(where: "WHERE source = ? OR source_fingerprint = ?",
                                      [.text(source), SQLValue(fingerprint)])
-        return candidates.filter { night in
-            let stored = Recording(night)
-            if replacingUndated, stored.start == nil, let fingerprint, stored.fingerprint == fingerprint { return true }
-            return stored.isSame(as: wanted)
-        }
+        return candidates.filter { Recording($0).isSame(as: wanted) }
     }
 
     /// What a night was analysed from, as far as knowing a recording again goes.
@@ -195,11 +190,17 @@ public final class NightStore {
         init(_ night: NightRecord) { self.init(source: night.source, start: night.start, fingerprint: night.sourceFingerprint) }
 
         /// The same start (to the second, or neither known) and the same content; without a
-        /// fingerprint on either side, the same file name and a known start.
+        /// fingerprint on either side, the same file name and a known start. Known on one side
+        /// only, the start was given by hand (`--started`) for a recording that does not say:
+        /// the same content is the same recording, or each morning's batch run over a folder
+        /// would store a hand-dated night again.
         func isSame(as other: Recording) -> Bool {
             switch (start, other.start) {
             case (nil, nil): break
             case let (a?, b?) where abs(a.timeIntervalSince(b)) < 1: break
+            case (nil, _?), (_?, nil):
+                guard let fingerprint, let theirs = other.fingerprint else { return false }
+                return fingerprint == theirs
             default: return false
             }
             if let fingerprint, let theirs = other.fingerprint { return fingerprint == theirs }

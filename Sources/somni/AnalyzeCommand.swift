@@ -14,8 +14,8 @@ struct AnalyzeCommand: Command {
     coughs, and saves the night (session.json, envelope.bin, clips/) in the night store, where
     'somni nights', 'show', 'report' and 'export' find it. Several files are analysed one after
     another; one that fails is reported and the others go on (the exit status is then non-zero).
-    A recording already in the store (the same content and start) is not analysed again, so a
-    batch run again over a folder adds only its new recordings.
+    A recording already in the store (the same content, and the same start where both say one)
+    is not analysed again, so a batch run again over a folder adds only its new recordings.
 
       --join               the files are one night recorded in parts (a recorder that splits its
                            files at 2 GB, say), in the order given: one night, the parts' start
@@ -163,6 +163,11 @@ struct AnalyzeCommand: Command {
         let said = "\(night.session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
             + "\(earlier.classifier)), so it was not analysed again: 'somni show \(earlier.id)'; --replace analyses "
             + "it again in its place"
+        if let given = night.datesUndated {
+            let time = ISO8601DateFormatter()
+            time.timeZone = .current
+            return said + ". It is stored undated; --replace dates it from --started, \(time.string(from: given))"
+        }
         guard let start = night.startsEarlier else { return said }
         let time = ISO8601DateFormatter()
         time.timeZone = .current
@@ -226,6 +231,8 @@ struct AnalyzeCommand: Command {
         var savedAs: String?
         /// The stored night of this recording, when it was found there and not analysed again.
         var storedBefore: NightRecord? = nil
+        /// The --started time of a recording found stored undated, which --replace would date.
+        var datesUndated: Date? = nil
         /// The ids of the nights it replaced (`--replace`).
         var replaced: [String] = []
         /// For a night stored dated from when its recording stopped: its start.
@@ -243,7 +250,7 @@ struct AnalyzeCommand: Command {
         let source: any AudioSource = decoders.count == 1 ? decoders[0] : try Self.joined(inputs, decoders, starts: starts)
         let name = inputs.count == 1 ? inputs[0].lastPathComponent : inputs.map(\.lastPathComponent).joined(separator: " + ")
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
-                                                   recordedSampleRate: source.recordedSampleRate)
+                                                   recordedSampleRate: source.recordedSampleRate, command: "analyze")
         let analyse = { (destination: URL) in
             try classifier.analyze(source: source, sourceName: name, started: start,
                                    sensitivity: sensitivity, destination: destination, showProgress: !json,
@@ -251,9 +258,8 @@ struct AnalyzeCommand: Command {
         }
         if let destination { return AnalysedNight(session: try analyse(destination), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
-        // With --replace, an undated copy of the recording is dated in place.
-        var earlier = try store.nights(recordedFrom: name, startedAt: start?.date, fingerprint: source.fingerprint,
-                                       replacingUndated: replace)
+        // With --replace and --started, an undated copy of the recording is dated in place.
+        var earlier = try store.nights(recordedFrom: name, startedAt: start?.date, fingerprint: source.fingerprint)
         // Stored before Somni took a creation time written at the stop for the end (stop 41): the
         // same recording, under the start its creation time alone gave.
         var storedAtItsEnd = false
@@ -263,7 +269,8 @@ struct AnalyzeCommand: Command {
         }
         if let stored = earlier.first, !replace {
             return AnalysedNight(session: try store.session(of: stored), folder: store.folder(of: stored), savedAs: stored.id,
-                                 storedBefore: stored, startsEarlier: storedAtItsEnd ? start : nil)
+                                 storedBefore: stored, datesUndated: stored.start == nil ? started : nil,
+                                 startsEarlier: storedAtItsEnd ? start : nil)
         }
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)
@@ -303,7 +310,9 @@ enum NightRun {
 }
 
 /// A one-line progress bar on standard error, redrawn in place.
-final class ProgressBar {
+/// Sendable by hand: the analyser calls its progress one call at a time (see
+/// `NightAnalyzer.analyze`), so `update`s never overlap, and `finish` comes after the last.
+final class ProgressBar: @unchecked Sendable {
     private var lastDrawn = ""
     func update(_ label: String, _ fraction: Double) {
         let width = 30

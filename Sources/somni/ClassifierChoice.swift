@@ -31,10 +31,20 @@ enum ClassifierChoice {
         return (kind, models)
     }
 
-    /// Without `--model`, a recording made below the analysis rate gets the shipped narrow-band model.
-    static func make(kind: String, modelPaths: [String], recordedSampleRate: Int? = nil) throws -> ClassifierChoice {
+    /// Without `--model`, a recording made below the analysis rate gets the shipped narrow-band
+    /// model. A given model with no label for an event class is named in a warning from
+    /// `command`: its nights would show none of those events, as if the room had been quiet.
+    static func make(kind: String, modelPaths: [String], recordedSampleRate: Int? = nil, command: String) throws -> ClassifierChoice {
         if kind == "heuristic" { return .heuristic(HeuristicClassifier()) }
-        return .learned(try learned(modelPaths: modelPaths, recordedSampleRate: recordedSampleRate))
+        let classifier = try learned(modelPaths: modelPaths, recordedSampleRate: recordedSampleRate)
+        let unheard = ClassSets.classesUnheard(byLabels: classifier.labels)
+        if !modelPaths.isEmpty, !unheard.isEmpty {
+            let names = unheard.map(\.rawValue).joined(separator: " or ")
+            let taken = unheard.map { "\($0.rawValue): \(ClassSets.labels(for: $0).joined(separator: ", "))" }.joined(separator: "; ")
+            printError("somni \(command): warning: the model's labels (\(classifier.labels.joined(separator: ", "))) include none "
+                       + "for \(names), so it can find no \(names) events (the labels that count: \(taken))")
+        }
+        return .learned(classifier)
     }
 
     /// The models named by `--model`, or without any the shipped classifier for the recording's rate.

@@ -169,7 +169,8 @@ final class StandardInputSource: AudioSource {
             said.append("\(implausible) of \(samplesRead) samples were not numbers or far outside [-1, 1]: is the input 16 kHz mono 32-bit float, little-endian?")
         }
         if leftoverBytes > 0 {
-            said.append("the input ended with \(leftoverBytes) byte\(leftoverBytes == 1 ? "" : "s") short of a whole 32-bit sample, left out")
+            said.append("the input ended with \(leftoverBytes) stray byte\(leftoverBytes == 1 ? "" : "s"), less than a whole "
+                        + "32-bit sample, left out")
         }
         return said
     }

@@ -66,7 +66,7 @@ struct DemoCommand: Command {
 
         let nightFolder = directory.appendingPathComponent("demo-night.night")
         try? fm.removeItem(at: nightFolder)
-        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths)
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "demo")
         if case .heuristic = classifier {
             print("""
             Classifier: the heuristic baseline. The learned model, which 'somni analyze' uses, was trained on

@@ -10,7 +10,8 @@ struct ImportCommand: Command {
 
     Copies a night folder (as written by 'somni analyze --out') into the store and prints its id.
     Every clip session.json names must be inside the folder. The store is unchanged if anything fails.
-    A night of a recording already in the store (the same content and start) is refused.
+    A night of a recording already in the store (the same content, and the same start where both
+    say one) is refused.
 
       --move        remove the folder once it is safely in the store (it is copied first, so a
                     crash part-way never loses it)
@@ -36,8 +37,7 @@ struct ImportCommand: Command {
         // The folder's own problems (no session.json, a broken one) are add's to report.
         let session = try? Session.load(from: source.appendingPathComponent(Session.fileName))
         let earlier = try session.map { s in
-            try store.nights(recordedFrom: s.source, startedAt: NightClock(iso: s.startedAt)?.start, fingerprint: s.sourceFingerprint,
-                             replacingUndated: replace)
+            try store.nights(recordedFrom: s.source, startedAt: NightClock(iso: s.startedAt)?.start, fingerprint: s.sourceFingerprint)
         } ?? []
         if let stored = earlier.first, !replace {
             throw SomniError(.badInput, "\(source.path) is a night of \(stored.source), already in the store as \(stored.id); "

@@ -110,7 +110,7 @@ struct RecordCommand: Command {
     }
 
     func run() throws {
-        switch try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths) {
+        switch try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "record") {
         case .heuristic(let c): try record(with: c, choice: .heuristic(c))
         case .learned(let c): try record(with: c, choice: .learned(c))
         }

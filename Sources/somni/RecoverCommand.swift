@@ -48,7 +48,7 @@ struct RecoverCommand: Command {
             print("No unfinished nights under \(options.root.path).")
             return
         }
-        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths)
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "recover")
         let live = RecordingLock.liveHolder(at: options.lockURL, processAlive: LocalProcess.isAlive)
         var failures = 0
         for folder in targets {

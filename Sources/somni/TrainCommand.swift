@@ -61,7 +61,10 @@ struct TrainCommand: Command {
       --channels A,B,C,D       widths of the first convolution and the three depthwise-separable
                                blocks (default 16,32,64,128); wider can learn more and classifies
                                more slowly (24,48,96,128: about twice the work per window)
-      --threads N              training threads (default: all cores)
+      --threads N              training threads (default: all cores, at most 64). A run is
+                               reproducible for a given --seed and --threads; another thread count
+                               sums the gradients in another order and trains a slightly different
+                               model (the shipped models: --threads 2)
       --name NAME              model name written into the file (default "somni-cnn v1")
       --no-augment             no noise mixing, gain, shift or masks
     """
@@ -120,7 +123,7 @@ struct TrainCommand: Command {
             }
             channels = c
         }
-        options.threads = try a.option("--threads", as: Int.self) ?? ProcessInfo.processInfo.activeProcessorCount
+        options.threads = try a.option("--threads", as: Int.self) ?? min(ProcessInfo.processInfo.activeProcessorCount, Self.mostThreads)
         options.name = try a.option("--name") ?? options.name
         options.augment = !a.flag("--no-augment")
         dataDirectory = try a.requiredPositional("DATA_DIR")
@@ -141,7 +144,10 @@ struct TrainCommand: Command {
         guard options.maxEpochs > 0, options.patience > 0, options.examplesPerClass > 0 else {
             throw UsageError("--epochs, --patience and --examples-per-class must be positive")
         }
-        guard options.threads > 0, options.threads <= 64 else { throw UsageError("--threads must be 1…64") }
+        guard options.threads > 0, options.threads <= Self.mostThreads else { throw UsageError("--threads must be 1…\(Self.mostThreads)") }
+        // Beyond these a run asks for gigabytes per epoch, or prints a count `%d` cannot hold.
+        guard options.examplesPerClass <= 100_000 else { throw UsageError("--examples-per-class takes at most 100000") }
+        guard options.maxEpochs <= 10_000, options.patience <= 10_000 else { throw UsageError("--epochs and --patience take at most 10000") }
         guard options.learningRate > 0, options.learningRate < 1 else { throw UsageError("--learning-rate must be in (0, 1)") }
         guard (0...1).contains(options.sameClassMixProbability) else { throw UsageError("--same-class-mix must be in [0, 1]") }
         guard (0...1).contains(options.bandLimitProbability) else { throw UsageError("--band-limit must be in [0, 1]") }
@@ -150,7 +156,7 @@ struct TrainCommand: Command {
         }
         guard (1...256).contains(options.features.melBands) else { throw UsageError("--mel-bands takes 1 to 256 bands") }
         guard options.features.minFrequency >= 0, options.features.minFrequency < 4000 else {
-            throw UsageError("--min-hz takes 0 to 4000 Hz")
+            throw UsageError("--min-hz takes 0 Hz or more, under 4000 Hz")
         }
         // Checked before any decoding, not found after it: the spectrogram must be big enough
         // for the network's pooling (too few mel bands are not), and the model must have a
@@ -168,6 +174,24 @@ struct TrainCommand: Command {
               FileManager.default.isWritableFile(atPath: folder.path) else {
             throw SomniError(.io, "cannot write the model into \(folder.path): no such folder, or not writable (--out \(out))")
         }
+        for path in [out, reportURL.path] where FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue {
+            throw UsageError("--out \(out): \(path) is a folder; the model and its report are files")
+        }
+    }
+
+    /// Where the figures go: beside the model, MODEL-without-extension.report.json.
+    var reportURL: URL { URL(fileURLWithPath: out).deletingPathExtension().appendingPathExtension("report.json") }
+
+    /// One more thread than this is refused: a machine with more cores trains on this many.
+    static let mostThreads = 64
+
+    /// Refuses an --out whose model or report would replace one of the files training reads
+    /// (a recording in a class folder given as --out was replaced by the model, exit 0).
+    func refuseToWriteOver(_ inputs: [String]) throws {
+        let targets = Set([URL(fileURLWithPath: out), reportURL].map { $0.resolvingSymlinksInPath().path })
+        for path in inputs where targets.contains(URL(fileURLWithPath: path).resolvingSymlinksInPath().path) {
+            throw UsageError("--out \(out) would write over \(path), which this training reads; write the model elsewhere")
+        }
     }
 
     func run() throws {
@@ -178,6 +202,11 @@ struct TrainCommand: Command {
             return i
         }
         let window = options.features.windowLength
+        /// Every file a class folder holds, recordings, their sidecars and the rest.
+        func inputs(of list: TrainingFileList) -> [String] {
+            list.files.flatMap { [$0.url.path, $0.url.deletingPathExtension().appendingPathExtension("txt").path] } + list.notAudio
+        }
+        try refuseToWriteOver(inputs(of: list))
         printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
         var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole)
         var notAudio = list.notAudio
@@ -198,6 +227,7 @@ struct TrainCommand: Command {
         /// Loads more class folders (the same labels) into `data`; their examples' indices.
         func examples(in dir: String) throws -> [Int] {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
+            try refuseToWriteOver(inputs(of: extra))
             notAudio += extra.notAudio
             return data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: self.options.threads,
                                                     decode: AudioDecoder.decodeWhole))
@@ -211,6 +241,7 @@ struct TrainCommand: Command {
         }
         for dir in backgrounds {
             let (paths, others) = try AudioFileNames.files(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath())
+            try refuseToWriteOver(paths)
             notAudio += others
             for path in paths {
                 let bed = try AudioDecoder.decodeWhole(URL(fileURLWithPath: path))
@@ -228,6 +259,9 @@ struct TrainCommand: Command {
         let one = data.skipped.count == 1, oneNot = notAudio.count == 1
         listLeftOut("somni train: warning: \(data.skipped.count) file\(one ? "" : "s") could not be read and "
                     + "\(one ? "was" : "were") left out:", data.skipped)
+        let onePast = data.eventsPastEnd.count == 1
+        listLeftOut("somni train: warning: \(data.eventsPastEnd.count) file\(onePast ? "'s sidecar marks" : "s' sidecars mark") events "
+                    + "starting after the recording's end, left out (are the times in seconds?):", data.eventsPastEnd)
         listLeftOut("somni train: \(notAudio.count) file\(oneNot ? " is not a recording" : "s are not recordings") "
                     + "(by name, or not a plain file) and \(oneNot ? "was" : "were") left out:", notAudio)
         let loadSeconds = Date().timeIntervalSince(started)
@@ -246,17 +280,20 @@ struct TrainCommand: Command {
         let trainer = try Trainer(data: data, train: train, validation: validation, test: test, backgrounds: beds, options: options)
         let epochs = options.maxEpochs
         let (model, report) = try trainer.train { e in
-            var line = String(format: "epoch %2d/%d  lr %.5f  train loss %.4f acc %.4f", e.epoch, epochs, e.learningRate, e.trainLoss, e.trainAccuracy)
+            var line = "epoch \(e.epoch < 10 ? " " : "")\(e.epoch)/\(epochs)"
+                + String(format: "  lr %.5f  train loss %.4f acc %.4f", e.learningRate, e.trainLoss, e.trainAccuracy)
             if let l = e.validationLoss, let a = e.validationAccuracy { line += String(format: "  validation loss %.4f acc %.4f", l, a) }
             printError(line + String(format: "  (%.1f s)", e.seconds))
         }
         let outURL = URL(fileURLWithPath: out)
-        try model.write(to: outURL)
-        let reportURL = outURL.deletingPathExtension().appendingPathExtension("report.json")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do { try encoder.encode(report).write(to: reportURL) } catch {
-            throw SomniError(.io, "could not write \(reportURL.path)", cause: error)
+        let reportData = try encoder.encode(report)
+        try model.write(to: outURL)
+        do { try reportData.write(to: reportURL, options: .atomic) } catch {
+            // A model without its figures would pass for a finished run.
+            try? FileManager.default.removeItem(at: outURL)
+            throw SomniError(.io, "could not write \(reportURL.path), so the model was not kept either", cause: error)
         }
         print("Model \(model.name): \(list.labels.joined(separator: ", ")); \(report.parameterCount) parameters, "
               + "\(report.multiplyAccumulates) multiply-accumulates per window; best epoch \(report.bestEpoch) of \(report.epochs.count); "

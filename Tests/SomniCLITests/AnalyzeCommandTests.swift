@@ -486,8 +486,9 @@ import Testing
         let utc = ["TZ": "UTC", "SOMNI_STORE": dir.appendingPathComponent("store").path]
         let named = dir.appendingPathComponent("Recording_20261128_231402.wav")
         try CLI.synthesiseShortNight(at: named)
+        // Another recording, whose name and content say nothing of when it started.
         let plain = dir.appendingPathComponent("night.wav")
-        try FileManager.default.copyItem(at: named, to: plain)
+        try CLI.synthesiseShortNight(at: plain, seed: 6)
         let m4a = dir.appendingPathComponent("phone.m4a")
         let writer = try EncodedAudioWriter(url: m4a, format: .m4a, sampleRate: 16_000,
                                             metadata: ["creation_time": "2026-11-29T22:40:00.000000Z"])
@@ -511,6 +512,13 @@ import Testing
         #expect(given.startedAt == "2026-11-30T23:05:00Z" && given.startedFrom == .given)
         let undated = try analyse([plain.path])
         #expect(undated.startedAt == nil && undated.startedFrom == nil)
+        // A copy of the named recording that lost the time in its name is the same recording,
+        // found dated as it was stored.
+        let copy = dir.appendingPathComponent("copy.wav")
+        try FileManager.default.copyItem(at: named, to: copy)
+        let copied = try CLI.run(["analyze", copy.path, "--classifier", "heuristic", "--no-clips"], environment: utc)
+        #expect(copied.status == 0 && copied.stdout.contains("Recording_20261128_231402.wav is already in the night store as 20261128-2314"),
+                "\(copied.stdout)")
 
         // The store lists each on its night, with its bedtime.
         let listed = try CLI.run(["nights", "--json"], environment: utc)
@@ -522,6 +530,12 @@ import Testing
                                     environment: utc)
         #expect(plainText.stdout.contains("the night is undated: analysed again with --started \"YYYY-MM-DD HH:MM\" --replace"),
                 "\(plainText.stdout)")
+        // Given a start without --replace, it is found, not stored twice, and told how to date it ...
+        let found = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-12-01 23:00"],
+                                environment: utc)
+        #expect(found.status == 0 && found.stdout.contains("is already in the night store")
+                && found.stdout.contains("It is stored undated; --replace dates it from --started, 2026-12-01T23:00:00Z"),
+                "\(found.stdout)")
         // ... which dates it in the undated copy's place.
         let dated = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--replace",
                                  "--started", "2026-12-01 23:00"], environment: utc)
@@ -530,6 +544,11 @@ import Testing
             .stdout.utf8)) as? [[String: Any]])
         #expect(after.count == nights.count && after.filter { $0["date"] == nil }.isEmpty
                 && after.contains { $0["date"] as? String == "2026-12-01" }, "\(after)")
+        // The next morning's batch run, without --started, finds the night dated by hand.
+        let batch = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips"], environment: utc)
+        #expect(batch.status == 0 && batch.stdout.contains("is already in the night store"), "\(batch.stdout)")
+        let afterBatch = try JSONSerialization.jsonObject(with: Data(try CLI.run(["nights", "--json"], environment: utc).stdout.utf8))
+        #expect((afterBatch as? [[String: Any]])?.count == nights.count, "\(afterBatch)")
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
         #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")

@@ -191,11 +191,13 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
-        let audio = dir.appendingPathComponent("night.wav")
+        let audio = dir.appendingPathComponent("night.wav"), other = dir.appendingPathComponent("other.wav")
         try CLI.synthesiseShortNight(at: audio)
-        // The third began after midnight: it is the night of the 8th. The last is undated.
+        try CLI.synthesiseShortNight(at: other, seed: 6)
+        // The third began after midnight: it is the night of the 8th. The last, another
+        // recording (the same one undated would be found dated), is undated.
         for started in ["2026-11-01 23:00", "2026-11-05 23:00", "2026-11-09 01:30", nil] {
-            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips"]
+            let r = try CLI.run(["analyze", (started == nil ? other : audio).path, "--classifier", "heuristic", "--no-clips"]
                                 + (started.map { ["--started", $0] } ?? []), environment: store)
             try #require(r.status == 0, "\(r.stderr)")
         }

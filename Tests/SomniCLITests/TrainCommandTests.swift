@@ -99,6 +99,15 @@ import Testing
         var rng = SeededRandom(seed: 99)
         let noise = (0..<16_000).map { _ in 0.08 * rng.nextGaussian() }
         #expect(try topLabel({ noise[$0] }, "fresh-hiss.wav") == "hiss")
+
+        // Analysing a night with it: none of its labels is an event class, and the summary's
+        // zeros would pass for a quiet night, so a warning names the labels that count.
+        let night = try CLI.run(["analyze", dir.appendingPathComponent("fresh-tone.wav").path, "--model", model.path,
+                                 "--out", dir.appendingPathComponent("night").path, "--no-clips"])
+        #expect(night.status == 0, "\(night.stderr)")
+        #expect(night.stderr.contains("warning: the model's labels (hiss, tone) include none for snoring or sleep_talk or cough, "
+                                      + "so it can find no snoring or sleep_talk or cough events (the labels that count: snoring: snore, "
+                                      + "snoring, snort;"), "\(night.stderr)")
     }
 
     /// Material made from a data set's training part (`--training-only`) is trained and
@@ -228,7 +237,7 @@ import Testing
 
         let ragged = try CLI.run(["classify", "-", "--top", "1"], input: floats + Data([1, 2, 3]))
         #expect(ragged.status == 0 && ragged.errorLines.count == 1
-                && ragged.stderr.contains("ended with 3 bytes short of a whole 32-bit sample"), "\(ragged.stderr)")
+                && ragged.stderr.contains("ended with 3 stray bytes, less than a whole 32-bit sample"), "\(ragged.stderr)")
 
         let int16 = Data(samples.flatMap { x -> [UInt8] in
             let v = UInt16(bitPattern: Int16(x * 32767))
@@ -281,8 +290,10 @@ import Testing
     @Test func badFeatureSettingsAreOneUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
+        // A count too large for memory or for a progress line is refused like one too small.
         for (flag, bad) in [("--mel-bands", "0"), ("--mel-bands", "300"), ("--frame-ms", "2"), ("--frame-ms", "900"),
-                            ("--min-hz", "-5"), ("--min-hz", "9000")] {
+                            ("--min-hz", "-5"), ("--min-hz", "9000"), ("--examples-per-class", "9223372036854775807"),
+                            ("--epochs", "4294967298"), ("--threads", "65")] {
             let model = dir.appendingPathComponent("m.somnimodel")
             let r = try CLI.run(["train", dir.path, "--out", model.path, flag, bad])
             #expect(r.status == 64, "\(flag) \(bad): \(r.status)")
@@ -297,6 +308,29 @@ import Testing
         let nowhere = try CLI.run(["train", dir.path, "--out", dir.appendingPathComponent("missing/m.somnimodel").path])
         #expect(nowhere.status == 74 && nowhere.stderr.contains("cannot write the model into"), "\(nowhere.stderr)")
         #expect(!tooFew.stderr.contains("decoding") && !nowhere.stderr.contains("decoding"))
+    }
+
+    /// The model and its report go where no input is: onto a recording of a class folder (which
+    /// the model replaced, exit 0), or onto a folder (found only after the whole run), they are
+    /// refused before any decoding.
+    @Test func anOutThatWouldReplaceAnInputOrIsAFolderIsRefusedBeforeTraining() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let data = dir.appendingPathComponent("data")
+        try writeClassFolders(in: data)
+        let recording = data.appendingPathComponent("tone/tone_3.wav")
+        let before = try Data(contentsOf: recording)
+        let folder = dir.appendingPathComponent("folder.somnimodel"), reportFolder = dir.appendingPathComponent("r.report.json")
+        for d in [folder, reportFolder] { try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true) }
+        for (out, says) in [(recording.path, "would write over \(recording.path)"), (folder.path, "is a folder"),
+                            (dir.appendingPathComponent("r.somnimodel").path, "\(reportFolder.path) is a folder")] {
+            let r = try CLI.run(["train", data.path, "--out", out, "--channels", "4,8,8,16", "--epochs", "1",
+                                 "--examples-per-class", "16", "--mel-bands", "24"])
+            #expect(r.status == 64 && r.stderr.contains(says), "\(out): \(r.status) \(r.stderr)")
+            #expect(!r.stderr.contains("epoch"), "refused before training: \(r.stderr)")
+        }
+        #expect(try Data(contentsOf: recording) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("r.somnimodel").path))
     }
 
     /// Each class one group (its clips numbered within one block): nothing can go to validation

@@ -212,6 +212,49 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(fromRec.contains { $0.label == 1 && $0.start >= 14_400 + 4_000 && $0.start + $0.length <= 64_000 - 4_000 })
     }
 
+    /// A sidecar time beyond a day (`inf`, or milliseconds of a long recording) is refused by its
+    /// line before any decoding (as samples it would overflow and trap); events after the end of
+    /// the recording they mark are listed rather than dropped in silence.
+    @Test func sidecarTimesBeyondADayAreRefusedAndEventsAfterTheEndAreListed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in ["cough", "other"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
+        }
+        for name in ["cough/a.wav", "cough/ms.wav", "other/b.wav"] { try Data().write(to: dir.appendingPathComponent(name)) }
+        for line in ["2\tinf", "1e20\t2e20", "86000\t86401"] {
+            try "\(line)\n".write(to: dir.appendingPathComponent("cough/a.txt"), atomically: true, encoding: .utf8)
+            do {
+                _ = try TrainingFileList.scan(dir, blockSize: 25)
+                Issue.record("'\(line)' must be refused")
+            } catch let e as SomniError {
+                #expect(e.code == .badInput && e.message.contains("a.txt: '\(line)' is not") && e.message.contains("≤ 86400"), "\(e)")
+            }
+        }
+        // a.txt marks one cough inside its 6 s; ms.txt marks two in milliseconds, one of them past the end.
+        try "0.5\t0.9\n".write(to: dir.appendingPathComponent("cough/a.txt"), atomically: true, encoding: .utf8)
+        try "3\t5\n2000\t2400\n".write(to: dir.appendingPathComponent("cough/ms.txt"), atomically: true, encoding: .utf8)
+        let list = try TrainingFileList.scan(dir, blockSize: 25)
+        let set = try TrainingSet.load(list, windowLength: 15_600, gapLabel: nil, threads: 2) { _ in [Float](repeating: 0.1, count: 96_000) }
+        #expect(set.skipped.isEmpty)
+        #expect(set.eventsPastEnd.count == 1 && set.eventsPastEnd[0].hasSuffix("ms.wav: 1 of its 2 marked events after its end (6.0 s)"),
+                "\(set.eventsPastEnd)")
+        #expect(set.examples.filter { $0.label == 0 }.map(\.length) == [6_400, 32_000])
+
+        // Every cough marked past its recording's end: the error says why, not that nothing decoded.
+        try "2000\t2400\n".write(to: dir.appendingPathComponent("cough/a.txt"), atomically: true, encoding: .utf8)
+        try "7\t8\n".write(to: dir.appendingPathComponent("cough/ms.txt"), atomically: true, encoding: .utf8)
+        do {
+            _ = try TrainingSet.load(try TrainingFileList.scan(dir, blockSize: 25), windowLength: 15_600, gapLabel: nil, threads: 2) { _ in
+                [Float](repeating: 0.1, count: 96_000)
+            }
+            Issue.record("a class whose every event lies past its recordings must stop training")
+        } catch let e as SomniError {
+            #expect(e.message.hasPrefix("no cough examples could be read from its 2 files (") && e.message.contains("after its end (6.0 s)"),
+                    "\(e)")
+        }
+    }
+
     /// One broken clip among many is left out and listed; a class with nothing readable, or an
     /// empty class folder, is an error that names it.
     @Test func aFileThatCannotBeDecodedIsLeftOutAndAClassWithNoneReadableIsAnError() throws {
@@ -243,7 +286,7 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
             }
             Issue.record("a class with nothing readable must stop training")
         } catch let e as SomniError {
-            #expect(e.code == .badInput && e.message.hasPrefix("no cough examples could be read: none of its 3 files"), "\(e)")
+            #expect(e.code == .badInput && e.message.hasPrefix("no cough examples could be read from its 3 files ("), "\(e)")
         }
 
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("snoring"), withIntermediateDirectories: true)
@@ -265,11 +308,15 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
             try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
         }
         let audio = ["speech/phone/a.3gp", "speech/phone/b.AMR", "speech/c.webm", "speech/d.m4a", "other/e.wma", "other/f.caf", "other/g.Wav"]
-        let others = ["speech/phone/notes.md", "speech/phone/cover.jpg", "other/README.txt", "other/g.wav.bak", "other/live.wav"]
-        for name in audio + others + ["other/.DS_Store", "speech/c.txt"] where name != "other/live.wav" {
+        let others = ["speech/phone/notes.md", "speech/phone/cover.jpg", "other/README.txt", "other/g.wav.bak", "other/live.wav",
+                      "speech/moved.wav"]
+        for name in audio + others + ["other/.DS_Store", "speech/c.txt"] where name != "other/live.wav" && name != "speech/moved.wav" {
             try Data().write(to: dir.appendingPathComponent(name))
         }
         #expect(mkfifo(dir.appendingPathComponent("other/live.wav").path, 0o600) == 0)
+        // A link whose recording was moved away is listed, not passed over in silence.
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("speech/moved.wav").path,
+                                                   withDestinationPath: "/nonexistent/somni/moved.wav")
         try "0.1\t0.5\n".write(to: dir.appendingPathComponent("speech/c.txt"), atomically: true, encoding: .utf8)
         // A link back to its own folder is followed once, not round and round.
         try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("speech/phone/again"),

@@ -22,7 +22,7 @@ public enum AudioFileNames {
 
     /// Audio files under `root` (any depth, links followed, each folder once however many links
     /// lead to it), sorted, and the other files there (sorted; hidden files and a recording's
-    /// sidecar `NAME.txt` not among them). A pipe, socket or device is never taken for a recording,
+    /// sidecar `NAME.txt` not among them; links to nothing among them). A pipe, socket or device is never taken for a recording,
     /// whatever its name: opening a pipe with no writer would wait forever.
     public static func files(under root: URL) throws -> (audio: [String], notAudio: [String]) {
         let fm = FileManager.default
@@ -38,9 +38,10 @@ public enum AudioFileNames {
             for e in entries where !e.hasPrefix(".") {
                 let path = URL(fileURLWithPath: dir).appendingPathComponent(e).resolvingSymlinksInPath().path
                 var d: ObjCBool = false
-                guard fm.fileExists(atPath: path, isDirectory: &d) else { continue }
                 let listed = URL(fileURLWithPath: dir).appendingPathComponent(e).path
-                if d.boolValue {
+                if !fm.fileExists(atPath: path, isDirectory: &d) {
+                    others.append(listed)  // a link to nothing: listed, so a moved recording is missed aloud
+                } else if d.boolValue {
                     stack.append(listed)
                 } else if isAudio(e) && isPlainFile(path) {
                     found.append(listed)

@@ -39,4 +39,17 @@ public enum ClassSets {
         if cough.contains(l) { return .cough }
         return ReferenceCSV.classAliases[l]
     }
+
+    /// Every label (lower case, sorted) that belongs to `eventClass`.
+    public static func labels(for eventClass: EventClass) -> [String] {
+        let own = eventClass == .snoring ? snoring : eventClass == .sleepTalk ? sleepTalk : cough
+        return own.union(ReferenceCSV.classAliases.filter { $0.value == eventClass }.keys).sorted()
+    }
+
+    /// The event classes no label of `labels` belongs to: a classifier with these labels can
+    /// never find such events (a model trained from folders named `snores` finds no snoring).
+    public static func classesUnheard(byLabels labels: [String]) -> [EventClass] {
+        let heard = Set(labels.compactMap(eventClass(forLabel:)))
+        return EventClass.allCases.filter { !heard.contains($0) }
+    }
 }

@@ -87,14 +87,21 @@ public struct TrainingFileList: Sendable {
         return stem
     }
 
+    /// The latest time a sidecar may mark, in seconds: a day, as the longest synthesised night.
+    static let longestMarkedSeconds: Double = 86_400
+
     /// A sidecar's events: `label` (the folder's class) unless a line names one of `labels`.
     static func readEvents(_ url: URL, label: Int, labels: [String]) throws -> [MarkedEvent] {
         let text = try TextFile.read(url, what: "a file of marked events")
         return try text.split(whereSeparator: \.isNewline).compactMap { line in
             let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "," })
             guard !fields.isEmpty else { return nil }
-            guard fields.count == 2 || fields.count == 3, let a = Double(fields[0]), let b = Double(fields[1]), a >= 0, b > a else {
-                throw SomniError(.badInput, "\(url.path): '\(line)' is not 'start<TAB>end[<TAB>LABEL]' in seconds")
+            // At most a day: a sidecar in milliseconds, or an `inf`, is a mistake to name, not a
+            // stretch to cut (beyond `Int`'s range as samples, it would trap).
+            guard fields.count == 2 || fields.count == 3, let a = Double(fields[0]), let b = Double(fields[1]), a >= 0, b > a,
+                  b <= Self.longestMarkedSeconds else {
+                throw SomniError(.badInput, "\(url.path): '\(line)' is not 'start<TAB>end[<TAB>LABEL]' in seconds "
+                                 + "(0 ≤ start < end ≤ \(Int(Self.longestMarkedSeconds)))")
             }
             guard fields.count == 3 else { return MarkedEvent(seconds: a...b, label: label) }
             guard let named = labels.firstIndex(of: String(fields[2])) else {
@@ -124,6 +131,9 @@ public struct TrainingSet: Sendable {
     public var examples: [Example]
     /// Files left out because they could not be decoded or held no sound: "PATH: why".
     public var skipped: [String] = []
+    /// Files whose sidecars mark events starting after the recording's end, left out: "PATH: how
+    /// many". Times in milliseconds, or the sidecar of a longer recording.
+    public var eventsPastEnd: [String] = []
 
     public init(labels: [String], clips: [[Float]], examples: [Example]) {
         self.labels = labels; self.clips = clips; self.examples = examples
@@ -146,7 +156,7 @@ public struct TrainingSet: Sendable {
         }
         var clips: [[Float]] = []
         var examples: [Example] = []
-        var skipped: [String] = []
+        var skipped: [String] = [], pastEnd: [String] = []
         let rate = Double(analysisSampleRate)
         for (i, file) in list.files.enumerated() {
             let samples: [Float]
@@ -182,26 +192,35 @@ public struct TrainingSet: Sendable {
             }
             if let events = file.events {
                 let margin = Int(0.4 * rate)
-                var free = 0
+                var free = 0, beyondEnd = 0
                 for e in events.sorted(by: { $0.seconds.lowerBound < $1.seconds.lowerBound }) {
                     let a = max(0, Int(e.seconds.lowerBound * rate)), b = min(samples.count, Int(e.seconds.upperBound * rate))
-                    guard b > a else { continue }
+                    guard b > a else { beyondEnd += 1; continue }
                     add(a, b - a, e.label, marked: true)
                     if let gap = gapLabel, a - margin - free >= windowLength { addWindows(from: free, to: a - margin, label: gap) }
                     free = max(free, b + margin)
                 }
                 if let gap = gapLabel, samples.count - free >= windowLength { addWindows(from: free, to: samples.count, label: gap) }
+                if beyondEnd > 0 {
+                    // Times in milliseconds, or the sidecar of a longer recording: say so rather
+                    // than train on less than was marked, or blame the decoder.
+                    let length = String(format: "%.1f", Double(samples.count) / rate)
+                    pastEnd.append("\(file.url.path): \(beyondEnd) of its \(events.count) marked event\(events.count == 1 ? "" : "s") "
+                                   + "after its end (\(length) s)")
+                }
             } else {
                 addWindows(from: 0, to: samples.count, label: file.label)
             }
         }
         for label in Set(list.files.map(\.label)) where !examples.contains(where: { $0.label == label }) {
             let files = list.files.filter { $0.label == label }
-            throw SomniError(.badInput, "no \(list.labels[label]) examples could be read: none of its \(files.count) "
-                             + "file\(files.count == 1 ? "" : "s") decoded (\(skipped.first ?? ""))")
+            let why = (skipped + pastEnd).first { line in files.contains { line.hasPrefix($0.url.path + ":") } }
+            throw SomniError(.badInput, "no \(list.labels[label]) examples could be read from its \(files.count) "
+                             + "file\(files.count == 1 ? "" : "s")\(why.map { " (\($0))" } ?? "")")
         }
         var set = TrainingSet(labels: list.labels, clips: clips, examples: examples)
         set.skipped = skipped
+        set.eventsPastEnd = pastEnd
         return set
     }
 
@@ -316,6 +335,7 @@ public struct TrainingSet: Sendable {
         let clipOffset = clips.count, first = examples.count
         clips += other.clips
         skipped += other.skipped
+        eventsPastEnd += other.eventsPastEnd
         examples += other.examples.map { e in
             var e = e
             e.clip += clipOffset
