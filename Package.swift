@@ -20,8 +20,10 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        // Without pkgConfig: libpulse's .pc file gives only -D_REENTRANT and -pthread beyond
+        // -lpulse (the module map links it), which SwiftPM warns of in every build, an app's too.
         .systemLibrary(
-            name: "CPulse", path: "Sources/CPulse", pkgConfig: "libpulse",
+            name: "CPulse", path: "Sources/CPulse",
             providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(
             name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa",

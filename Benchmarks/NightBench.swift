@@ -172,8 +172,15 @@ func childAnalyze(_ path: String, classifier: String, into folderPath: String, w
     let start = Date()
     let source = try AudioDecoder(url: URL(fileURLWithPath: path))
     let session: Session
-    // When each stage was first reported: where the time goes.
-    var stageStarts: [String: Double] = [:]
+    // When each stage was first reported: where the time goes. Progress comes from the
+    // analysing threads, so the times are kept under a lock.
+    final class StageStarts: @unchecked Sendable {
+        private let lock = NSLock()
+        private var times: [String: Double] = [:]
+        func note(_ stage: String, at t: Double) { lock.withLock { if times[stage] == nil { times[stage] = t } } }
+        var all: [String: Double] { lock.withLock { times } }
+    }
+    let stageStarts = StageStarts()
     var speculation = SpeculationCounts()
     func run<C: SoundClassifier>(_ classifier: C) throws -> Session {
         var analyzer = NightAnalyzer(classifier: classifier, clipEncoder: keepsClips ? MP3ClipEncoder() : nil)
@@ -181,7 +188,7 @@ func childAnalyze(_ path: String, classifier: String, into folderPath: String, w
         analyzer.speculates = speculating
         defer { speculation = analyzer.speculation }
         return try analyzer.analyze(source: source, sourceName: path, into: folder) { stage, _ in
-            if stageStarts[stage.rawValue] == nil { stageStarts[stage.rawValue] = Date().timeIntervalSince(start) }
+            stageStarts.note(stage.rawValue, at: Date().timeIntervalSince(start))
         }
     }
     switch classifier {
@@ -191,7 +198,7 @@ func childAnalyze(_ path: String, classifier: String, into folderPath: String, w
     }
     var figures = ["seconds": processorSeconds(), "wallSeconds": Date().timeIntervalSince(start), "peakMB": Double(peakResidentMegabytes()),
                    "activeShare": session.activeShare, "events": Double(session.events.count)]
-    for (stage, t) in stageStarts { figures["start." + stage] = t }
+    for (stage, t) in stageStarts.all { figures["start." + stage] = t }
     figures["speculation.windowsClassified"] = Double(speculation.windowsClassified)
     figures["speculation.windowsUsed"] = Double(speculation.windowsUsed)
     figures["speculation.clipsWritten"] = Double(speculation.clipsWritten)

@@ -32,6 +32,10 @@ final class WAVRecording: AudioSource {
         position += n
         return n
     }
+
+    /// The samples can be read again where they lie, so the analyser keeps no copy of the night
+    /// for its clips and second looks (without this it spools one beside the night folder).
+    func rereadableSamples() -> PCM16Samples? { samples }
 }
 
 func run(_ arguments: [String]) throws {

@@ -190,6 +190,55 @@ import Testing
         #expect(analyzer.speculation.windowsClassified == 0)
     }
 
+    /// Settings an app sets by hand are refused, not clamped for the analysis and written into
+    /// session.json as given (a sensitivity of 1000 was analysed as 10 and saved as 1000; a
+    /// block of −1 samples aborted asking for 2⁶⁴ bytes).
+    @Test func settingsOutOfRangeAreRefusedBeforeAnythingIsRead() throws {
+        let folder = try ScratchFolder()
+        for (sensitivity, blockLength, says) in [(1000, 16_000, "sensitivity must be between 1 and 10, got 1000"),
+                                                 (0, 16_000, "got 0"), (5, 0, "blockLength must be at least 1"),
+                                                 (5, -1, "blockLength must be at least 1")] {
+            var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), sensitivity: sensitivity, clipEncoder: nil)
+            analyzer.blockLength = blockLength
+            let source = FailingSource(blocksBeforeFailing: 100)
+            let error = #expect(throws: SomniError.self) { _ = try analyzer.analyze(source: source, sourceName: "x", into: folder.url) }
+            #expect(error?.code == .badInput && error?.message.contains(says) == true, "\(String(describing: error))")
+            #expect(source.reads == 0)
+        }
+    }
+
+    /// The analyser and the learned classifier are Sendable: an app analyses off its main actor
+    /// in a task of its own, and the progress it asked for arrives there, stage by stage, from
+    /// the analysing threads.
+    @Test func aNightIsAnalysedInADetachedTaskWithProgressFromItsThreads() async throws {
+        let folder = try ScratchFolder()
+        let wav = try TestSignals.encode(TestSignals.tones(seconds: 60, sampleRate: 16_000), as: .wav,
+                                         sampleRate: 16_000, in: folder.url)
+        final class Stages: @unchecked Sendable {
+            private let lock = NSLock()
+            private var seen: [AnalysisStage] = []
+            func note(_ stage: AnalysisStage) { lock.withLock { if seen.last != stage { seen.append(stage) } } }
+            var all: [AnalysisStage] { lock.withLock { seen } }
+        }
+        let stages = Stages()
+        let analyzer = NightAnalyzer(classifier: try CNNClassifier.bundled(), clipEncoder: nil)
+        let out = folder.url.appendingPathComponent("night")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let detached = try await Task.detached {
+            var mine = analyzer
+            return try mine.analyze(source: try AudioDecoder(url: wav), sourceName: "tones.wav", into: out) { stage, _ in
+                stages.note(stage)
+            }
+        }.value
+        #expect(stages.all == [.reading, .classifying], "\(stages.all)")
+        // The same night as analysed here, by a copy of the same analyser.
+        var here = analyzer
+        let again = folder.url.appendingPathComponent("again")
+        try FileManager.default.createDirectory(at: again, withIntermediateDirectories: true)
+        let local = try here.analyze(source: try AudioDecoder(url: wav), sourceName: "tones.wav", into: again)
+        #expect(detached.events == local.events && detached.duration == local.duration)
+    }
+
     @Test func aSourceThatFailsMidwayFailsTheAnalysisAndStopsItsReader() throws {
         let folder = try ScratchFolder()
         for failAfter in [0, 3, 40] {

@@ -109,7 +109,8 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
             #expect(narrow.name.contains("narrow-band"), "\(rate) Hz: \(narrow.name)")
             #expect(narrow.labels == shipped.labels && narrow.windowLength == shipped.windowLength)
         }
-        for rate in [nil, 16_000, 44_100] as [Int?] {
+        // An app that passes 0 or −1 for "not known" gets the wide-band model, as with nil.
+        for rate in [nil, 16_000, 44_100, 0, -1] as [Int?] {
             #expect(try CNNClassifier.bundled(forRecordingsAt: rate).name == shipped.name)
         }
     }
@@ -127,6 +128,12 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString).somnimodel")
         let error = #expect(throws: SomniError.self) { try CNNModel(contentsOf: missing) }
         #expect(error?.code == .io)
+        // A device or a folder given as the model: named for what it is, never read (/dev/zero
+        // would be read until memory ran out).
+        for path in ["/dev/zero", FileManager.default.temporaryDirectory.path] {
+            let notFile = #expect(throws: SomniError.self) { try CNNModel(contentsOf: URL(fileURLWithPath: path)) }
+            #expect(notFile?.code == .badModel && notFile?.message.contains("not a regular file") == true, "\(String(describing: notFile))")
+        }
     }
 
     @Test func futureVersionsAndMismatchedPartsAreRejected() throws {

@@ -77,6 +77,9 @@ import Testing
     @Test func refusesUpsamplingAndAbsurdRates() {
         #expect(throws: SomniError.self) { try RateConverter(inputRate: 8_000, outputRate: 16_000) }
         #expect(throws: SomniError.self) { try RateConverter(inputRate: 1_000_000) }
+        // No taps, or no room for input, is refused when made, not a trap at the first block.
+        #expect(throws: SomniError.self) { try RateConverter(inputRate: 48_000, tapsPerPhase: 0) }
+        #expect(throws: SomniError.self) { try RateConverter(inputRate: 48_000, maxInputCount: -5) }
     }
 }
 

@@ -4,15 +4,18 @@ import Foundation
 public let analysisSampleRate = 16_000
 
 /// A recording made below the analysis rate holds nothing above half its own rate (4 kHz for an
-/// 8 kHz telephone recording), where much of what tells talk and coughs apart lies.
+/// 8 kHz telephone recording), where much of what tells talk and coughs apart lies. A rate of 0
+/// or less says nothing, as nil does.
 public func isNarrowBand(recordedAt rate: Int?) -> Bool {
-    rate.map { $0 < analysisSampleRate } ?? false
+    rate.map { $0 > 0 && $0 < analysisSampleRate } ?? false
 }
 
 /// A pull-based stream of 16 kHz mono Float samples in [-1, 1].
 ///
 /// File decoders (SomniAudio), live capture and generated nights all look the same to the core.
-/// Implementations stream: they never hold the whole recording.
+/// Implementations stream: they never hold the whole recording. `NightAnalyzer` calls `read`
+/// on a reading thread of its own, one call at a time: a source must not be tied to the main
+/// actor or to the thread that made it.
 public protocol AudioSource: AnyObject {
     /// Fills `buffer` from the start and returns how many samples were written; 0 means the end.
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int

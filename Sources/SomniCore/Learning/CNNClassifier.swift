@@ -3,15 +3,15 @@ import Foundation
 /// The learned classifier: log-mel features through a small CNN, softmax scores calibrated by
 /// temperature; a window whose level holds steady (`SteadySound`) gives its snoring-class scores
 /// to "other", when the model has that label. A value type: copies get their own buffers on
-/// first use, so each thread can classify with its own copy. Classifying a window allocates
-/// nothing.
+/// first use, so each thread can classify with its own copy, and it is `Sendable` (hand a copy
+/// to a task or an audio thread). Classifying a window allocates nothing.
 ///
 /// Several models of the same labels make one classifier that asks for second opinions: the
 /// first model decides alone when it is sure of a window (its best score at least
 /// `secondOpinionBelow`), and otherwise every model's scores are averaged. Averaging two models
 /// trained from different seeds gains what each draw loses (quality log, stop 32), and asking
 /// only about the unsure windows keeps a quiet night's cost near one model's.
-public struct CNNClassifier: SoundClassifier {
+public struct CNNClassifier: SoundClassifier, Sendable {
     /// Every model, the first one first.
     public let models: [CNNModel]
     /// The first model: its labels and window are the classifier's.
@@ -122,7 +122,9 @@ public struct CNNClassifier: SoundClassifier {
     /// The first model's uncalibrated logits of the last `classify` call (for calibration and embeddings).
     public var lastLogits: UnsafeBufferPointer<Float> { UnsafeBufferPointer(engine.workspace.output) }
 
-    final class Engine {
+    /// Sendable by hand, as an array's storage is: copies of the classifier share an engine only
+    /// to read it (`copy()`); the first to classify takes its own (`isKnownUniquelyReferenced`).
+    final class Engine: @unchecked Sendable {
         let extractor: LogMelExtractor
         let workspace: NetworkWorkspace
         let model: CNNModel

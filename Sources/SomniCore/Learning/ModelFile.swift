@@ -97,7 +97,20 @@ public struct CNNModel: Sendable {
 
     // MARK: Reading
 
+    /// A model of the widest network `somni train` makes is a few MB; 256 MiB is surely not one.
+    static let largestFileSize: Int64 = 256 << 20
+
     public init(contentsOf url: URL) throws {
+        // A device or a pipe is no model (reading /dev/zero would never end), nor is a file
+        // thousands of times the size of one.
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) {
+            if let type = attributes[.type] as? FileAttributeType, type != .typeRegular {
+                throw SomniError(.badModel, "\(url.path) is not a model file: not a regular file")
+            }
+            if let size = (attributes[.size] as? NSNumber)?.int64Value, size > Self.largestFileSize {
+                throw SomniError(.badModel, "\(url.path) is not a model file: \(size / 1_048_576) MiB, far larger than any model")
+            }
+        }
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
             throw SomniError(.io, "could not read the model file \(url.path)", cause: error)

@@ -87,7 +87,8 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
         }
     }
 
-    /// Ends the open episode, if any, as the stream ends.
+    /// Ends the open episode, if any, as the stream ends. The detector is then done with that
+    /// stream: samples fed after it continue its clock, so a new stream takes a new detector.
     public func finish() -> SnoringEpisode? { segmenter.finish() }
 
     private func classifyWindow() -> Window {

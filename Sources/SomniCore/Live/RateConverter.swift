@@ -30,6 +30,10 @@ public final class RateConverter {
         guard inputRate >= 8_000, inputRate <= 384_000, outputRate > 0, outputRate <= inputRate else {
             throw SomniError(.unsupported, "cannot convert \(inputRate) Hz to \(outputRate) Hz (capture rates 8–384 kHz, down-sampling only)")
         }
+        guard tapsPerPhase > 0, tapsPerPhase <= 1_024, maxInputCount > 0 else {
+            throw SomniError(.badInput, "a rate converter needs 1–1024 taps a phase and room for at least one input sample, "
+                             + "not \(tapsPerPhase) and \(maxInputCount)")
+        }
         func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
         let g = gcd(inputRate, outputRate)
         self.inputRate = inputRate

@@ -5,9 +5,10 @@ import Foundation
 /// Generic over the classifier so the per-window call is static, not an existential.
 public struct NightAnalyzer<Classifier: SoundClassifier> {
     public var classifier: Classifier
+    /// 1 (strict) … 10 (permissive); another value is refused by `analyze`.
     public var sensitivity: Int
     public var clipEncoder: (any ClipEncoder)?
-    /// Samples read from the source per block (1 s).
+    /// Samples read from the source per block (1 s); at least 1.
     public var blockLength = analysisSampleRate
     /// Threads that classify windows and write clips at once (the source is read on one more).
     /// Results do not depend on it.
@@ -30,15 +31,26 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         self.clipEncoder = clipEncoder
     }
 
-    /// The stage a progress report belongs to.
-    public enum Stage: String, Sendable { case reading, classifying, clips }
+    /// The stage a progress report belongs to (outside the generic type, so a `@Sendable`
+    /// progress closure does not capture the classifier's type).
+    public typealias Stage = AnalysisStage
 
     /// Analyses `source` and writes session.json, envelope.bin and clips/ into `folder`, which
     /// must exist (the caller makes it a temporary folder and renames it when this returns).
     /// `started` dates the night (session.json's `startedAt` and `startedFrom`, the envelope's start).
+    ///
+    /// Threads: `source` is read on a thread of the analyser's own, one `read` at a time, and
+    /// `progress` is called from the analysing threads, one call at a time, in order of stage;
+    /// neither is ever called on the caller's thread by design, so neither may be tied to the
+    /// main actor (hop there from `progress` to show it).
     public mutating func analyze<Source: AudioSource>(source: Source, sourceName: String, started: RecordingStart? = nil,
                                                       into folder: URL,
-                                                      progress: (Stage, Double) -> Void = { _, _ in }) throws -> Session {
+                                                      progress reportProgress: (@Sendable (Stage, Double) -> Void)? = nil) throws -> Session {
+        let progress = reportProgress ?? { _, _ in }
+        // Settings an app set by hand: refused, not clamped for the analysis and then written
+        // into session.json as given.
+        _ = try Sensitivity.validated(sensitivity)
+        guard blockLength > 0 else { throw SomniError(.badInput, "blockLength must be at least 1 sample, not \(blockLength)") }
         // 1. The single decode pass: frame features, envelope, and the samples kept for later
         //    (spooled, unless the source can give them again itself).
         self.speculation = SpeculationCounts()
@@ -277,6 +289,9 @@ private func narrowBandWarning(recordedAt rate: Int) -> String {
         + "are found less reliably than in a recording made at \(analysisSampleRate) Hz or more"
 }
 
+/// The stage a progress report of `NightAnalyzer.analyze` belongs to.
+public enum AnalysisStage: String, Sendable { case reading, classifying, clips }
+
 /// Builds a night folder beside its destination and renames it into place only when complete,
 /// its files written through to the disk first, so neither a failure nor a power cut leaves a
 /// half-written night.
@@ -284,7 +299,7 @@ public enum NightFolder {
     public static func writeAtomically<T>(to destination: URL, _ body: (URL) throws -> T) throws -> T {
         let fm = FileManager.default
         if fm.fileExists(atPath: destination.path) {
-            throw SomniError(.badInput, "\(destination.path) already exists; choose another --out or remove it")
+            throw SomniError(.badInput, "\(destination.path) already exists; choose another place for the night or remove it")
         }
         let parent = destination.deletingLastPathComponent()
         let temporary = parent.appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
@@ -371,3 +386,6 @@ public enum NightFolder {
         }
     }
 }
+
+/// An analyser can be handed to another task or thread when its classifier can.
+extension NightAnalyzer: Sendable where Classifier: Sendable {}
