@@ -64,10 +64,12 @@ if [ "$TRAINING_NIGHTS" -gt 0 ]; then
   NIGHTS=(--training-only "$STAGE/nights")
 fi
 EXTRA=("${@:3}")
+# --threads 2, as the shipped models were trained: a model depends on the thread count (each
+# thread's gradients are summed in a fixed order), so this pins it on machines with more cores.
 train() {  # SEED NAME OUT_MODEL
   "$SOMNI" train "$STAGE/classes" --out "$3" "${NIGHTS[@]}" \
     --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed "$1" \
-    --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --name "$2" "${EXTRA[@]}"
+    --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --threads 2 --name "$2" "${EXTRA[@]}"
 }
 train "${SEED:-2}" "${NAME:-somni-cnn v3}" "$OUT"
 if [ -n "$SECOND_SEED" ]; then
