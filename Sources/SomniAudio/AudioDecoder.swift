@@ -268,7 +268,7 @@ public final class AudioDecoder: AudioSource {
     private static func checkIsReadableFile(_ path: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw SomniError(.badInput, "no such file: \(path)")
+            throw SomniError(.badInput, "no such file: \(path)\(PathName.notUTF8Note(path))")
         }
         guard !isDirectory.boolValue else { throw SomniError(.badInput, "\(path) is a folder, not an audio file") }
         guard FileManager.default.isReadableFile(atPath: path) else { throw SomniError(.io, "cannot read \(path): permission denied") }

@@ -1,5 +1,18 @@
 import Foundation
 
+/// File names as Foundation gives them: a name whose bytes are not UTF-8 (a Latin-1 "café" from
+/// an old archive) reaches Swift with U+FFFD in place of those bytes, and opening that spelling
+/// finds nothing. Said as such, rather than "no such file" for a file the user can see.
+public enum PathName {
+    /// True when `path` holds a byte sequence that was not UTF-8.
+    public static func lostBytes(_ path: String) -> Bool { path.unicodeScalars.contains("\u{FFFD}") }
+
+    /// " (…)" to add to a "no such file" for such a path; "" for any other.
+    public static func notUTF8Note(_ path: String) -> String {
+        lostBytes(path) ? " (its name is not valid UTF-8, which Somni cannot open: rename it)" : ""
+    }
+}
+
 /// A text file the user hands over (a reference CSV, a sidecar of marked events), read whole.
 public enum TextFile {
     /// The file as UTF-8 text. A path that names nothing or a folder (a typo), or a file that is
@@ -9,7 +22,7 @@ public enum TextFile {
     public static func read(_ url: URL, what: String) throws -> String {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
-            throw SomniError(.badInput, "no such file: \(url.path) (\(what))")
+            throw SomniError(.badInput, "no such file: \(url.path) (\(what))\(PathName.notUTF8Note(url.path))")
         }
         guard !isFolder.boolValue else { throw SomniError(.badInput, "\(url.path) is a folder: \(what) must be a text file") }
         let data: Data

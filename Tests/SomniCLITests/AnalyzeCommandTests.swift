@@ -31,6 +31,13 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try expectRejected(dir.appendingPathComponent("nope.m4a"), mentioning: ["no such file"], in: dir)
+        // A file there whose name is Latin-1 ("caf" 0xE9): the shell hands its bytes over, Swift
+        // reads them as "caf\u{FFFD}", which names nothing, and the error says why.
+        let bytes = Array(dir.path.utf8) + Array("/caf".utf8) + [0xE9] + Array(".wav".utf8) + [0]
+        let made = bytes.withUnsafeBufferPointer { b in b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { creat($0, 0o644) } }
+        #expect(made >= 0)
+        close(made)
+        try expectRejected(dir.appendingPathComponent("caf\u{FFFD}.wav"), mentioning: ["no such file", "not valid utf-8"], in: dir)
     }
 
     @Test func directoryIsRejected() throws {

@@ -331,6 +331,35 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(notBeds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["README.txt", "g.wav.bak", "live.wav"])
     }
 
+    /// A name whose bytes are not UTF-8 (Latin-1 "café") reaches Swift spelt with U+FFFD and
+    /// cannot be opened so: a file is listed with why, a class folder stops the scan by name,
+    /// instead of both vanishing from the training without a word.
+    @Test func namesThatAreNotUTF8AreNamedNotDropped() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in ["hum", "hiss"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
+            try Data().write(to: dir.appendingPathComponent("\(c)/ok.wav"))
+        }
+        /// `parent/caf<0xE9>SUFFIX`, made from raw bytes.
+        func latin1(_ parent: URL, _ suffix: String, folder: Bool) {
+            let bytes = Array(parent.path.utf8) + Array("/caf".utf8) + [0xE9] + Array(suffix.utf8) + [0]
+            let made = bytes.withUnsafeBufferPointer { b in
+                b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { folder ? mkdir($0, 0o755) : creat($0, 0o644) }
+            }
+            #expect(made >= 0)
+            if !folder { close(made) }
+        }
+        latin1(dir.appendingPathComponent("hum"), ".wav", folder: false)
+        let list = try TrainingFileList.scan(dir, blockSize: 25)
+        #expect(list.files.count == 2)
+        #expect(list.notAudio.count == 1 && list.notAudio[0].contains("caf\u{FFFD}.wav (its name is not valid UTF-8"), "\(list.notAudio)")
+
+        latin1(dir, "", folder: true)
+        let error = #expect(throws: SomniError.self) { try TrainingFileList.scan(dir, blockSize: 25) }
+        #expect(error?.message.contains("holds 'caf\u{FFFD}', whose name is not valid UTF-8") == true, "\(String(describing: error))")
+    }
+
     @Test func aSidecarLineNamingAClassMarksThatClassAndIsNoGap() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }

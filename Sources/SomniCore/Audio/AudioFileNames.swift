@@ -40,7 +40,9 @@ public enum AudioFileNames {
                 var d: ObjCBool = false
                 let listed = URL(fileURLWithPath: dir).appendingPathComponent(e).path
                 if !fm.fileExists(atPath: path, isDirectory: &d) {
-                    others.append(listed)  // a link to nothing: listed, so a moved recording is missed aloud
+                    // A link to nothing, or a name that is not UTF-8: listed, so a recording
+                    // left out is left out aloud.
+                    others.append(listed + PathName.notUTF8Note(listed))
                 } else if d.boolValue {
                     stack.append(listed)
                 } else if isAudio(e) && isPlainFile(path) {

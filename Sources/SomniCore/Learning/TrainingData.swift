@@ -42,7 +42,12 @@ public struct TrainingFileList: Sendable {
         guard fm.fileExists(atPath: directory.path, isDirectory: &isDir), isDir.boolValue else {
             throw SomniError(.badInput, "\(directory.path) is not a folder of class folders")
         }
-        let classFolders = try fm.contentsOfDirectory(atPath: directory.path).filter { name in
+        let entries = try fm.contentsOfDirectory(atPath: directory.path)
+        if let lost = entries.first(where: PathName.lostBytes) {
+            throw SomniError(.badInput, "\(directory.path) holds '\(lost)', whose name is not valid UTF-8, which Somni cannot "
+                             + "open (a class folder so named would be left out): rename it")
+        }
+        let classFolders = entries.filter { name in
             var d: ObjCBool = false
             return !name.hasPrefix(".") && fm.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &d) && d.boolValue
         }.sorted()
