@@ -34,6 +34,36 @@ import Testing
         #expect { try NightFolder.flushToDisk(folder.appendingPathComponent("gone")) } throws: { ($0 as? SomniError)?.code == .io }
     }
 
+    /// An analysis killed half way leaves its hidden working folder beside the destination, with
+    /// a spool of the night's samples (about 0.9 GB for eight hours). The next night written
+    /// there removes those of the same name left unchanged for hours, and never one that is
+    /// still being written or belongs to another night.
+    @Test func workingFoldersOfKilledAnalysesAreRemovedByTheNextOne() throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("somni-partial-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let destination = parent.appendingPathComponent("night1")
+        func working(_ name: String, hoursAgo: Double) throws -> URL {
+            let folder = parent.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let spool = folder.appendingPathComponent(".samples.spool")
+            try Data(repeating: 7, count: 4_096).write(to: spool)
+            let then = Date(timeIntervalSinceNow: -hoursAgo * 3_600)
+            for url in [spool, folder] { try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: url.path) }
+            return folder
+        }
+        let killed = try working(".night1.partial-1a2b3c4d", hoursAgo: 7)
+        let running = try working(".night1.partial-5e6f7a8b", hoursAgo: 0.5)
+        let otherNight = try working(".night2.partial-9c0d1e2f", hoursAgo: 7)
+        let notOurs = try working(".night1.partial-notours", hoursAgo: 7)
+        try NightFolder.writeAtomically(to: destination) { folder in
+            try Data("{}".utf8).write(to: folder.appendingPathComponent("session.json"))
+        }
+        let fm = FileManager.default
+        #expect(!fm.fileExists(atPath: killed.path))
+        #expect(fm.fileExists(atPath: running.path) && fm.fileExists(atPath: otherNight.path) && fm.fileExists(atPath: notOurs.path))
+        #expect(fm.fileExists(atPath: destination.appendingPathComponent("session.json").path))
+    }
+
     @Test func envelopeFileRoundTripsAndIgnoresPartialTail() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

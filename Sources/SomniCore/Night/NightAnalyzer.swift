@@ -302,7 +302,8 @@ public enum NightFolder {
             throw SomniError(.badInput, "\(destination.path) already exists; choose another place for the night or remove it")
         }
         let parent = destination.deletingLastPathComponent()
-        let temporary = parent.appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
+        removeAbandonedWorkingFolders(of: destination)
+        let temporary = parent.appendingPathComponent(workingPrefix(of: destination) + UUID().uuidString.prefix(8))
         do { try fm.createDirectory(at: temporary, withIntermediateDirectories: true) } catch {
             throw SomniError(.io, "cannot create \(temporary.path)", cause: error)
         }
@@ -316,6 +317,33 @@ public enum NightFolder {
             try? fm.removeItem(at: temporary)
             if error is SomniError { throw error }
             throw SomniError(.io, "cannot finish the night folder \(destination.path)", cause: error)
+        }
+    }
+
+    /// A working folder's name: hidden, beside its destination, then eight hex digits.
+    private static func workingPrefix(of destination: URL) -> String { ".\(destination.lastPathComponent).partial-" }
+
+    /// No analysis leaves its working folder unchanged this long (an eight-hour night reads in
+    /// seconds to minutes, and writes its spool and clips as it goes).
+    static let abandonedAfter: TimeInterval = 6 * 3_600
+
+    /// Removes the working folders an analysis into `destination` left when it was killed (kill -9,
+    /// an app ended in the background, a power cut): each holds a spool of the night's samples,
+    /// about 0.9 GB for eight hours. Only folders of this destination's name, and only those
+    /// nothing in has changed for `abandonedAfter`, so a running analysis is never touched.
+    static func removeAbandonedWorkingFolders(of destination: URL, now: Date = Date()) {
+        let fm = FileManager.default
+        let parent = destination.deletingLastPathComponent(), prefix = workingPrefix(of: destination)
+        guard let names = try? fm.contentsOfDirectory(atPath: parent.path) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let suffix = name.dropFirst(prefix.count)
+            guard suffix.count == 8, suffix.allSatisfy(\.isHexDigit) else { continue }
+            let folder = parent.appendingPathComponent(name)
+            let inside = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
+            let changed = ([folder] + inside.map { folder.appendingPathComponent($0) }).compactMap {
+                (try? fm.attributesOfItem(atPath: $0.path))?[.modificationDate] as? Date
+            }.max()
+            if let changed, now.timeIntervalSince(changed) > abandonedAfter { try? fm.removeItem(at: folder) }
         }
     }
 
