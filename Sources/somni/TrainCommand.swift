@@ -196,6 +196,13 @@ struct TrainCommand: Command {
 
     func run() throws {
         let started = Date()
+        // Held-out folders that are the training folder would measure the model on what it learnt.
+        let dataPath = URL(fileURLWithPath: dataDirectory).resolvingSymlinksInPath().path
+        for (flag, dir) in [("--validation", validationDirectory), ("--test", testDirectory)] {
+            if let dir, URL(fileURLWithPath: dir).resolvingSymlinksInPath().path == dataPath {
+                throw UsageError("\(flag) \(dir) is DATA_DIR itself: its figures would be of the examples trained on")
+            }
+        }
         let list = try TrainingFileList.scan(URL(fileURLWithPath: dataDirectory), blockSize: groupBlock)
         let gapLabel = try gapsAs.map { name -> Int in
             guard let i = list.labels.firstIndex(of: name) else { throw UsageError("--gaps-as \(name) is not a class folder (\(list.labels))") }
@@ -264,6 +271,15 @@ struct TrainCommand: Command {
                     + "starting after the recording's end, left out (are the times in seconds?):", data.eventsPastEnd)
         listLeftOut("somni train: \(notAudio.count) file\(oneNot ? " is not a recording" : "s are not recordings") "
                     + "(by name, or not a plain file) and \(oneNot ? "was" : "were") left out:", notAudio)
+        for (flag, dir, indices) in [("--validation", validationDirectory, validation), ("--test", testDirectory, test)] {
+            guard let dir else { continue }
+            let held = Set(indices.map { data.examples[$0].label })
+            let missing = data.labels.indices.filter { !held.contains($0) }.map { data.labels[$0] }
+            if !missing.isEmpty {
+                printError("somni train: warning: \(flag) \(dir) holds no \(missing.joined(separator: ", ")) examples, "
+                           + "so its figures say nothing of \(missing.count == 1 ? "that class" : "those classes")")
+            }
+        }
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
                           data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))

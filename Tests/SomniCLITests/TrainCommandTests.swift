@@ -347,6 +347,25 @@ import Testing
         #expect(r.stderr.contains("warning: no validation or test examples: the recordings fall in too few groups"), "\(r.stderr)")
     }
 
+    /// Held-out folders are checked for what they hold: DATA_DIR itself is refused (its figures
+    /// would be of the examples trained on), and a class missing from one is named.
+    @Test func heldOutFoldersThatAreTheDataOrLackAClassAreNamed() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let data = dir.appendingPathComponent("data"), validation = dir.appendingPathComponent("validation")
+        try writeClassFolders(in: data)
+        try writeClassFolders(in: validation)
+        try FileManager.default.removeItem(at: validation.appendingPathComponent("hiss"))
+        let quick = ["--channels", "4,8,8,16", "--epochs", "1", "--examples-per-class", "16", "--mel-bands", "24"]
+        let same = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("a.somnimodel").path, "--test", data.path] + quick)
+        #expect(same.status == 64 && same.stderr.contains("--test \(data.path) is DATA_DIR itself"), "\(same.stderr)")
+        let r = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("b.somnimodel").path,
+                             "--validation", validation.path] + quick)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning: --validation \(validation.path) holds no hiss examples, so its figures say nothing of that class"),
+                "\(r.stderr)")
+    }
+
     @Test func badChannelCountsAreOneUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -152,6 +152,10 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         expectBadModel(try file { $0["bandMean"] = [1, 2] }, mentioning: "normalisation")
         expectBadModel(try file({ _ in }, parameters: Array(model.parameters.dropLast())), mentioning: "parameters")
         expectBadModel(try file({ _ in }, parameters: [Float.nan] + model.parameters.dropFirst()), mentioning: "finite")
+        // Finite but absurd (a forged file whose checksum was made to fit): scores would be NaN.
+        expectBadModel(try file({ _ in }, parameters: [1e30] + model.parameters.dropFirst()), mentioning: "beyond ±1000")
+        expectBadModel(try file { $0["bandDeviation"] = Array(repeating: 1e-38, count: model.bandDeviation.count) }, mentioning: "within bounds")
+        expectBadModel(try file { $0["temperature"] = 1e-30 }, mentioning: "temperature")
         expectBadModel(try file { $0["layers"] = [["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()]] }, mentioning: "max-pool")
         expectBadModel(try file { h in
             var f = h["features"] as! [String: Any]

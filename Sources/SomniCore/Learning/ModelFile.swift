@@ -34,6 +34,10 @@ public struct CNNModel: Sendable {
     }
 
     /// Everything a loaded file must satisfy before it may run.
+    /// Bounds no trained model comes near, within which every score stays finite.
+    static let largestMagnitude: Float = 1_000
+    static let smallestDeviation: Float = 1e-4
+
     public func validate() throws {
         func fail(_ why: String) -> SomniError { SomniError(.badModel, "model '\(name)' does not fit together: \(why)") }
         try features.validate()
@@ -50,14 +54,24 @@ public struct CNNModel: Sendable {
         guard bandMean.count == statistics, bandDeviation.count == statistics else {
             throw fail("normalisation has \(bandMean.count)/\(bandDeviation.count) values for \(features.channels) × \(features.melBands) mel bands")
         }
-        guard bandMean.allSatisfy(\.isFinite), bandDeviation.allSatisfy({ $0.isFinite && $0 > 0 }) else {
-            throw fail("normalisation statistics are not finite and positive")
+        // Finite is not enough: a deviation of 1e-38 or weights of 1e30 (a forged file with a
+        // valid checksum) overflow to NaN scores. The trainer floors deviations at 1e-3, and
+        // trained weights stay within a few units (the shipped models': under 2).
+        guard bandMean.allSatisfy({ $0.isFinite && abs($0) <= Self.largestMagnitude }),
+              bandDeviation.allSatisfy({ $0.isFinite && $0 >= Self.smallestDeviation && $0 <= Self.largestMagnitude }) else {
+            throw fail("normalisation statistics are not finite, positive and within bounds "
+                       + "(means within ±\(Self.largestMagnitude), deviations \(Self.smallestDeviation)…\(Self.largestMagnitude))")
         }
         guard parameters.count == network.parameterCount else {
             throw fail("\(parameters.count) parameters for an architecture that needs \(network.parameterCount)")
         }
         guard parameters.allSatisfy(\.isFinite) else { throw fail("parameters are not all finite") }
-        guard temperature.isFinite, temperature > 0 else { throw fail("temperature \(temperature)") }
+        guard parameters.allSatisfy({ abs($0) <= Self.largestMagnitude }) else {
+            throw fail("parameters beyond ±\(Self.largestMagnitude), which no training gives")
+        }
+        guard temperature.isFinite, temperature >= 1e-3, temperature <= Self.largestMagnitude else {
+            throw fail("temperature \(temperature)")
+        }
     }
 
     private struct Header: Codable {
