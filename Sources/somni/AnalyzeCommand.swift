@@ -163,14 +163,12 @@ struct AnalyzeCommand: Command {
         let said = "\(night.session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
             + "\(earlier.classifier)), so it was not analysed again: 'somni show \(earlier.id)'; --replace analyses "
             + "it again in its place"
+        let time = ISO8601DateFormatter()
+        time.timeZone = .current
         if let given = night.datesUndated {
-            let time = ISO8601DateFormatter()
-            time.timeZone = .current
             return said + ". It is stored undated; --replace dates it from --started, \(time.string(from: given))"
         }
         guard let start = night.startsEarlier else { return said }
-        let time = ISO8601DateFormatter()
-        time.timeZone = .current
         return said + ". It is stored dated from its creation time, which its app wrote when the recording stopped; "
             + "--replace dates it from its start, \(time.string(from: start.date)) (from the \(start.origin.rawValue))"
     }

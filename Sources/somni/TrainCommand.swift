@@ -296,8 +296,8 @@ struct TrainCommand: Command {
         let trainer = try Trainer(data: data, train: train, validation: validation, test: test, backgrounds: beds, options: options)
         let epochs = options.maxEpochs
         let (model, report) = try trainer.train { e in
-            var line = "epoch \(e.epoch < 10 ? " " : "")\(e.epoch)/\(epochs)"
-                + String(format: "  lr %.5f  train loss %.4f acc %.4f", e.learningRate, e.trainLoss, e.trainAccuracy)
+            // `%d` holds the epoch counts `validate` allows (at most 10,000).
+            var line = String(format: "epoch %2d/%d  lr %.5f  train loss %.4f acc %.4f", e.epoch, epochs, e.learningRate, e.trainLoss, e.trainAccuracy)
             if let l = e.validationLoss, let a = e.validationAccuracy { line += String(format: "  validation loss %.4f acc %.4f", l, a) }
             printError(line + String(format: "  (%.1f s)", e.seconds))
         }

@@ -42,8 +42,8 @@ public enum ClassSets {
 
     /// Every label (lower case, sorted) that belongs to `eventClass`.
     public static func labels(for eventClass: EventClass) -> [String] {
-        let own = eventClass == .snoring ? snoring : eventClass == .sleepTalk ? sleepTalk : cough
-        return own.union(ReferenceCSV.classAliases.filter { $0.value == eventClass }.keys).sorted()
+        snoring.union(sleepTalk).union(cough).union(ReferenceCSV.classAliases.keys)
+            .filter { self.eventClass(forLabel: $0) == eventClass }.sorted()
     }
 
     /// The event classes no label of `labels` belongs to: a classifier with these labels can

@@ -33,11 +33,11 @@ public struct CNNModel: Sendable {
         try validate()
     }
 
-    /// Everything a loaded file must satisfy before it may run.
     /// Bounds no trained model comes near, within which every score stays finite.
     static let largestMagnitude: Float = 1_000
     static let smallestDeviation: Float = 1e-4
 
+    /// Everything a loaded file must satisfy before it may run.
     public func validate() throws {
         func fail(_ why: String) -> SomniError { SomniError(.badModel, "model '\(name)' does not fit together: \(why)") }
         try features.validate()

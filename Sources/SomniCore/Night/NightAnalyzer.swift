@@ -331,8 +331,8 @@ public enum NightFolder {
     /// an app ended in the background, a power cut): each holds a spool of the night's samples,
     /// about 0.9 GB for eight hours. Only folders of this destination's name, and only those
     /// nothing in has changed for `abandonedAfter`, so a running analysis is never touched.
-    static func removeAbandonedWorkingFolders(of destination: URL, now: Date = Date()) {
-        let fm = FileManager.default
+    static func removeAbandonedWorkingFolders(of destination: URL) {
+        let fm = FileManager.default, now = Date()
         let parent = destination.deletingLastPathComponent(), prefix = workingPrefix(of: destination)
         guard let names = try? fm.contentsOfDirectory(atPath: parent.path) else { return }
         for name in names where name.hasPrefix(prefix) {
