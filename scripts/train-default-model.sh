@@ -40,13 +40,8 @@ OUT="${2:-Sources/SomniCore/Resources/default.somnimodel}"
 if [ -z "${2:-}" ]; then SECOND_SEED="${SECOND_SEED-3}"; else SECOND_SEED="${SECOND_SEED:-}"; fi
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE"/classes/{snoring,speech,cough,other}
-ln -s "$DATA/snoring-khan/snoring" "$STAGE/classes/snoring/khan"
-ln -s "$DATA/speech-commands" "$STAGE/classes/speech/speech-commands"
-ln -s "$DATA/cough-coughseg/cough" "$STAGE/classes/cough/coughseg"
-ln -s "$DATA/snoring-khan/no_snoring" "$STAGE/classes/other/khan-no-snoring"
-ln -s "$DATA/cough-coughseg/no_cough" "$STAGE/classes/other/coughseg-no-cough"
-ln -s "$DATA/noise" "$STAGE/classes/other/noise"
+source scripts/class-folders.sh
+stage_class_folders "$DATA" "$STAGE/classes"
 scripts/build-release.sh --product somni >&2
 SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
 TRAINING_NIGHTS="${TRAINING_NIGHTS:-6}"

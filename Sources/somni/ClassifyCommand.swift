@@ -9,6 +9,7 @@ struct ClassifyCommand: Command {
     Usage: somni classify FILE [--model MODEL] [--top N] [--like FILE] [--json]
            somni classify FILE --reference REF.csv [--threshold X] [--ignore LABEL,...] [--model MODEL] [--json]
            somni classify - [...]     (raw 16 kHz mono Float32 little-endian on standard input)
+           somni classify DATA_DIR [--split shared-data] [--model MODEL] [--json]
 
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
     MODEL and prints, for each, the top labels and their confidences.
@@ -35,6 +36,18 @@ struct ClassifyCommand: Command {
       --ignore LABEL,...
                       the reference's lines of these other labels are left out (as for
                       'somni evaluate')
+
+    DATA_DIR, a folder of class folders named after the model's labels (as for 'somni train':
+    snoring, speech, cough, other for the shipped models), is scored instead, as Create ML
+    evaluates a model on a test folder: each example's window (a short file whole, a long one
+    window by window, a sidecar's marked events one by one) is classified, and the top label
+    is checked against its folder. Prints accuracy, each label's precision, recall, F1 and its
+    accuracy against all the other labels together, each with a 95 % interval (Wilson), a
+    confusion matrix and the accuracy per sub-folder. With --json: {"labels","split","metrics"}.
+      --split shared-data
+                      only the part of ../shared/data that its held-out rule keeps out of
+                      training (the recipe's test split); files the rule does not know are
+                      left out
     """
 
     var input: String
@@ -45,16 +58,32 @@ struct ClassifyCommand: Command {
     var ignoredLabels: Set<String>
     var like: String?
     var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
+    /// For a folder of class folders: "shared-data" scores only its held-out part.
+    var split: String?
 
     init(_ a: inout Arguments) throws {
         modelPaths = try a.repeatedOption("--model")
-        top = try a.option("--top", as: Int.self) ?? 5
+        let topOption = try a.option("--top", as: Int.self)
+        top = topOption ?? top
         json = a.flag("--json")
         referencePath = try a.option("--reference")
         ignoredLabels = try EvaluateCommand.labels(&a)
         like = try a.option("--like")
-        threshold = try a.option("--threshold", as: Float.self) ?? threshold
+        let thresholdOption = try a.option("--threshold", as: Float.self)
+        threshold = thresholdOption ?? threshold
+        split = try a.option("--split")
+        given = [("--top", topOption != nil), ("--reference", referencePath != nil), ("--like", like != nil),
+                 ("--threshold", thresholdOption != nil), ("--ignore", !ignoredLabels.isEmpty)].filter(\.1).map(\.0)
         input = try a.requiredPositional("FILE")
+    }
+
+    /// Options of the per-window modes that were given (a folder of class folders takes none of them).
+    var given: [String] = []
+
+    /// Whether FILE is a folder, to be scored as class folders.
+    var isClassFolders: Bool {
+        var isFolder: ObjCBool = false
+        return input != "-" && FileManager.default.fileExists(atPath: input, isDirectory: &isFolder) && isFolder.boolValue
     }
 
     func validate() throws {
@@ -62,6 +91,12 @@ struct ClassifyCommand: Command {
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold takes a score above 0 and at most 1") }
         if referencePath != nil, input == "-" { throw UsageError("--reference needs a recording, not standard input") }
         if like != nil, input == "-" { throw UsageError("--like goes with a recording, not standard input") }
+        if let split, split != "shared-data" { throw UsageError("--split takes 'shared-data', not '\(split)'") }
+        if isClassFolders {
+            if let option = given.first { throw UsageError("\(option) goes with a recording, not a folder of class folders") }
+        } else if split != nil {
+            throw UsageError("--split goes with a folder of class folders, not a recording")
+        }
     }
 
     struct WindowResult: Encodable {
@@ -70,6 +105,7 @@ struct ClassifyCommand: Command {
     }
 
     func run() throws {
+        if isClassFolders { return try scoreClassFolders() }
         let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference", ignoring: ignoredLabels,
                                                                             recording: URL(fileURLWithPath: input).lastPathComponent) }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) })
@@ -152,6 +188,42 @@ struct ClassifyCommand: Command {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         print(String(decoding: try encoder.encode(Output(windows: results, clip: clipMax)), as: UTF8.self))
+    }
+}
+
+extension ClassifyCommand {
+    /// Scores the classifier on a folder of class folders named after its labels.
+    func scoreClassFolders() throws {
+        var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: nil)
+        let list = try TrainingFileList.scan(URL(fileURLWithPath: input), labels: classifier.labels)
+        let threads = min(ProcessInfo.processInfo.activeProcessorCount, TrainCommand.mostThreads)
+        let data = try TrainingSet.load(list, windowLength: classifier.windowLength, gapLabel: classifier.labels.firstIndex(of: "other"),
+                                        threads: threads, decode: AudioDecoder.decodeWhole)
+        ClassFolderWarnings.list(command: "classify", data: data, notAudio: list.notAudio)
+        var examples = Array(data.examples.indices)
+        if split != nil {
+            let (heldOut, outside) = data.sharedDataHeldOut()
+            if heldOut.isEmpty {
+                throw SomniError(.badInput, "none of \(input) is in the held-out part of ../shared/data: --split shared-data scores "
+                                 + "only the data set's own files (snoring-khan, speech-commands, cough-coughseg, noise)")
+            }
+            if outside > 0 {
+                printError("somni classify: \(outside) window\(outside == 1 ? "" : "s") from files outside ../shared/data left out "
+                           + "(--split shared-data)")
+            }
+            examples = heldOut
+        }
+        let metrics = try classifier.score(data, examples: examples)
+        let splitName = split ?? "all"
+        if json {
+            struct Output: Encodable { var labels: [String]; var split: String; var metrics: ClassificationMetrics }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(Output(labels: classifier.labels, split: splitName, metrics: metrics)), as: UTF8.self))
+            return
+        }
+        let part = split == nil ? "every example in \(input)" : "the examples in \(input) that ../shared/data's rule holds out"
+        print("\(classifier.name), \(part):\n" + metrics.formatted(labels: classifier.labels), terminator: "")
     }
 }
 

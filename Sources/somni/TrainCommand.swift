@@ -256,21 +256,7 @@ struct TrainCommand: Command {
                 beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
         }
-        /// A heading, then the first ten of `lines` and how many more there are.
-        func listLeftOut(_ heading: String, _ lines: [String]) {
-            guard !lines.isEmpty else { return }
-            printError(heading)
-            for line in lines.prefix(10) { printError("  \(line)") }
-            if lines.count > 10 { printError("  … and \(lines.count - 10) more") }
-        }
-        let one = data.skipped.count == 1, oneNot = notAudio.count == 1
-        listLeftOut("somni train: warning: \(data.skipped.count) file\(one ? "" : "s") could not be read and "
-                    + "\(one ? "was" : "were") left out:", data.skipped)
-        let onePast = data.eventsPastEnd.count == 1
-        listLeftOut("somni train: warning: \(data.eventsPastEnd.count) file\(onePast ? "'s sidecar marks" : "s' sidecars mark") events "
-                    + "starting after the recording's end, left out (are the times in seconds?):", data.eventsPastEnd)
-        listLeftOut("somni train: \(notAudio.count) file\(oneNot ? " is not a recording" : "s are not recordings") "
-                    + "(by name, or not a plain file) and \(oneNot ? "was" : "were") left out:", notAudio)
+        ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio)
         for (flag, dir, indices) in [("--validation", validationDirectory, validation), ("--test", testDirectory, test)] {
             guard let dir else { continue }
             let held = Set(indices.map { data.examples[$0].label })

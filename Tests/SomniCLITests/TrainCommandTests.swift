@@ -8,8 +8,8 @@ import Testing
 @Suite struct TrainCommandTests {
     /// `tone/` and `hiss/` folders of 1.2 s clips in groups of five (file names `NAME_N`, so the
     /// split keeps each group together): steady tones at 300–3000 Hz against white noise.
-    func writeClassFolders(in dir: URL) throws {
-        var rng = SeededRandom(seed: 11)
+    func writeClassFolders(in dir: URL, seed: UInt64 = 11) throws {
+        var rng = SeededRandom(seed: seed)
         for label in ["tone", "hiss"] {
             let folder = dir.appendingPathComponent(label)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -99,6 +99,37 @@ import Testing
         var rng = SeededRandom(seed: 99)
         let noise = (0..<16_000).map { _ in 0.08 * rng.nextGaussian() }
         #expect(try topLabel({ noise[$0] }, "fresh-hiss.wav") == "hiss")
+
+        // Scored on class folders it never saw, as Create ML evaluates on a test folder: every
+        // clip's window, each share with its 95 % interval around it.
+        let heldOut = dir.appendingPathComponent("held-out")
+        try writeClassFolders(in: heldOut, seed: 12)
+        let scored = try CLI.run(["classify", heldOut.path, "--model", model.path, "--json"])
+        #expect(scored.status == 0, "\(scored.stderr)")
+        let scores = try #require(try JSONSerialization.jsonObject(with: Data(scored.stdout.utf8)) as? [String: Any])
+        #expect(scores["labels"] as? [String] == ["hiss", "tone"] && scores["split"] as? String == "all")
+        let metrics = try #require(scores["metrics"] as? [String: Any])
+        #expect(metrics["count"] as? Int == 80)
+        let accuracy = try #require(metrics["accuracy"] as? Double), interval = try #require(metrics["accuracyInterval"] as? [Double])
+        #expect(accuracy >= 0.9, "held-out accuracy \(accuracy)")
+        #expect(interval.count == 2 && interval[0] < accuracy && accuracy <= interval[1] && interval[1] <= 1)
+        let confusion = try #require(metrics["confusion"] as? [[Int]])
+        #expect(confusion.map { $0.reduce(0, +) } == [40, 40])
+        let text = try CLI.run(["classify", heldOut.path, "--model", model.path])
+        #expect(text.status == 0 && text.stdout.contains("against the rest") && text.stdout.contains("over 80 windows"), "\(text.stdout)")
+        // A folder the model has no label for cannot be scored; the per-window options and a
+        // split the folders are not part of are refused by name.
+        try writeClassFolders(in: dir.appendingPathComponent("renamed"), seed: 13)
+        try FileManager.default.moveItem(at: dir.appendingPathComponent("renamed/hiss"), to: dir.appendingPathComponent("renamed/buzz"))
+        let unknown = try CLI.run(["classify", dir.appendingPathComponent("renamed").path, "--model", model.path])
+        #expect(unknown.status == 65 && unknown.stderr.contains("buzz is not one of the model's classes [\"hiss\", \"tone\"]"),
+                "\(unknown.stderr)")
+        let top = try CLI.run(["classify", heldOut.path, "--model", model.path, "--top", "1"])
+        #expect(top.status == 64 && top.stderr.contains("--top goes with a recording, not a folder of class folders"), "\(top.stderr)")
+        let foreign = try CLI.run(["classify", heldOut.path, "--model", model.path, "--split", "shared-data"])
+        #expect(foreign.status == 65 && foreign.stderr.contains("is in the held-out part of ../shared/data"), "\(foreign.stderr)")
+        let onFile = try CLI.run(["classify", dir.appendingPathComponent("fresh-tone.wav").path, "--split", "shared-data"])
+        #expect(onFile.status == 64 && onFile.stderr.contains("--split goes with a folder of class folders"), "\(onFile.stderr)")
 
         // Analysing a night with it: none of its labels is an event class, and the summary's
         // zeros would pass for a quiet night, so a warning names the labels that count.

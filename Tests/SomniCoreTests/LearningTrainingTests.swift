@@ -181,6 +181,41 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(split.train.contains(1) || split.validation.contains(1))
         // Generated examples outside the data set are still split by group.
         #expect(split.test.contains { $0 >= paths.count } && split.validation.contains { $0 >= paths.count })
+        // Scoring a classifier on the held-out part takes the rule's test part alone, and counts
+        // what lies outside the data set rather than scoring it.
+        let heldOut = data.sharedDataHeldOut()
+        #expect(heldOut.heldOut == [0, 2, 5])
+        #expect(heldOut.outsideTheData == data.examples.count - paths.count)
+    }
+
+    /// Every share comes with its 95 % Wilson interval, and each class is also scored against
+    /// the rest together (Khan's snoring against non-snoring).
+    @Test func metricsGiveEachShareAWilsonIntervalAndEachClassAgainstTheRest() throws {
+        // Published values: 95 of 100 → 0.8882–0.9785; 0 of 10 → 0–0.2775; 10 of 10 → 0.7225–1.
+        let ninetyFive = try #require(ClassificationMetrics.wilsonInterval(successes: 95, trials: 100))
+        #expect(abs(ninetyFive[0] - 0.8882) < 5e-4 && abs(ninetyFive[1] - 0.9785) < 5e-4, "\(ninetyFive)")
+        let none = try #require(ClassificationMetrics.wilsonInterval(successes: 0, trials: 10))
+        #expect(abs(none[0]) < 1e-9 && abs(none[1] - 0.2775) < 5e-4, "\(none)")
+        let all = try #require(ClassificationMetrics.wilsonInterval(successes: 10, trials: 10))
+        #expect(abs(all[0] - 0.7225) < 5e-4 && abs(all[1] - 1) < 1e-9, "\(all)")
+        #expect(ClassificationMetrics.wilsonInterval(successes: 0, trials: 0) == nil)
+
+        // Truth a, a, a, b, b, c; called a, a, b, b, a, a: nothing is called c.
+        let m = ClassificationMetrics(labels: ["a", "b", "c"], truth: [0, 0, 0, 1, 1, 2], predicted: [0, 0, 1, 1, 0, 0],
+                                      sources: Array(repeating: "s", count: 6))
+        let a = m.classes[0], b = m.classes[1], c = m.classes[2]
+        #expect(m.accuracy == 0.5 && m.accuracyInterval == ClassificationMetrics.wilsonInterval(successes: 3, trials: 6))
+        #expect(a.precision == 0.5 && a.precisionInterval == ClassificationMetrics.wilsonInterval(successes: 2, trials: 4))
+        #expect(abs(a.recall - 2.0 / 3) < 1e-12 && a.recallInterval == ClassificationMetrics.wilsonInterval(successes: 2, trials: 3))
+        // a against the rest: wrong on the a called b, and on the b and the c called a.
+        #expect(a.againstTheRest == 0.5 && a.againstTheRestInterval == ClassificationMetrics.wilsonInterval(successes: 3, trials: 6))
+        #expect(abs((b.againstTheRest ?? 0) - 4.0 / 6) < 1e-12)
+        // c was never called: no precision to give; right against the rest everywhere but on
+        // its own one example.
+        #expect(c.precisionInterval == nil && c.recallInterval != nil && c.support == 1)
+        #expect(abs((c.againstTheRest ?? 0) - 5.0 / 6) < 1e-12)
+        let text = m.formatted(labels: ["a", "b", "c"])
+        #expect(text.contains("accuracy 0.500 (0.188–0.812) over 6 windows"), "\(text)")
     }
 
     @Test func groupKeysFollowTheDataSetsNamingRules() {

@@ -70,12 +70,22 @@ public struct EpochReport: Codable, Sendable {
     public var seconds: Double
 }
 
-/// Accuracy, a confusion matrix and per-class precision / recall / F1 for one split.
+/// Accuracy, a confusion matrix and per-class precision / recall / F1 for one split, each share
+/// with its 95 % Wilson score interval: a few hundred windows cannot tell 0.94 from 0.95, and the
+/// figures should say so.
 public struct ClassificationMetrics: Codable, Sendable {
     public struct PerClass: Codable, Sendable {
         public var label: String
         public var precision: Double, recall: Double, f1: Double
         public var support: Int
+        /// [low, high]; nil where nothing was predicted as (precision) or is (recall) this class,
+        /// and in reports written before intervals were given.
+        public var precisionInterval: [Double]?
+        public var recallInterval: [Double]?
+        /// This class against all the others together: a window is right when it is the class
+        /// and was called it, or is not and was not (Khan's snoring against non-snoring).
+        public var againstTheRest: Double?
+        public var againstTheRestInterval: [Double]?
     }
     public struct PerSource: Codable, Sendable {
         public var source: String
@@ -84,6 +94,7 @@ public struct ClassificationMetrics: Codable, Sendable {
     }
     public var count: Int
     public var accuracy: Double
+    public var accuracyInterval: [Double]?
     /// confusion[truth][predicted]
     public var confusion: [[Int]]
     public var classes: [PerClass]
@@ -98,14 +109,22 @@ public struct ClassificationMetrics: Codable, Sendable {
         count = truth.count
         let correct = (0..<k).reduce(0) { $0 + confusion[$1][$1] }
         accuracy = count == 0 ? 0 : Double(correct) / Double(count)
+        accuracyInterval = Self.wilsonInterval(successes: correct, trials: count)
+        let total = count
         classes = (0..<k).map { c in
-            let tp = Double(confusion[c][c])
-            let predictedC = Double((0..<k).reduce(0) { $0 + confusion[$1][c] })
+            let tp = confusion[c][c]
+            let predictedC = (0..<k).reduce(0) { $0 + confusion[$1][c] }
             let actual = confusion[c].reduce(0, +)
-            let precision = predictedC == 0 ? 0 : tp / predictedC
-            let recall = actual == 0 ? 0 : tp / Double(actual)
+            let precision = predictedC == 0 ? 0 : Double(tp) / Double(predictedC)
+            let recall = actual == 0 ? 0 : Double(tp) / Double(actual)
             let f1 = precision + recall == 0 ? 0 : 2 * precision * recall / (precision + recall)
-            return PerClass(label: labels[c], precision: precision, recall: recall, f1: f1, support: actual)
+            // Wrong against the rest: this class called something else, or something else called it.
+            let rightAgainstRest = total - (actual - tp) - (predictedC - tp)
+            return PerClass(label: labels[c], precision: precision, recall: recall, f1: f1, support: actual,
+                            precisionInterval: Self.wilsonInterval(successes: tp, trials: predictedC),
+                            recallInterval: Self.wilsonInterval(successes: tp, trials: actual),
+                            againstTheRest: total == 0 ? nil : Double(rightAgainstRest) / Double(total),
+                            againstTheRestInterval: Self.wilsonInterval(successes: rightAgainstRest, trials: total))
         }
         var bySource: [String: (Int, Int)] = [:]
         for i in truth.indices { bySource[sources[i], default: (0, 0)].0 += truth[i] == predicted[i] ? 1 : 0; bySource[sources[i], default: (0, 0)].1 += 1 }
@@ -114,13 +133,31 @@ public struct ClassificationMetrics: Codable, Sendable {
         }
     }
 
-    /// A table for the terminal.
+    /// The 95 % Wilson score interval of a share of `successes` in `trials`, as [low, high]; nil
+    /// without trials. Unlike the normal approximation it stays inside 0…1 and is not empty at
+    /// 0 or 1 of n, where the figures here often sit.
+    public static func wilsonInterval(successes: Int, trials: Int) -> [Double]? {
+        guard trials > 0 else { return nil }
+        let z = 1.959964, n = Double(trials), p = Double(successes) / n
+        let centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        let half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)).squareRoot()
+        return [max(0, centre - half), min(1, centre + half)]
+    }
+
+    /// A table for the terminal: each share followed by its 95 % interval.
     public func formatted(labels: [String]) -> String {
-        var s = String(format: "accuracy %.4f over %d windows\n", accuracy, count)
-        s += "class        precision  recall  F1      support\n"
+        func share(_ value: Double, _ interval: [Double]?) -> String {
+            guard let interval, interval.count == 2 else { return "–".padding(toLength: 20, withPad: " ", startingAt: 0) }
+            return String(format: "%.3f (%.3f–%.3f)", value, interval[0], interval[1]).padding(toLength: 20, withPad: " ", startingAt: 0)
+        }
+        var s = "accuracy " + share(accuracy, accuracyInterval).trimmingCharacters(in: .whitespaces) + " over \(count) windows (95 % intervals)\n"
+        s += "class        precision            recall               F1     support  against the rest\n"
         for c in classes {
-            s += c.label.padding(toLength: 12, withPad: " ", startingAt: 0)
-            s += String(format: " %.4f     %.4f  %.4f  %d\n", c.precision, c.recall, c.f1, c.support)
+            s += c.label.padding(toLength: 12, withPad: " ", startingAt: 0) + " " + share(c.precision, c.precisionInterval) + " "
+                + share(c.recall, c.recallInterval) + " "
+                + (c.precisionInterval == nil && c.recallInterval == nil ? "–    " : String(format: "%.3f", c.f1))
+                + String(format: "  %-7d  ", c.support)
+                + share(c.againstTheRest ?? 0, c.againstTheRestInterval).trimmingCharacters(in: .whitespaces) + "\n"
         }
         s += "confusion (rows truth, columns predicted: \(labels.joined(separator: ", ")))\n"
         for (i, row) in confusion.enumerated() {

@@ -290,6 +290,17 @@ public struct TrainingSet: Sendable {
         return ((inner.train + outer.train).sorted(), (inner.validation + outer.validation).sorted(), (test + outer.test).sorted())
     }
 
+    /// The examples the shared rule holds out (its test part, which the recipe never trains on),
+    /// and how many come from files the rule does not know, which are in neither.
+    public func sharedDataHeldOut() -> (heldOut: [Int], outsideTheData: Int) {
+        var heldOut: [Int] = [], outside = 0
+        for (i, e) in examples.enumerated() {
+            if Self.sharedDataSplit(of: e, clipLength: clips[e.clip].count) == .test { heldOut.append(i) }
+            if Self.recordingFile(e.path) == nil { outside += 1 }
+        }
+        return (heldOut, outside)
+    }
+
     /// The shared rule's verdict on one example: nil outside the data set or across a noise boundary.
     static func sharedDataSplit(of e: Example, clipLength: Int) -> DataSplit? {
         guard let file = recordingFile(e.path) else { return nil }
