@@ -86,7 +86,7 @@ public final class StopRequest: @unchecked Sendable {
     }
 
     private func leave(_ number: Int32, _ why: String) -> Never {
-        FileHandle.standardError.write(Data("\nsomni: \(why); run 'somni recover' to close the night\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("\nsomni: \(why); run 'somni recover' to close the night\n".utf8))
         exit(128 + number)
     }
 }

@@ -35,3 +35,24 @@ public enum TextFile {
         return text
     }
 }
+
+/// A file the user names as an output (`-o`, `--out`). A link is followed and its target
+/// written; a device or a pipe (`-o /dev/stdout`, a FIFO) is written to as a stream. Anything
+/// else, a new file or a regular one, is written whole under a temporary name and renamed into
+/// place, so an interrupted write never leaves half a file. (Renaming over a link or a device
+/// had replaced it with a plain file: `-o /dev/full`, run as root, replaced the device.)
+public enum OutputFile {
+    public static func write(_ data: Data, to url: URL) throws {
+        let target = url.resolvingSymlinksInPath()
+        let type = (try? FileManager.default.attributesOfItem(atPath: target.path))?[.type] as? FileAttributeType
+        guard let type, type != .typeRegular, type != .typeDirectory else {
+            return try data.write(to: target, options: .atomic)
+        }
+        guard let handle = FileHandle(forWritingAtPath: target.path) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: target.path])
+        }
+        defer { try? handle.close() }
+        try handle.write(contentsOf: data)
+    }
+}
+

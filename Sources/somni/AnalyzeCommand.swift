@@ -307,23 +307,38 @@ enum NightRun {
     }
 }
 
-/// A one-line progress bar on standard error, redrawn in place.
+/// A one-line progress bar on standard error, redrawn in place, as wide as the terminal allows.
 /// Sendable by hand: the analyser calls its progress one call at a time (see
 /// `NightAnalyzer.analyze`), so `update`s never overlap, and `finish` comes after the last.
 final class ProgressBar: @unchecked Sendable {
     private var lastDrawn = ""
+    /// The terminal's width when the bar began; a line as wide would wrap, and each redraw with it.
+    private let columns = ProgressBar.terminalColumns()
+
     func update(_ label: String, _ fraction: Double) {
-        let width = 30
-        let filled = Int((max(0, min(1, fraction)) * Double(width)).rounded())
-        let line = "\(label.padding(toLength: 12, withPad: " ", startingAt: 0)) [" + String(repeating: "#", count: filled)
-            + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%"
+        let name = label.padding(toLength: 12, withPad: " ", startingAt: 0), percent = " \(Int(fraction * 100))%"
+        // "name [###...] 100%" in at most columns − 1 characters; too narrow for a bar, no bar.
+        let width = min(30, columns - 1 - name.count - 3 - 5)
+        var line = name + percent
+        if width >= 5 {
+            let filled = Int((max(0, min(1, fraction)) * Double(width)).rounded())
+            line = name + " [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]" + percent
+        }
         guard line != lastDrawn else { return }
         lastDrawn = line
-        FileHandle.standardError.write(Data(("\r" + line).utf8))
+        // Erase to the line's end: a shorter line must not leave the last one's tail behind.
+        writeToStandardError("\r" + String(line.prefix(max(columns - 1, 1))) + "\u{1B}[K")
     }
+
     func finish() {
         guard !lastDrawn.isEmpty else { return }
-        FileHandle.standardError.write(Data(("\r" + String(repeating: " ", count: lastDrawn.count) + "\r").utf8))
+        writeToStandardError("\r\u{1B}[K")
+    }
+
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 80
     }
 }
 

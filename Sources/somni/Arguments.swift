@@ -92,9 +92,16 @@ extension Command {
     func validate() throws {}
 }
 
-/// Prints to standard error.
+/// Prints a line to standard error.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    writeToStandardError(message + "\n")
+}
+
+/// Writes to standard error, and never stops the command when that fails: with standard error
+/// closed or full (`2>&-`, `2>/dev/full`) a message is lost, not the command's work with it
+/// (`FileHandle.write(_:)` traps on a failed write).
+func writeToStandardError(_ text: String) {
+    try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
 }
 
 /// True when standard output is a terminal (progress bars only then).

@@ -70,7 +70,7 @@ struct ExportCommand: Command {
         }
         guard let output else { return print(text, terminator: "") }
         let url = URL(fileURLWithPath: output)
-        do { try Data(text.utf8).write(to: url, options: .atomic) } catch {
+        do { try OutputFile.write(Data(text.utf8), to: url) } catch {
             throw SomniError(.io, "cannot write \(url.path)", cause: error)
         }
         printError("Exported \(records.count) night\(records.count == 1 ? "" : "s") to \(url.path)")

@@ -296,7 +296,7 @@ final class LiveLine: @unchecked Sendable {
                                   s.levelDBFS, label, s.episodes)
                 if s.gaps > 0 { text += "  gaps \(s.gaps)" }
                 if s.audioStopped { text += "  AUDIO NOT SAVED" }
-                FileHandle.standardError.write(Data((text + "\u{1B}[K").utf8))
+                writeToStandardError(text + "\u{1B}[K")
                 drawn = true
             } else if s.elapsed - lastLogged >= 300 {
                 lastLogged = s.elapsed
@@ -322,7 +322,7 @@ final class LiveLine: @unchecked Sendable {
 
     /// Leaves the redrawn line so the next output starts on a fresh one.
     func end() {
-        if drawn { FileHandle.standardError.write(Data("\n".utf8)); drawn = false }
+        if drawn { writeToStandardError("\n"); drawn = false }
     }
 
     private func logFields(_ fields: [(String, String)]) {

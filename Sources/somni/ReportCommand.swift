@@ -112,7 +112,7 @@ struct ReportCommand: Command {
             for n in nights where !n.missingClips.isEmpty {
                 printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
             }
-            do { try Data(NightReport.html(nights: nights, trends: trends).utf8).write(to: page, options: .atomic) } catch {
+            do { try OutputFile.write(Data(NightReport.html(nights: nights, trends: trends).utf8), to: page) } catch {
                 throw SomniError(.io, "cannot write \(page.path)", cause: error)
             }
         } catch {

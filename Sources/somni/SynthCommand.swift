@@ -126,7 +126,7 @@ struct SynthCommand: Command {
         guard let makeSink = synthSinkFactories[format] else { return }
         try night.render(to: makeSink(outURL))
         do {
-            try ReferenceCSV.write(night.plan.events).write(to: referenceURL, atomically: true, encoding: .utf8)
+            try OutputFile.write(Data(ReferenceCSV.write(night.plan.events).utf8), to: referenceURL)
         } catch {
             throw SomniError(.io, "cannot write \(referenceURL.path)", cause: error)
         }

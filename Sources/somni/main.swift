@@ -86,7 +86,36 @@ func exitCode(for error: any Error) -> Int32 {
     }
 }
 
+/// Standard streams a parent closed (`>&-`, `2>&-`) are opened on a device before anything
+/// else: otherwise the first file Somni opens (the store's database, a clip) takes the stream's
+/// number, and printed text lands in it. A closed standard output gets /dev/full, so that what
+/// is printed fails to be written and `finishStandardOutput` says so.
+enum StandardStreams {
+    nonisolated(unsafe) static var outputWasClosed = false
+
+    static func openClosedOnes() {
+        var status = stat()
+        for (fd, path, flags) in [(STDIN_FILENO, "/dev/null", O_RDONLY), (STDOUT_FILENO, "/dev/full", O_WRONLY),
+                                  (STDERR_FILENO, "/dev/null", O_WRONLY)] where fstat(fd, &status) != 0 {
+            if fd == STDOUT_FILENO { outputWasClosed = true }
+            // open takes the lowest free number, which is this one: the lower ones are open.
+            if open(path, flags) != fd, fd == STDOUT_FILENO { _ = open("/dev/null", O_WRONLY) }
+        }
+    }
+
+    /// Writes out what is left of standard output. Output that could not be written (a full
+    /// disk, /dev/full, a closed stream) is one error and exit 74, not a silent success.
+    static func finishStandardOutput(status: Int32) -> Int32 {
+        guard fflush(nil) != 0 else { return status }
+        let why = outputWasClosed ? "it is closed" : String(cString: strerror(errno))
+        let name = CommandLine.arguments.dropFirst().first.map { " \($0)" } ?? ""
+        printError("somni\(name): error: could not write to standard output: \(why)")
+        return status == 0 ? 74 : status
+    }
+}
+
+StandardStreams.openClosedOnes()
 ProcessMemory.keepLargeBuffersInTheirOwnMappings()
 // Every command meets a file-size limit as it meets a full disk: a failed write, one clear error.
 LocalProcess.ignoreFileSizeSignal()
-exit(runMain())
+exit(StandardStreams.finishStandardOutput(status: runMain()))

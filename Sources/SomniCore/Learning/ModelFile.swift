@@ -104,7 +104,7 @@ public struct CNNModel: Sendable {
     }
 
     public func write(to url: URL) throws {
-        do { try encoded().write(to: url, options: .atomic) } catch let e as SomniError { throw e } catch {
+        do { try OutputFile.write(encoded(), to: url) } catch let e as SomniError { throw e } catch {
             throw SomniError(.io, "could not write the model to \(url.path)", cause: error)
         }
     }

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+/// Where a command's output goes when it is not a plain terminal or file: standard streams
+/// closed or full, and `-o` naming a link or a pipe.
+@Suite struct OutputStreamsTests {
+    /// Runs somni through bash with `redirection` ("2>&-", ">/dev/full") applied.
+    func run(_ arguments: [String], _ redirection: String, environment: [String: String] = [:]) throws -> CLIResult {
+        try CLI.run(executable: URL(fileURLWithPath: "/bin/bash"),
+                    ["-c", "exec \"$0\" \"$@\" \(redirection)", CLI.executable.path] + arguments, environment: environment)
+    }
+
+    /// A closed or full standard error loses the message, not the command: writing it had
+    /// trapped (SIGILL, exit 132) whatever the command's own outcome.
+    @Test func aClosedOrFullStandardErrorCostsTheMessageNotTheExitStatus() throws {
+        let missing = try CLI.run(["analyze", "/nonexistent/night.wav"])
+        #expect(missing.status == 65 && missing.stderr.contains("no such file"))
+        for redirection in ["2>&-", "2>/dev/full"] {
+            #expect(try run(["bogus"], redirection).status == 64, "\(redirection)")
+            #expect(try run(["analyze", "/nonexistent/night.wav"], redirection).status == missing.status, "\(redirection)")
+        }
+    }
+
+    /// Output that cannot be written is one error and exit 74, not a silent success; and with
+    /// standard output closed, what a command prints never lands in a file it opens (the store's
+    /// database took the closed stream's number).
+    @Test func standardOutputThatCannotBeWrittenIsAnError() throws {
+        let full = try run(["--version"], ">/dev/full")
+        #expect(full.status == 74 && full.stderr.contains("could not write to standard output: No space left on device"),
+                "\(full.status) \(full.stderr)")
+        let closed = try run(["--version"], ">&-")
+        #expect(closed.status == 74 && closed.stderr.contains("could not write to standard output: it is closed"), "\(closed.stderr)")
+
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        let analysed = try run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-11-28 23:00"],
+                               ">&-", environment: store)
+        #expect(analysed.status == 74, "the night is saved, its summary could not be shown: \(analysed.stderr)")
+        let listed = try CLI.run(["nights", "--json"], environment: store)
+        let ids = try CLI.nightIDs(listed.stdout)
+        #expect(listed.status == 0 && ids.count == 1, "\(listed.stderr)")
+    }
+
+    /// `-o` through a link writes the link's target and keeps the link; `-o` a pipe streams into
+    /// it. Both had been replaced by a plain file (as root, `-o /dev/full` replaced the device).
+    @Test func anOutputThatIsALinkOrAPipeIsWrittenThroughNotReplaced() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-11-28 23:00"],
+                            environment: store).status == 0)
+        let expected = try CLI.run(["export", "--all"], environment: store).stdout
+        #expect(expected.contains("2026-11-28"))
+        let fm = FileManager.default
+
+        let real = dir.appendingPathComponent("real.csv"), link = dir.appendingPathComponent("link.csv")
+        try Data("old".utf8).write(to: real)
+        try fm.createSymbolicLink(at: link, withDestinationURL: real)
+        #expect(try CLI.run(["export", "--all", "-o", link.path], environment: store).status == 0)
+        #expect(try fm.destinationOfSymbolicLink(atPath: link.path) == real.path)
+        #expect(try String(contentsOf: real, encoding: .utf8) == expected)
+
+        let fifo = dir.appendingPathComponent("fifo.csv")
+        try #require(mkfifo(fifo.path, 0o600) == 0)
+        final class Box: @unchecked Sendable { var data = Data() }
+        let read = Box(), done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            read.data = FileHandle(forReadingAtPath: fifo.path)?.readDataToEndOfFile() ?? Data()
+            done.signal()
+        }
+        let exported = try CLI.run(["export", "--all", "-o", fifo.path], environment: store)
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(String(decoding: read.data, as: UTF8.self) == expected)
+        #expect((try fm.attributesOfItem(atPath: fifo.path)[.type] as? FileAttributeType) != .typeRegular, "still a pipe")
+    }
+}
