@@ -32,10 +32,12 @@ public final class NightStore {
                                         environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         if let s = explicit, !s.isEmpty { return URL(fileURLWithPath: s, isDirectory: true) }
         if let s = environment["SOMNI_STORE"], !s.isEmpty { return URL(fileURLWithPath: s, isDirectory: true) }
-        if let s = environment["XDG_DATA_HOME"], !s.isEmpty {
+        // The XDG spec has a relative XDG_DATA_HOME ignored: read against the current folder, the
+        // store would move with it. An empty HOME is no home either.
+        if let s = environment["XDG_DATA_HOME"], s.hasPrefix("/") {
             return URL(fileURLWithPath: s, isDirectory: true).appendingPathComponent("somni", isDirectory: true)
         }
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
             ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".local/share/somni", isDirectory: true)
     }
@@ -87,7 +89,16 @@ public final class NightStore {
     private static func openForWriting(_ path: String) throws -> Database {
         let db = try Database(path: path)
         if try db.string("PRAGMA journal_mode")?.lowercased() != "wal" {
-            guard try db.string("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
+            // Two commands creating a store at once both switch it; SQLite's busy timeout does not
+            // cover that switch, so the one that meets the other's lock waits and tries again.
+            var mode: String?
+            for attempt in 0..<50 {
+                do { mode = try db.string("PRAGMA journal_mode = WAL"); break } catch let error as SomniError
+                where attempt < 49 && error.message.contains("locked") {
+                    usleep(100_000)
+                }
+            }
+            guard mode?.lowercased() == "wal" else {
                 throw SomniError(.io, "the store database \(db.path) cannot use write-ahead logging")
             }
         }
@@ -338,8 +349,11 @@ public final class NightStore {
                 throw AlreadyStored(night: rival)
             }
             let record = try insert(session)
+            // A night being replaced may have been deleted meanwhile (another `somni delete`),
+            // and its id, free again, given to this one: that row and folder are the new night's.
+            let replaced = replacing.filter { $0.id != record.id }
             let deleteRow = try db.prepare("DELETE FROM nights WHERE id = ?")
-            for old in replacing { try deleteRow.run([.text(old.id)]) }
+            for old in replaced { try deleteRow.run([.text(old.id)]) }
             try saveStepHook?(.inserted)
             let destination = nightsDirectory.appendingPathComponent(record.id, isDirectory: true)
             do { try fm.moveItem(at: staged, to: destination) } catch {
@@ -350,7 +364,7 @@ public final class NightStore {
             try saveStepHook?(.renamed)
             try db.execute("COMMIT")
             if moving && !movedAway { try? fm.removeItem(at: source) }
-            for old in replacing { try? fm.removeItem(at: folder(of: old)) }
+            for old in replaced { try? removeFolder(ofDeleted: old.id) }
             return record
         } catch let crash as SimulatedCrash {
             throw crash  // tests: stop dead, as a killed process would
@@ -458,13 +472,29 @@ public final class NightStore {
             try db.prepare("DELETE FROM nights WHERE id = ?").run([.text(night.id)])
         }
         // After the commit: a crash here leaves an orphan folder, swept later, never a dangling row.
+        try removeFolder(ofDeleted: night.id)
+    }
+
+    /// Removes the folder of a night whose row is gone. Under the write lock: another process
+    /// may have swept it already (an orphan to its eyes), or saved a new night under the same id
+    /// (ids come from start times), whose folder is then not this one to remove. So the folder
+    /// is renamed into staging while no save can be between its rename and its commit, and
+    /// removed from there.
+    private func removeFolder(ofDeleted id: String) throws {
         let fm = FileManager.default
-        let folder = folder(of: night)
+        let folder = nightsDirectory.appendingPathComponent(id, isDirectory: true)
         guard fm.fileExists(atPath: folder.path) else { return }
-        do { try fm.removeItem(at: folder) } catch {
-            throw SomniError(.io, "night \(night.id) was deleted but its folder \(folder.path) could not be removed",
-                             cause: error)
+        let trash = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(), isDirectory: true)
+        defer { StagingNames.shared.end(trash.lastPathComponent) }
+        try db.writeTransaction {
+            guard try !db.prepare("SELECT 1 FROM nights WHERE id = ?").bind([.text(id)]).step(),
+                  fm.fileExists(atPath: folder.path) else { return }
+            do { try fm.moveItem(at: folder, to: trash) } catch {
+                throw SomniError(.io, "night \(id) was deleted but its folder \(folder.path) could not be removed", cause: error)
+            }
         }
+        // Left behind, it is swept from staging by the next save.
+        try? fm.removeItem(at: trash)
     }
 
     // MARK: Cleaning up after crashes

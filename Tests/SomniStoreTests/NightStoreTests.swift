@@ -194,6 +194,34 @@ import SomniCore
                 "\(NightFixture.tree(dir.appendingPathComponent("nights")))")
     }
 
+    /// Another process deletes the night being replaced while the new one is staged: its id,
+    /// free again, goes to the new night, whose row and folder must then stay (the replace had
+    /// deleted the row it had just inserted and the folder it had just placed, and said "Saved").
+    /// A delete of a night whose folder someone else removed meanwhile is done, not an error.
+    @Test func aNightDeletedWhileItsReplacementIsSavedLeavesTheReplacement() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let session = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let store = try NightStore(directory: dir), other = try NightStore(directory: dir)
+        let old = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: session), moving: false)
+        var again = session
+        again.settings.sensitivity = 8
+        let source = try NightFixture.folder(at: scratch.path("again"), session: again)
+        store.saveStepHook = { if $0 == .staged { try other.delete(old) } }
+        let saved = try store.add(nightFolder: source, moving: false, replacing: [old])
+        #expect(saved.id == old.id, "the id the deleted night left free")
+        let reopened = try NightStore(directory: dir)
+        #expect(try reopened.nights() == [saved])
+        #expect(try reopened.session(of: saved).settings.sensitivity == 8)
+        #expect(FileManager.default.fileExists(atPath: reopened.folder(of: saved).appendingPathComponent(Session.fileName).path))
+
+        // Deleted while its folder was already gone (another process's sweep took it).
+        try FileManager.default.removeItem(at: reopened.folder(of: saved))
+        try reopened.delete(saved)
+        #expect(try reopened.nights().isEmpty)
+        #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
+    }
+
     /// A recording is known by its content: under another name, or undated; "night.wav" twice,
     /// undated, with different content is two nights; a night dated since is another unless replacing.
     @Test func aRecordingIsKnownAgainByItsFingerprint() throws {
@@ -426,6 +454,12 @@ import SomniCore
         #expect(NightStore.defaultDirectory(explicit: nil, environment: ["XDG_DATA_HOME": "/xdg"]).path == "/xdg/somni")
         #expect(NightStore.defaultDirectory(explicit: nil, environment: ["HOME": "/home/u"]).path
             == "/home/u/.local/share/somni")
+        // A relative XDG_DATA_HOME is ignored, as the XDG spec says; an empty HOME is no home
+        // (both had put the store under whichever folder the command ran in).
+        #expect(NightStore.defaultDirectory(explicit: nil, environment: ["XDG_DATA_HOME": "data", "HOME": "/home/u"]).path
+            == "/home/u/.local/share/somni")
+        let empty = NightStore.defaultDirectory(explicit: nil, environment: ["HOME": ""]).path
+        #expect(empty.hasPrefix("/") && empty == FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/somni").path)
     }
 
     @Test func nightClockReadsTheRecordingsOwnOffset() throws {
