@@ -101,6 +101,16 @@ import Testing
         #expect(moments("2026-11-28 23:14") == ["2026-11-28T22:14:00Z"])
         let newYork = try #require(TimeZone(identifier: "America/New_York"))
         #expect(moments("2026-11-01 01:30", newYork) == ["2026-11-01T05:30:00Z", "2026-11-01T06:30:00Z"])
+        // More than 12 h ahead of UTC (Chatham: +12:45, +13:45 in summer), the changes are
+        // still found: 02:00 before the spring change is one moment, 03:00 is skipped, and
+        // 03:00 on the autumn night happens twice (02:00 was refused as skipped, and no second
+        // 03:00 was seen, while only ±12 h of offsets were looked at).
+        let chatham = try #require(TimeZone(identifier: "Pacific/Chatham"))
+        #expect(moments("2026-09-27 02:00", chatham) == ["2026-09-26T13:15:00Z"])
+        #expect(moments("2026-09-27 03:00", chatham) == [])
+        #expect(moments("2026-04-05 03:00", chatham) == ["2026-04-04T13:15:00Z", "2026-04-04T14:15:00Z"])
+        let kiritimati = try #require(TimeZone(identifier: "Pacific/Kiritimati"))
+        #expect(moments("2026-11-28 23:14", kiritimati) == ["2026-11-28T09:14:00Z"])
         #expect(moments("2026-10-25 02:30+01:00") == nil, "an offset of its own names one moment")
         #expect(moments("tonight") == nil)
     }

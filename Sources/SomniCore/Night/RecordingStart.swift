@@ -53,9 +53,11 @@ public struct RecordingStart: Sendable, Equatable {
     public static func moments(_ text: String, timeZone: TimeZone = .current) -> [Date]? {
         guard let groups = match(dateTimePattern, in: text.trimmingCharacters(in: .whitespaces)), groups[7] == nil,
               let asIfUTC = date(groups, in: TimeZone(secondsFromGMT: 0)!) else { return nil }
-        // The offsets in force half a day either side hold every change a zone makes in a day;
-        // each names a moment, which is real when the zone has that offset then.
-        let offsets = Set([-43_200.0, 0, 43_200].map { timeZone.secondsFromGMT(for: asIfUTC + $0) })
+        // Offsets run from −12 h to +14 h (Kiribati; Chatham is +13:45 in summer), so the moment
+        // lies between 14 h before and 12 h after the time read as UTC: the offsets in force
+        // across that span hold every one it could have. Each names a moment, which is real when
+        // the zone has that offset then.
+        let offsets = Set([-50_400.0, -25_200, 0, 43_200].map { timeZone.secondsFromGMT(for: asIfUTC + $0) })
         return offsets.filter { timeZone.secondsFromGMT(for: asIfUTC - TimeInterval($0)) == $0 }
             .map { asIfUTC - TimeInterval($0) }.sorted()
     }
