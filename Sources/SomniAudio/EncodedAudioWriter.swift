@@ -70,17 +70,20 @@ public final class EncodedAudioWriter: AudioSink {
     private var finished = false
 
     /// `metadata`: the container's tags, such as "creation_time" (ISO 8601, UTC) or "title".
+    /// `temporaryURL`: where the file is written until `finish` renames it to `url`; by default a
+    /// hidden name beside `url` of this writer's own, so two writers of one `url` at once (two
+    /// `somni synth --out same.wav`) never write into each other's file.
     public convenience init(url: URL, format: Format, sampleRate: Int, bitRate: Int? = nil, channels: Int = 1,
-                            metadata: [String: String] = [:]) throws {
+                            metadata: [String: String] = [:], temporaryURL: URL? = nil) throws {
         try self.init(url: url, format: format, sampleRate: sampleRate, bitRate: bitRate, channels: channels,
-                      fastMP3: false, metadata: metadata)
+                      fastMP3: false, metadata: metadata, temporaryURL: temporaryURL)
     }
 
     /// `fastMP3`: LAME's "fast" quality level (what `lame -f` uses), for event clips: about a
     /// quarter less time than its default at the same bit rate. Not for whole recordings: its
     /// frames lean harder on each other, so a scratch in the middle loses more of the audio.
     init(url: URL, format: Format, sampleRate: Int, bitRate: Int?, channels: Int, fastMP3: Bool,
-         metadata: [String: String] = [:]) throws {
+         metadata: [String: String] = [:], temporaryURL partial: URL? = nil) throws {
         _ = ffmpegLogSilenced
         guard sampleRate > 0 else { throw SomniError(.badInput, "sample rate must be positive, not \(sampleRate)") }
         guard (1...8).contains(channels) else { throw SomniError(.badInput, "channels must be 1…8, not \(channels)") }
@@ -88,7 +91,7 @@ public final class EncodedAudioWriter: AudioSink {
         self.format = format
         self.sampleRate = sampleRate
         self.channels = channels
-        temporaryURL = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        temporaryURL = partial ?? PartialFile.url(for: url)
         let path = url.path
         handles = EncoderHandles()
 
@@ -189,11 +192,9 @@ public final class EncodedAudioWriter: AudioSink {
         if exists, isFolder.boolValue {
             throw SomniError(.io, "cannot write \(url.path): a folder of that name is in the way")
         }
-        do {
-            if exists { try FileManager.default.removeItem(at: url) }
-            try FileManager.default.moveItem(at: temporaryURL, to: url)
-        } catch {
-            throw SomniError(.io, "cannot move the finished file to \(url.path)", cause: error)
+        // rename replaces an older file in one step: there is never a moment without either.
+        guard rename(temporaryURL.path, url.path) == 0 else {
+            throw SomniError(.io, "cannot move the finished file to \(url.path): \(String(cString: strerror(errno)))")
         }
         finished = true
     }

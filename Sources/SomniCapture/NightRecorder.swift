@@ -332,8 +332,9 @@ public final class NightRecorder<C: SoundClassifier> {
             let writer = try FLACStreamWriter(url: url, sampleRate: rate)
             return CrashSafeWriter(sink: writer, synchronize: { try? writer.synchronize() })
         }
-        let writer = try EncodedAudioWriter(url: url, format: format, sampleRate: rate)
+        // Under the fixed hidden name `NightCloser.adoptPartialFiles` looks for after a crash.
         let partial = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        let writer = try EncodedAudioWriter(url: url, format: format, sampleRate: rate, temporaryURL: partial)
         do {
             try? FileManager.default.removeItem(at: url)
             try FileManager.default.linkItem(at: partial, to: url)

@@ -42,7 +42,7 @@ struct DemoCommand: Command {
     func run() throws {
         let fm = FileManager.default
         let directory = out.map { URL(fileURLWithPath: $0) }
-            ?? fm.temporaryDirectory.appendingPathComponent("somni-demo-\(Int(Date().timeIntervalSince1970))")
+            ?? fm.temporaryDirectory.appendingPathComponent("somni-demo-\(Int(Date().timeIntervalSince1970))-\(getpid())")
         do { try fm.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
             throw SomniError(.io, "cannot create \(directory.path)", cause: error)
         }

@@ -243,6 +243,17 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         try writer.finish()
         #expect(try WAVReader.read(url).samples.count == 16_000)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["night.wav"])
+
+        // Two writers of one name at once (two `somni synth --out same.wav`) each write a file of
+        // their own: both finish, and the name holds the last one whole. With one shared
+        // temporary name the second had truncated the first's, whose finish then failed.
+        let first = try WAVWriter(url: url), second = try WAVWriter(url: url)
+        try samples.withUnsafeBufferPointer { try first.write($0) }
+        try samples.withUnsafeBufferPointer { try second.write(UnsafeBufferPointer(rebasing: $0[0..<8_000])) }
+        try first.finish()
+        try second.finish()
+        #expect(try WAVReader.read(url).samples.count == 8_000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["night.wav"])
     }
 
     @Test func wavReaderRejectsGarbage() throws {
