@@ -300,10 +300,39 @@ enum NightRun {
         let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
         return try NightFolder.writeAtomically(to: destination) { folder in
-            try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
+            let interrupt = RemovedOnInterrupt(folder)
+            defer { interrupt.end() }
+            return try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
                 bar?.update(stage.rawValue, fraction)
             }
         }
+    }
+}
+
+/// While a night is written, Ctrl-C (or a TERM or HUP) removes its unfinished folder before the
+/// process ends: beside an --out folder its hidden `.NAME.partial-…` was otherwise left for a
+/// later run to sweep six hours on.
+final class RemovedOnInterrupt {
+    private static let signals = [SIGINT, SIGTERM, SIGHUP]
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(_ folder: URL) {
+        for number in Self.signals {
+            signal(number, SIG_IGN)  // delivered to the source below instead
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                try? FileManager.default.removeItem(at: folder)
+                writeToStandardError("\n")
+                exit(128 + number)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func end() {
+        for source in sources { source.cancel() }
+        for number in Self.signals { signal(number, SIG_DFL) }
     }
 }
 

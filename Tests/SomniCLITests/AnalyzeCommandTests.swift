@@ -27,6 +27,36 @@ import Testing
         #expect(leftovers.isEmpty, "half-written folders left: \(leftovers)")
     }
 
+    /// Ctrl-C (and TERM, HUP) part-way through writing a night to --out removes its unfinished
+    /// hidden folder: it was left for a later run to sweep six hours on.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptedAnalysisLeavesNoUnfinishedFolder(signal number: Int32) throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("night.wav")
+        let synth = try CLI.run(["synth", "--out", audio.path, "--hours", "0.5", "--seed", "3"])
+        try #require(synth.status == 0, "\(synth.stderr)")
+        let outs = dir.appendingPathComponent("outs")
+        try FileManager.default.createDirectory(at: outs, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = CLI.executable
+        p.arguments = ["analyze", audio.path, "--out", outs.appendingPathComponent("night").path]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Once its working folder is there, it is writing the night.
+        let deadline = Date() + 120
+        while Date() < deadline, p.isRunning,
+              (try FileManager.default.contentsOfDirectory(atPath: outs.path)).isEmpty {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        try #require(p.isRunning, "the analysis ended before it could be interrupted")
+        kill(p.processIdentifier, number)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 128 + number, "\(p.terminationReason) \(p.terminationStatus)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outs.path) == [])
+    }
+
     @Test func missingPathIsOneClearError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
