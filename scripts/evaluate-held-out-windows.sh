@@ -14,7 +14,9 @@
 # about the windows the first is unsure of), as 'somni analyze' uses it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA="$(cd "${1:-../shared/data}" && pwd)"
+# DATA_DIR is optional: a first argument that is an option belongs to somni classify.
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then DATA_ARG="$1"; shift; else DATA_ARG=../shared/data; fi
+DATA="$(cd "$DATA_ARG" && pwd)"
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 source scripts/class-folders.sh
@@ -24,8 +26,9 @@ ln -s "$DATA/snoring-khan/snoring" "$STAGE/khan/snoring/khan"
 ln -s "$DATA/snoring-khan/no_snoring" "$STAGE/khan/other/khan-no-snoring"
 scripts/build-release.sh --product somni >&2
 SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
-echo "== Every held-out window (cough and speech precision / recall: targets 0.95)"
-"$SOMNI" classify "$STAGE/all" --split shared-data "${@:2}"
-echo
-echo "== Khan's held-out clips: snoring against the rest (target 0.99)"
-"$SOMNI" classify "$STAGE/khan" --split shared-data "${@:2}"
+# The headings go to standard error, so that with --json standard output is the two documents.
+echo "== Every held-out window (cough and speech precision / recall: targets 0.95)" >&2
+"$SOMNI" classify "$STAGE/all" --split shared-data "$@"
+echo >&2
+echo "== Khan's held-out clips: snoring against the rest (target 0.99)" >&2
+"$SOMNI" classify "$STAGE/khan" --split shared-data "$@"

@@ -41,7 +41,8 @@ struct ClassifyCommand: Command {
     snoring, speech, cough, other for the shipped models), is scored instead, as Create ML
     evaluates a model on a test folder: each example's window (a short file whole, a long one
     window by window, a sidecar's marked events one by one) is classified, and the top label
-    is checked against its folder. Prints accuracy, each label's precision, recall, F1 and its
+    is checked against its folder. A file shorter than a window is taken centred in it, as the
+    trainer's figures take it (classify FILE puts it at the window's start). Prints accuracy, each label's precision, recall, F1 and its
     accuracy against all the other labels together, each with a 95 % interval (Wilson), a
     confusion matrix and the accuracy per sub-folder. With --json: {"labels","split","metrics"}.
       --split shared-data
@@ -55,7 +56,9 @@ struct ClassifyCommand: Command {
     var top = 5
     var json = false
     var referencePath: String?
-    var ignoredLabels: Set<String>
+    /// `--ignore` as given; checked in `validate`, once it is known whether they apply.
+    var ignoreValues: [String]
+    var ignoredLabels: Set<String> { EvaluateCommand.ignoredLabels(ignoreValues) }
     var like: String?
     var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
     /// For a folder of class folders: "shared-data" scores only its held-out part.
@@ -67,13 +70,13 @@ struct ClassifyCommand: Command {
         top = topOption ?? top
         json = a.flag("--json")
         referencePath = try a.option("--reference")
-        ignoredLabels = try EvaluateCommand.labels(&a)
+        ignoreValues = try a.repeatedOption("--ignore")
         like = try a.option("--like")
         let thresholdOption = try a.option("--threshold", as: Float.self)
         threshold = thresholdOption ?? threshold
         split = try a.option("--split")
         given = [("--top", topOption != nil), ("--reference", referencePath != nil), ("--like", like != nil),
-                 ("--threshold", thresholdOption != nil), ("--ignore", !ignoredLabels.isEmpty)].filter(\.1).map(\.0)
+                 ("--threshold", thresholdOption != nil), ("--ignore", !ignoreValues.isEmpty)].filter(\.1).map(\.0)
         input = try a.requiredPositional("FILE")
     }
 
@@ -95,8 +98,12 @@ struct ClassifyCommand: Command {
         if isClassFolders {
             if let option = given.first { throw UsageError("\(option) goes with a recording, not a folder of class folders") }
         } else if split != nil {
+            guard input == "-" || FileManager.default.fileExists(atPath: input) else {
+                throw SomniError(.badInput, "no such folder: \(input)")
+            }
             throw UsageError("--split goes with a folder of class folders, not a recording")
         }
+        try EvaluateCommand.checkIgnored(ignoredLabels)
     }
 
     struct WindowResult: Encodable {

@@ -128,12 +128,21 @@ struct EvaluateCommand: Command {
     /// `--ignore LABEL[,LABEL…]`, repeatable. Never one of the scored classes: ignoring the
     /// reference's snores would score every snore found as false.
     static func labels(_ a: inout Arguments) throws -> Set<String> {
-        let labels = Set(try repeated(&a, "--ignore").flatMap { $0.split(separator: ",").map(String.init) })
+        let labels = ignoredLabels(try repeated(&a, "--ignore"))
+        try checkIgnored(labels)
+        return labels
+    }
+
+    /// `--ignore` values, each a comma-separated list.
+    static func ignoredLabels(_ values: [String]) -> Set<String> {
+        Set(values.flatMap { $0.split(separator: ",").map(String.init) })
+    }
+
+    static func checkIgnored(_ labels: Set<String>) throws {
         if let scored = labels.sorted().first(where: { ReferenceCSV.eventClass(named: $0) != nil }) {
             throw UsageError("--ignore is for the reference's other labels; '\(scored)' is one of the classes scored "
                              + "(its row of the table can be left aside instead)")
         }
-        return labels
     }
 
     private static func repeated(_ a: inout Arguments, _ name: String) throws -> [String] {

@@ -130,6 +130,17 @@ import Testing
         #expect(foreign.status == 65 && foreign.stderr.contains("is in the held-out part of ../shared/data"), "\(foreign.stderr)")
         let onFile = try CLI.run(["classify", dir.appendingPathComponent("fresh-tone.wav").path, "--split", "shared-data"])
         #expect(onFile.status == 64 && onFile.stderr.contains("--split goes with a folder of class folders"), "\(onFile.stderr)")
+        let mistyped = try CLI.run(["classify", heldOut.path + "-typo", "--split", "shared-data"])
+        #expect(mistyped.status == 65 && mistyped.stderr.contains("no such folder: \(heldOut.path)-typo"), "\(mistyped.stderr)")
+        let ignore = try CLI.run(["classify", heldOut.path, "--model", model.path, "--ignore", "speech"])
+        #expect(ignore.status == 64 && ignore.stderr.contains("--ignore goes with a recording"), "\(ignore.stderr)")
+        // One class folder given for the folder of them; a class folder linked to nothing.
+        let oneClass = try CLI.run(["classify", heldOut.appendingPathComponent("tone").path, "--model", model.path])
+        #expect(oneClass.status == 65 && oneClass.stderr.contains("holds no class folders"), "\(oneClass.stderr)")
+        try FileManager.default.removeItem(at: heldOut.appendingPathComponent("tone"))
+        try FileManager.default.createSymbolicLink(atPath: heldOut.appendingPathComponent("tone").path, withDestinationPath: "/nonexistent/tone")
+        let linked = try CLI.run(["classify", heldOut.path, "--model", model.path])
+        #expect(linked.status == 65 && linked.stderr.contains("tone links to /nonexistent/tone, which is not there"), "\(linked.stderr)")
 
         // Analysing a night with it: none of its labels is an event class, and the summary's
         // zeros would pass for a quiet night, so a warning names the labels that count.

@@ -150,10 +150,12 @@ public struct ClassificationMetrics: Codable, Sendable {
             guard let interval, interval.count == 2 else { return "–".padding(toLength: 20, withPad: " ", startingAt: 0) }
             return String(format: "%.3f (%.3f–%.3f)", value, interval[0], interval[1]).padding(toLength: 20, withPad: " ", startingAt: 0)
         }
+        // Columns as wide as the longest label: names cut short could not be told apart.
+        let width = max(12, (labels + classes.map(\.label)).map(\.count).max() ?? 0)
         var s = "accuracy " + share(accuracy, accuracyInterval).trimmingCharacters(in: .whitespaces) + " over \(count) windows (95 % intervals)\n"
-        s += "class        precision            recall               F1     support  against the rest\n"
+        s += "class".padding(toLength: width, withPad: " ", startingAt: 0) + " precision            recall               F1     support  against the rest\n"
         for c in classes {
-            s += c.label.padding(toLength: 12, withPad: " ", startingAt: 0) + " " + share(c.precision, c.precisionInterval) + " "
+            s += c.label.padding(toLength: width, withPad: " ", startingAt: 0) + " " + share(c.precision, c.precisionInterval) + " "
                 + share(c.recall, c.recallInterval) + " "
                 + (c.precisionInterval == nil && c.recallInterval == nil ? "–    " : String(format: "%.3f", c.f1))
                 + String(format: "  %-7d  ", c.support)
@@ -161,7 +163,7 @@ public struct ClassificationMetrics: Codable, Sendable {
         }
         s += "confusion (rows truth, columns predicted: \(labels.joined(separator: ", ")))\n"
         for (i, row) in confusion.enumerated() {
-            s += "  " + labels[i].padding(toLength: 10, withPad: " ", startingAt: 0) + row.map { String(format: "%6d", $0) }.joined() + "\n"
+            s += "  " + labels[i].padding(toLength: width, withPad: " ", startingAt: 0) + row.map { String(format: "%6d", $0) }.joined() + "\n"
         }
         s += "by source:\n"
         for src in sources { s += String(format: "  %@ accuracy %.4f (%d)\n", src.source, src.accuracy, src.count) }

@@ -47,10 +47,22 @@ public struct TrainingFileList: Sendable {
             throw SomniError(.badInput, "\(directory.path) holds '\(lost)', whose name is not valid UTF-8, which Somni cannot "
                              + "open (a class folder so named would be left out): rename it")
         }
+        // A link to a class folder that is not there (a moved data set) would drop the class unseen.
+        if let broken = entries.sorted().first(where: { name in
+            let path = directory.appendingPathComponent(name).path
+            return !name.hasPrefix(".") && (try? fm.destinationOfSymbolicLink(atPath: path)) != nil && !fm.fileExists(atPath: path)
+        }) {
+            let path = directory.appendingPathComponent(broken).path
+            throw SomniError(.badInput, "\(path) links to \((try? fm.destinationOfSymbolicLink(atPath: path)) ?? "?"), which is not there")
+        }
         let classFolders = entries.filter { name in
             var d: ObjCBool = false
             return !name.hasPrefix(".") && fm.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &d) && d.boolValue
         }.sorted()
+        guard !classFolders.isEmpty else {
+            throw SomniError(.badInput, "\(directory.path) holds no class folders: it should hold one folder per class, "
+                             + "named after its label, with the recordings inside")
+        }
         let labels = fixedLabels ?? classFolders
         guard labels.count >= 2 else {
             throw SomniError(.badInput, "\(directory.path) needs at least two class folders, found \(classFolders)")
