@@ -42,9 +42,10 @@ struct ClassifyCommand: Command {
     evaluates a model on a test folder: each example's window (a short file whole, a long one
     window by window, a sidecar's marked events one by one) is classified, and the top label
     is checked against its folder. A file shorter than a window is taken centred in it, as the
-    trainer's figures take it (classify FILE puts it at the window's start). Prints accuracy, each label's precision, recall, F1 and its
-    accuracy against all the other labels together, each with a 95 % interval (Wilson), a
-    confusion matrix and the accuracy per sub-folder. With --json: {"labels","split","metrics"}.
+    trainer's figures take it (classify FILE puts it at the window's start). Prints accuracy,
+    each label's precision, recall, F1 and its accuracy against all the other labels together,
+    each with a 95 % interval (Wilson), a confusion matrix and the accuracy per sub-folder.
+    With --json: {"labels","split","metrics"}.
       --split shared-data
                       only the part of ../shared/data that its held-out rule keeps out of
                       training (the recipe's test split); files the rule does not know are
@@ -63,6 +64,8 @@ struct ClassifyCommand: Command {
     var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
     /// For a folder of class folders: "shared-data" scores only its held-out part.
     var split: String?
+    /// Options of the per-window modes that were given (a folder of class folders takes none of them).
+    var given: [String]
 
     init(_ a: inout Arguments) throws {
         modelPaths = try a.repeatedOption("--model")
@@ -79,9 +82,6 @@ struct ClassifyCommand: Command {
                  ("--threshold", thresholdOption != nil), ("--ignore", !ignoreValues.isEmpty)].filter(\.1).map(\.0)
         input = try a.requiredPositional("FILE")
     }
-
-    /// Options of the per-window modes that were given (a folder of class folders takes none of them).
-    var given: [String] = []
 
     /// Whether FILE is a folder, to be scored as class folders.
     var isClassFolders: Bool {

@@ -48,12 +48,11 @@ public struct TrainingFileList: Sendable {
                              + "open (a class folder so named would be left out): rename it")
         }
         // A link to a class folder that is not there (a moved data set) would drop the class unseen.
-        if let broken = entries.sorted().first(where: { name in
+        for name in entries.sorted() where !name.hasPrefix(".") {
             let path = directory.appendingPathComponent(name).path
-            return !name.hasPrefix(".") && (try? fm.destinationOfSymbolicLink(atPath: path)) != nil && !fm.fileExists(atPath: path)
-        }) {
-            let path = directory.appendingPathComponent(broken).path
-            throw SomniError(.badInput, "\(path) links to \((try? fm.destinationOfSymbolicLink(atPath: path)) ?? "?"), which is not there")
+            if let target = try? fm.destinationOfSymbolicLink(atPath: path), !fm.fileExists(atPath: path) {
+                throw SomniError(.badInput, "\(path) links to \(target), which is not there")
+            }
         }
         let classFolders = entries.filter { name in
             var d: ObjCBool = false

@@ -295,6 +295,18 @@ public enum AnalysisStage: String, Sendable { case reading, classifying, clips }
 /// Builds a night folder beside its destination and renames it into place only when complete,
 /// its files written through to the disk first, so neither a failure nor a power cut leaves a
 /// half-written night.
+/// The hidden name a file or a night folder is written under until it is whole,
+/// ".NAME.partial-" and eight hex digits: each writer's its own, so two writers of one name at
+/// once (two `somni synth --out same.wav`) never write into one, and the last to finish leaves
+/// its whole work under NAME.
+public enum PartialFile {
+    public static func url(for url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent(prefix(of: url) + UUID().uuidString.prefix(8))
+    }
+
+    static func prefix(of url: URL) -> String { ".\(url.lastPathComponent).partial-" }
+}
+
 public enum NightFolder {
     public static func writeAtomically<T>(to destination: URL, _ body: (URL) throws -> T) throws -> T {
         let fm = FileManager.default
@@ -303,7 +315,7 @@ public enum NightFolder {
         }
         let parent = destination.deletingLastPathComponent()
         removeAbandonedWorkingFolders(of: destination)
-        let temporary = parent.appendingPathComponent(workingPrefix(of: destination) + UUID().uuidString.prefix(8))
+        let temporary = PartialFile.url(for: destination)
         do { try fm.createDirectory(at: temporary, withIntermediateDirectories: true) } catch {
             throw SomniError(.io, "cannot create \(temporary.path)", cause: error)
         }
@@ -320,9 +332,6 @@ public enum NightFolder {
         }
     }
 
-    /// A working folder's name: hidden, beside its destination, then eight hex digits.
-    private static func workingPrefix(of destination: URL) -> String { ".\(destination.lastPathComponent).partial-" }
-
     /// No analysis leaves its working folder unchanged this long (an eight-hour night reads in
     /// seconds to minutes, and writes its spool and clips as it goes).
     static let abandonedAfter: TimeInterval = 6 * 3_600
@@ -333,7 +342,7 @@ public enum NightFolder {
     /// nothing in has changed for `abandonedAfter`, so a running analysis is never touched.
     static func removeAbandonedWorkingFolders(of destination: URL) {
         let fm = FileManager.default, now = Date()
-        let parent = destination.deletingLastPathComponent(), prefix = workingPrefix(of: destination)
+        let parent = destination.deletingLastPathComponent(), prefix = PartialFile.prefix(of: destination)
         guard let names = try? fm.contentsOfDirectory(atPath: parent.path) else { return }
         for name in names where name.hasPrefix(prefix) {
             let suffix = name.dropFirst(prefix.count)

@@ -1,15 +1,5 @@
 import Foundation
 
-/// The hidden name a file is written under until it is whole, ".NAME.partial-XXXXXXXX": each
-/// writer's its own, so two writers of one name at once (two `somni synth --out same.wav`) never
-/// write into one file, and the last to finish leaves its whole file under NAME.
-public enum PartialFile {
-    public static func url(for url: URL) -> URL {
-        let tag = String(UInt32.random(in: .min ... .max), radix: 16)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial-\(tag)")
-    }
-}
-
 /// Streams mono samples into a WAV file: the header is written first with placeholder sizes and
 /// patched by `finish()`, so hours of audio pass through a small buffer. The file is written
 /// under a hidden temporary name beside `url` and renamed into place by `finish()`; without it
