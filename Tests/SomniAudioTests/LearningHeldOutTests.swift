@@ -77,8 +77,8 @@ import Testing
         // 0.925 before steady windows stopped passing for snoring, `SteadySound`; v1 had cough
         // 0.882 / 0.918 and speech 0.978 / 0.849.)
         #expect(khanAccuracy >= 0.98)
-        #expect(cough.recall >= 0.85 && cough.precision >= 0.85)
-        #expect(speech.recall >= 0.85 && speech.precision >= 0.9)
+        #expect((cough.recall ?? 0) >= 0.85 && (cough.precision ?? 0) >= 0.85)
+        #expect((speech.recall ?? 0) >= 0.85 && (speech.precision ?? 0) >= 0.9)
         #expect(metrics.accuracy >= 0.92)
         // Issue 3's targets, not reached yet: two of the ten held-out Khan TV-news clips pass for
         // snoring (the other eight hold too steady a level, `SteadySound`), a Khan snore and some
@@ -87,7 +87,8 @@ import Testing
         withKnownIssue("the default model is below issue 3's held-out targets") {
             #expect(khanAccuracy >= 0.99)
             for c in [cough, speech] {
-                #expect(c.recall >= 0.95 && c.precision >= 0.95, "\(c.label): precision \(c.precision), recall \(c.recall)")
+                #expect((c.recall ?? 0) >= 0.95 && (c.precision ?? 0) >= 0.95,
+                        "\(c.label): precision \(c.precision ?? 0), recall \(c.recall ?? 0)")
             }
         }
     }

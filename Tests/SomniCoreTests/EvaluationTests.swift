@@ -96,6 +96,16 @@ import Testing
         let edge = Evaluator.segmentScores(reference: [event(.cough, 1, 2)], found: [event(.cough, 2, 3)],
                                            duration: 10, segmentLength: 1)
         #expect(edge == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+        // An event of no length on a boundary touches no segment (sed_eval's event roll), at the
+        // timeline's end as in its middle; inside a segment it touches that one.
+        for at in [10.0, 600.0] {
+            let point = Evaluator.segmentScores(reference: [event(.cough, at - 0.8, at - 0.2)], found: [event(.cough, at, at)],
+                                                duration: 600, segmentLength: 1)
+            #expect(point == DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 1), "at \(at): \(point)")
+        }
+        let inside = Evaluator.segmentScores(reference: [event(.cough, 9.2, 9.8)], found: [event(.cough, 9.5, 9.5)],
+                                             duration: 600, segmentLength: 1)
+        #expect(inside == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 0))
     }
 
     @Test func absurdTimesDoNotBlowUpTheTimeline() {

@@ -734,4 +734,22 @@ import Testing
         let talk = EventTests.windows(seconds: 60, labelled: [(15, 15.3, "speech", 0.9)])
         #expect(EventDetector.detect(windows: talk, frames: frames, sensitivity: 5, duration: 60).isEmpty)
     }
+
+    /// Two events of one class never share time: snoring minutes would count it twice, and two
+    /// clips would play it. Overlapping ones meet halfway, each measured again over what it
+    /// keeps; one inside another goes; another class's event is left where it is.
+    @Test func eventsOfOneClassNeverOverlap() {
+        let frames = EventTests.track(seconds: 60, bursts: [(10, 12), (11.9, 14)], level: 0.05)
+        func e(_ c: EventClass, _ a: Double, _ b: Double, _ confidence: Double = 0.8) -> DetectedEvent {
+            EventDetector.event(c, .init(range: TimeRange(start: a, end: b), confidence: confidence), frames: frames)
+        }
+        let out = EventDetector.withoutOverlaps([e(.snoring, 11.75, 14, 0.7), e(.snoring, 10, 12, 0.9), e(.snoring, 12.5, 13),
+                                                 e(.cough, 11, 11.5), e(.snoring, 30, 31)], frames: frames)
+        let snores = out.filter { $0.eventClass == .snoring }
+        #expect(snores.map(\.start) == [10, 11.875, 30] && snores.map(\.end) == [11.875, 14, 31], "\(snores)")
+        #expect(snores.map(\.confidence) == [0.9, 0.7, 0.8])
+        #expect(snores[0] == e(.snoring, 10, 11.875, 0.9) && snores[1] == e(.snoring, 11.875, 14, 0.7))
+        #expect(out.filter { $0.eventClass == .cough } == [e(.cough, 11, 11.5)])
+        #expect(out.map(\.start) == out.map(\.start).sorted())
+    }
 }

@@ -206,13 +206,20 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         let a = m.classes[0], b = m.classes[1], c = m.classes[2]
         #expect(m.accuracy == 0.5 && m.accuracyInterval == ClassificationMetrics.wilsonInterval(successes: 3, trials: 6))
         #expect(a.precision == 0.5 && a.precisionInterval == ClassificationMetrics.wilsonInterval(successes: 2, trials: 4))
-        #expect(abs(a.recall - 2.0 / 3) < 1e-12 && a.recallInterval == ClassificationMetrics.wilsonInterval(successes: 2, trials: 3))
+        #expect(abs((a.recall ?? 0) - 2.0 / 3) < 1e-12 && a.recallInterval == ClassificationMetrics.wilsonInterval(successes: 2, trials: 3))
         // a against the rest: wrong on the a called b, and on the b and the c called a.
         #expect(a.againstTheRest == 0.5 && a.againstTheRestInterval == ClassificationMetrics.wilsonInterval(successes: 3, trials: 6))
         #expect(abs((b.againstTheRest ?? 0) - 4.0 / 6) < 1e-12)
         // c was never called: no precision to give; right against the rest everywhere but on
         // its own one example.
         #expect(c.precisionInterval == nil && c.recallInterval != nil && c.support == 1)
+        // ... so its precision is no figure (not 0), its recall 0 of 1 and its F1 0.
+        #expect(c.precision == nil && c.recall == 0 && c.f1 == 0)
+        // A label that is neither there nor called has no figures at all, in the JSON too.
+        let d = ClassificationMetrics(labels: ["a", "d"], truth: [0, 0], predicted: [0, 0], sources: ["s", "s"]).classes[1]
+        #expect(d.precision == nil && d.recall == nil && d.f1 == nil)
+        let json = String(decoding: try JSONEncoder().encode(d), as: UTF8.self)
+        #expect(!json.contains("precision") && !json.contains("recall") && !json.contains("f1"), "\(json)")
         #expect(abs((c.againstTheRest ?? 0) - 5.0 / 6) < 1e-12)
         let text = m.formatted(labels: ["a", "b", "c"])
         #expect(text.contains("accuracy 0.500 (0.188–0.812) over 6 windows"), "\(text)")

@@ -19,6 +19,18 @@ import Testing
         #expect(s.startDate == ISO8601DateFormatter().date(from: "2026-11-29T22:00:00Z"))
     }
 
+    /// Snoring minutes are the time the snoring events cover, each moment once, however the
+    /// events were made (an engine caller's, an older night folder's).
+    @Test func snoringMinutesCountTimeTwoEventsShareOnce() {
+        func snore(_ a: Double, _ b: Double) -> SessionEvent {
+            SessionEvent(id: "evt-\(a)", eventClass: .snoring, start: a, end: b, confidence: 0.8, peakDBFS: -20, meanDBFS: -30, severity: 40)
+        }
+        // 10–13 and 12–15 cover 5 s; 20–30 holds 22–24; 40–46: 21 s in all, not 24.
+        let summary = SessionSummary(duration: 600, analysedSeconds: 600, activeShare: 1, gateBypassed: false,
+                                     events: [snore(20, 30), snore(12, 15), snore(10, 13), snore(22, 24), snore(40, 46)], episodes: [])
+        #expect(abs(summary.snoringMinutes - 21.0 / 60) < 1e-12 && abs(summary.snoringPercent - 100 * 21.0 / 600) < 1e-12)
+    }
+
     /// Forcing a folder to the disk opens its plain files and folders only: a pipe or a link in a
     /// folder someone imports must not block it, and a missing folder is one I/O error. The limit
     /// catches a hang on the pipe, which never ends; a minute did not cover an fsync queued behind

@@ -254,10 +254,13 @@ public enum Evaluator {
         func activity(_ events: [ReferenceEvent]) -> [Bool] {
             var active = [Bool](repeating: false, count: count)
             for e in events where e.start.isFinite && e.end.isFinite {
+                // The segments from the one its start is in to the one its end is in, as
+                // sed_eval's event roll: an event that ends exactly on a boundary does not touch
+                // the next segment, and one of no length on a boundary touches none.
+                guard (e.end / segmentLength).rounded(.up) > (e.start / segmentLength).rounded(.down) else { continue }
+                // One past the timeline (a day after the recording) still counts, in its last segment.
                 let first = min(count - 1, segment(e.start, .down))
-                // An event that ends exactly on a boundary does not touch the next segment.
-                let last = min(count - 1, max(first, segment(e.end, .up) - 1))
-                for i in first...last { active[i] = true }
+                for i in first..<max(first + 1, segment(e.end, .up)) { active[i] = true }
             }
             return active
         }

@@ -138,7 +138,33 @@ public enum EventDetector {
         events += leadingSnores(events, windows: windows, frames: frames)
         events = events.flatMap { $0.eventClass == .snoring ? splitAtPauses($0, windows: windows, frames: frames) : [$0] }
         events = withoutSnippetsInsideEpisodes(events)
-        return events.sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
+        return withoutOverlaps(events, frames: frames)
+    }
+
+    /// The events in order, none overlapping another of its class. The rules above place their
+    /// edges independently (a snore kept at its windows' span beside one the band placed, a
+    /// bridge or a lead-in beside a train's first snore), and now and then two snores shared
+    /// the 25–40 ms where one window's edge met the next snore's band edge (3 overlaps on 1 of
+    /// 11 held-out half-hour nights): those were counted twice in snoring minutes and played in
+    /// both clips. Two that overlap meet halfway through the overlap, each keeping its
+    /// confidence, its levels measured again over what it keeps; one inside another is dropped.
+    static func withoutOverlaps(_ events: [DetectedEvent], frames: FrameTrack) -> [DetectedEvent] {
+        var out: [DetectedEvent] = []
+        for e in events.sorted(by: { ($0.start, $0.end) < ($1.start, $1.end) }) {
+            guard let i = out.lastIndex(where: { $0.eventClass == e.eventClass }), out[i].end > e.start else {
+                out.append(e)
+                continue
+            }
+            if e.end <= out[i].end { continue }
+            let meeting = (e.start + out[i].end) / 2
+            out[i] = resized(out[i], to: TimeRange(start: out[i].start, end: meeting), frames: frames)
+            out.append(resized(e, to: TimeRange(start: meeting, end: e.end), frames: frames))
+        }
+        return out.sorted { ($0.start, $0.eventClass) < ($1.start, $1.eventClass) }
+    }
+
+    static func resized(_ e: DetectedEvent, to range: TimeRange, frames: FrameTrack) -> DetectedEvent {
+        event(e.eventClass, Hit(range: range, confidence: e.confidence), frames: frames)
     }
 
     /// Below this confidence, a word or a cough heard with snoring less than an episode's gap

@@ -76,7 +76,9 @@ public struct EpochReport: Codable, Sendable {
 public struct ClassificationMetrics: Codable, Sendable {
     public struct PerClass: Codable, Sendable {
         public var label: String
-        public var precision: Double, recall: Double, f1: Double
+        /// nil where nothing was predicted as this class (precision), where none is it (recall),
+        /// or both (F1): 0 ÷ 0 is no figure, and a 0 there would read as a class always missed.
+        public var precision: Double?, recall: Double?, f1: Double?
         public var support: Int
         /// [low, high]; nil where nothing was predicted as (precision) or is (recall) this class,
         /// and in reports written before intervals were given.
@@ -115,9 +117,11 @@ public struct ClassificationMetrics: Codable, Sendable {
             let tp = confusion[c][c]
             let predictedC = (0..<k).reduce(0) { $0 + confusion[$1][c] }
             let actual = confusion[c].reduce(0, +)
-            let precision = predictedC == 0 ? 0 : Double(tp) / Double(predictedC)
-            let recall = actual == 0 ? 0 : Double(tp) / Double(actual)
-            let f1 = precision + recall == 0 ? 0 : 2 * precision * recall / (precision + recall)
+            let precision = predictedC == 0 ? nil : Double(tp) / Double(predictedC)
+            let recall = actual == 0 ? nil : Double(tp) / Double(actual)
+            // 2·TP / (2·TP + FP + FN), as `evaluate` scores events: 0 when the class was only
+            // missed or only called wrongly, no figure when it was neither there nor called.
+            let f1 = actual + predictedC == 0 ? nil : 2 * Double(tp) / Double(actual + predictedC)
             // Wrong against the rest: this class called something else, or something else called it.
             let rightAgainstRest = total - (actual - tp) - (predictedC - tp)
             return PerClass(label: labels[c], precision: precision, recall: recall, f1: f1, support: actual,
@@ -146,8 +150,8 @@ public struct ClassificationMetrics: Codable, Sendable {
 
     /// A table for the terminal: each share followed by its 95 % interval.
     public func formatted(labels: [String]) -> String {
-        func share(_ value: Double, _ interval: [Double]?) -> String {
-            guard let interval, interval.count == 2 else { return "–".padding(toLength: 20, withPad: " ", startingAt: 0) }
+        func share(_ value: Double?, _ interval: [Double]?) -> String {
+            guard let value, let interval, interval.count == 2 else { return "–".padding(toLength: 20, withPad: " ", startingAt: 0) }
             return String(format: "%.3f (%.3f–%.3f)", value, interval[0], interval[1]).padding(toLength: 20, withPad: " ", startingAt: 0)
         }
         // Columns as wide as the longest label: names cut short could not be told apart.
@@ -157,9 +161,9 @@ public struct ClassificationMetrics: Codable, Sendable {
         for c in classes {
             s += c.label.padding(toLength: width, withPad: " ", startingAt: 0) + " " + share(c.precision, c.precisionInterval) + " "
                 + share(c.recall, c.recallInterval) + " "
-                + (c.precisionInterval == nil && c.recallInterval == nil ? "–    " : String(format: "%.3f", c.f1))
+                + (c.f1.map { String(format: "%.3f", $0) } ?? "–    ")
                 + String(format: "  %-7d  ", c.support)
-                + share(c.againstTheRest ?? 0, c.againstTheRestInterval).trimmingCharacters(in: .whitespaces) + "\n"
+                + share(c.againstTheRest, c.againstTheRestInterval).trimmingCharacters(in: .whitespaces) + "\n"
         }
         s += "confusion (rows truth, columns predicted: \(labels.joined(separator: ", ")))\n"
         for (i, row) in confusion.enumerated() {

@@ -78,7 +78,13 @@ public struct SessionSummary: Codable, Sendable, Equatable {
     /// Computes the summary from events and episodes.
     public init(duration: Double, analysedSeconds: Double, activeShare: Double, gateBypassed: Bool,
                 events: [SessionEvent], episodes: [SnoringEpisode]) {
-        let snoringSeconds = events.filter { $0.eventClass == .snoring }.reduce(0) { $0 + $1.duration }
+        // The time the snoring events cover, each moment once, should any two overlap (events
+        // from elsewhere: an engine caller's own, a night folder made by an older Somni).
+        var snoringSeconds = 0.0, coveredUntil = -Double.infinity
+        for e in events.filter({ $0.eventClass == .snoring }).sorted(by: { $0.start < $1.start }) {
+            snoringSeconds += max(0, e.end - max(e.start, coveredUntil))
+            coveredUntil = max(coveredUntil, e.end)
+        }
         let hours = max(duration, 1e-9) / 3600
         var counts: [String: Int] = [:]
         var perHour: [String: Double] = [:]
