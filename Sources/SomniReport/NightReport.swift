@@ -54,11 +54,13 @@ public enum NightReport {
         return h
     }
 
+    static func nightCount(_ n: Int) -> String { n == 1 ? "1 night" : "\(n) nights" }
+
     private static func defaultTitle(_ nights: [ReportNight], trends: [TrendNight]) -> String {
         if trends.isEmpty, nights.count == 1, let n = nights.first {
             return "Somni · night of " + (NightClock(of: n.session)?.nightTitle ?? n.id)
         }
-        return "Somni · \(max(trends.count, nights.count)) nights"
+        return "Somni · " + nightCount(max(trends.count, nights.count))
     }
 
     /// Events per hour by class, from the events themselves (not trusting a stale summary).
@@ -85,11 +87,13 @@ public enum NightReport {
                 + "<td class=\"num\">\(Format.percent(t.snoringPercent))</td>"
                 + "<td class=\"num hide-narrow\">\(t.events)</td></tr>\n"
         }
+        let shown = detailed.count == 0 ? "No night is shown in full below"
+            : detailed.count == 1 ? "The latest night is shown in full below" : "The \(detailed.count) latest nights are shown in full below"
         let note = detailed.count < trends.count
-            ? "<p class=\"hint\">The \(detailed.count) latest nights are shown in full below; 'somni report NIGHT' writes any other.</p>"
+            ? "<p class=\"hint\">\(shown); 'somni report NIGHT' writes any other.</p>"
             : ""
         return """
-        <section class="trends" id="trends"><h2>Across \(trends.count) nights</h2>
+        <section class="trends" id="trends"><h2>Across \(nightCount(trends.count))</h2>
         <h3>Snoring minutes per night</h3><div class="trend-chart" data-chart="minutes"></div>
         <h3>Share of the night snoring (%)</h3><div class="trend-chart" data-chart="percent"></div>
         <h3>Events per hour</h3><div class="trend-chart" data-chart="rates"></div>
@@ -160,14 +164,16 @@ public enum NightReport {
             var rows = ""
             for (i, episode) in s.episodes.enumerated() {
                 let loudest = loudestOf[i].map { "<a href=\"#\(eventAnchor($0, index))\">\(Format.fixed($0.peakDBFS, 1)) dBFS</a>" } ?? "–"
-                rows += "<tr><td>\(i + 1)</td><td>\(at(episode.start))</td><td>\(at(episode.end))</td>"
-                    + "<td class=\"num\">\(Format.elapsed(episode.end - episode.start))</td><td class=\"num\">\(episode.eventCount)</td>"
+                // On a phone, From, Length and the loudest snore: six columns ran past the screen.
+                rows += "<tr><td>\(i + 1)</td><td>\(at(episode.start))</td><td class=\"hide-narrow\">\(at(episode.end))</td>"
+                    + "<td class=\"num\">\(Format.elapsed(episode.end - episode.start))</td>"
+                    + "<td class=\"num hide-narrow\">\(episode.eventCount)</td>"
                     + "<td class=\"num\">\(loudest)</td></tr>"
             }
             episodes = """
                 <h3>Snoring episodes (\(s.episodes.count))</h3>
-                <table class="episodes"><thead><tr><th>Episode</th><th>From</th><th>To</th><th class="num">Length</th>\
-                <th class="num">Snores</th><th class="num">Loudest snore</th></tr></thead><tbody>\(rows)</tbody></table>
+                <table class="episodes"><thead><tr><th>Episode</th><th>From</th><th class="hide-narrow">To</th><th class="num">Length</th>\
+                <th class="num hide-narrow">Snores</th><th class="num">Loudest snore</th></tr></thead><tbody>\(rows)</tbody></table>
 
                 """
         }
@@ -179,7 +185,7 @@ public enum NightReport {
         let warnings = notes.map { "<p class=\"hint\">⚠ \(escape($0))</p>" }.joined()
         return """
         <section class="night" id="night-\(index)" data-night="\(escape(n.id))">
-        <h2>\(escape(heading))<small>\(span)\(escape(s.source)) · id \(escape(n.id))</small></h2>
+        <h2>\(escape(heading))<small>\(span)<bdi>\(escape(s.source))</bdi> · id \(escape(n.id))</small></h2>
         \(warnings)<div class="stats">
         <div class="stat"><span class="value">\(Format.duration(s.duration))</span><span class="label">time in bed</span></div>
         <div class="stat"><span class="value">\(Format.minutes(s.summary.snoringMinutes))</span><span class="label">snoring</span></div>

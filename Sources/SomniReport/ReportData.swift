@@ -65,7 +65,6 @@ struct EventData: Encodable {
     var h: Int
     /// 96 peak bins, 0–100 of the clip's loudest bin; empty when there is nothing to draw from.
     var bins: [Int]
-    var src: String?
 }
 
 enum ReportMath {
@@ -192,7 +191,7 @@ enum ReportMath {
             return EventData(
                 id: e.id, c: e.eventClass.rawValue, s: e.start, e: e.end, pk: e.peakDBFS, sev: e.severity,
                 conf: e.confidence, h: max(8, scaled(amplitude(dBFS: e.peakDBFS), by: reference)),
-                bins: bins.map { scaled(Double($0), by: Double(loudest)) }, src: n.clipSources[e.id])
+                bins: bins.map { scaled(Double($0), by: Double(loudest)) })
         }
     }
 

@@ -92,10 +92,14 @@ public enum ClipLinking: Sendable {
         }
     }
 
-    /// A percent-encoded relative URL from a directory to a file.
+    /// A percent-encoded relative URL from a directory to a file. Both paths are taken as given,
+    /// links unresolved: a browser applies "..", as it applies everything in a URL, to the page's
+    /// address as opened, not to the folder it really is in. Resolved, a report written through
+    /// a linked folder (~/Reports → ~/Dropbox/Reports) climbed as many folders as the real one
+    /// is deep, and from the address opened every clip was missing.
     static func relativePath(from directory: URL, to file: URL) -> String {
-        let from = directory.standardizedFileURL.resolvingSymlinksInPath().pathComponents
-        let to = file.standardizedFileURL.resolvingSymlinksInPath().pathComponents
+        let from = directory.standardizedFileURL.pathComponents
+        let to = file.standardizedFileURL.pathComponents
         var common = 0
         while common < from.count, common < to.count, from[common] == to[common] { common += 1 }
         let parts = Array(repeating: "..", count: from.count - common) + to[common...]

@@ -245,6 +245,43 @@ struct BrowserInteractionTests {
         #expect(rootAttribute("data-test-shown", in: dom) == "true #n0-evt-0001 true")
     }
 
+    /// On a phone the page scrolls only up and down: at 360 and 390 px wide nothing reaches past the
+    /// screen's right edge (the six-column episode table did, by 30–90 px, so every page scrolled
+    /// sideways). Headless Chromium's window is at least 500 px wide, so the page is laid out in a
+    /// frame of the phone's width, and tells the page around it what it measured.
+    @Test(arguments: [360, 390])
+    func nothingIsWiderThanAPhonesScreen(width: Int) throws {
+        let scratch = try Scratch()
+        let page = try BrowserTests.writeReport(in: scratch)
+        let measure = """
+            <script>
+            window.addEventListener('load', function () {
+              var root = document.documentElement, widest = '';
+              document.querySelectorAll('body *').forEach(function (el) {
+                var r = el.getBoundingClientRect();
+                if (r.width > 0 && r.right > root.clientWidth + 0.5 && !widest) { widest = el.tagName + '.' + el.className + ' ' + Math.round(r.right); }
+              });
+              parent.postMessage(document.querySelectorAll('table.episodes tr').length + ' ' + root.scrollWidth + ' '
+                + root.clientWidth + ' ' + widest, '*');
+            });
+            </script>
+            """
+        let html = try String(contentsOf: page, encoding: .utf8)
+        try Data(html.replacingOccurrences(of: "</body>", with: measure + "</body>").utf8).write(to: page)
+        let phone = page.deletingLastPathComponent().appendingPathComponent("phone.html")
+        try Data("""
+            <!doctype html><html><body style="margin:0">
+            <iframe src="\(page.lastPathComponent)" style="width:\(width)px;height:2000px;border:0"></iframe>
+            <script>window.addEventListener('message', function (e) { document.documentElement.setAttribute('data-test-width', e.data); });</script>
+            </body></html>
+            """.utf8).write(to: phone)
+        let dom = try Chromium(scratch: scratch.url).run(phone, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        let measured = (rootAttribute("data-test-width", in: dom) ?? "").split(separator: " ", maxSplits: 3).map(String.init)
+        #expect(measured.count >= 3 && Int(measured[0]) ?? 0 > 1, "the fixture's night has episodes to lay out: \(measured)")
+        #expect(measured.count >= 3 && measured[2] == "\(width)", "laid out \(width) px wide: \(measured)")
+        #expect(measured.count >= 3 && measured[1] == measured[2], "page \(measured.dropFirst().first ?? "?") px wide on a \(width) px screen: \(measured.dropFirst(3).first ?? "")")
+    }
+
     /// A night across the autumn change (Berlin, clocks back at 03:00) reads the bedroom's clock:
     /// its rows are 01:00, 02:00 and 02:00 again, and the ribbon and the list agree on times after it.
     @Test func aNightAcrossADaylightSavingChangeReadsTheBedroomsClock() throws {

@@ -128,6 +128,19 @@ import SomniStore
         #expect(occurrences(of: "<section class=\"night\"", in: html) == 1)
         let rates = try #require(TrendNight(record: records[9]).rates["snoring"])
         #expect(rates == 10)
+        #expect(html.contains("The latest night is shown in full below;"), "one night of 40 in full")
+        // One night in the list and none in full (--details 0) is said in words, not "1 nights" or "The 0 latest".
+        let alone = NightReport.html(nights: [], trends: [TrendNight(record: records[0])])
+        #expect(alone.contains("Across 1 night<") && alone.contains("<title>Somni · 1 night</title>")
+                && alone.contains("No night is shown in full below;"), "\(alone)")
+    }
+
+    /// A file name's direction marks stay inside it: a right-to-left override in the name turned
+    /// the night's id after it around ("· id 0032-…" read backwards).
+    @Test func aFileNamesDirectionStaysInsideIt() {
+        var night = ReportTests.fixtureNight()
+        night.session.source = "bedroom \u{202E}evan.wav"
+        #expect(NightReport.html(nights: [night]).contains("<bdi>bedroom \u{202E}evan.wav</bdi> · id \(night.id)</small>"))
     }
 
     @Test func numbersAreFormattedLikePrintf() {
@@ -158,8 +171,8 @@ import SomniStore
         night.session.episodes = [SnoringEpisode(start: 600, end: 5012, eventCount: 2)]
         let html = NightReport.html(nights: [night])
         #expect(html.contains("<h3>Snoring episodes (1)</h3>"))
-        #expect(html.contains("<tr><td>1</td><td>23:50:00</td><td>01:03:32</td><td class=\"num\">1:13:32</td>"
-                              + "<td class=\"num\">2</td><td class=\"num\"><a href=\"#n0-evt-0001\">-22.0 dBFS</a></td></tr>"), "\(html)")
+        #expect(html.contains("<tr><td>1</td><td>23:50:00</td><td class=\"hide-narrow\">01:03:32</td><td class=\"num\">1:13:32</td>"
+                              + "<td class=\"num hide-narrow\">2</td><td class=\"num\"><a href=\"#n0-evt-0001\">-22.0 dBFS</a></td></tr>"), "\(html)")
         #expect(html.contains("<li class=\"event snoring\" id=\"n0-evt-0001\""), "the link's target is the snore's row")
         night.session.episodes = []
         #expect(!NightReport.html(nights: [night]).contains("Snoring episodes"))
@@ -172,13 +185,24 @@ import SomniStore
         #expect(nextToNight.clipSources["evt-0001"] == "nights/n1/clips/evt-0001.wav")
         let away = try ReportNight.load(id: "n1", folder: night, clips: .relative(reportDirectory: scratch.path("elsewhere/deep")))
         #expect(away.clipSources["evt-0001"] == "../../store/nights/n1/clips/evt-0001.wav")
+        // A report folder reached through a link four folders shallower than the folder it is:
+        // the URL climbs from the link, as a browser resolves it from the address opened.
+        try FileManager.default.createDirectory(at: scratch.path("real/a/b/c/d"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: scratch.path("linked"), withDestinationURL: scratch.path("real/a/b/c/d"))
+        let linked = try ReportNight.load(id: "n1", folder: night, clips: .relative(reportDirectory: scratch.path("linked")))
+        let src = try #require(linked.clipSources["evt-0001"])
+        #expect(src == "../store/nights/n1/clips/evt-0001.wav")
+        let opened = try #require(URL(string: src, relativeTo: URL(fileURLWithPath: scratch.path("linked").path + "/r.html")))
+        #expect(FileManager.default.fileExists(atPath: opened.absoluteURL.standardized.path), "\(opened.absoluteURL.standardized.path)")
         let copied = try ReportNight.load(id: "n1", folder: night,
                                           clips: .copied(into: scratch.path("r/my report_clips"), reportDirectory: scratch.path("r")))
         #expect(copied.clipSources["evt-0002"] == "my%20report_clips/n1/clips/evt-0002.wav")
         #expect(FileManager.default.fileExists(atPath: scratch.path("r/my report_clips/n1/clips/evt-0002.wav").path))
         let embedded = try ReportNight.load(id: "n1", folder: night, clips: .embedded)
-        let src = try #require(embedded.clipSources["evt-0003"])
-        #expect(src.hasPrefix("data:audio/wav;base64,UklGR"))
+        let data = try #require(embedded.clipSources["evt-0003"])
+        #expect(data.hasPrefix("data:audio/wav;base64,UklGR"))
+        // Each clip once in the page, in its player: a copy in the script's data doubled the page.
+        #expect(occurrences(of: data, in: NightReport.html(nights: [embedded])) == 1)
     }
 
     @Test func aMissingClipCostsItsPlayerNotTheReport() throws {
