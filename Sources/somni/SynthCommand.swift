@@ -124,6 +124,8 @@ struct SynthCommand: Command {
         } ?? GeneratedSoundBank()
         let night = try NightSynthesizer(configuration: configuration, bank: bank)
         guard let makeSink = synthSinkFactories[format] else { return }
+        // What an earlier synth into this file left when it was killed: up to 0.9 GB of WAV.
+        PartialFile.removeAbandoned(of: outURL)
         try night.render(to: makeSink(outURL))
         do {
             try OutputFile.write(Data(ReferenceCSV.write(night.plan.events).utf8), to: referenceURL)

@@ -64,6 +64,28 @@ import Testing
         #expect(try CLI.run(["synth", "--out", float.path, "--hours", "0.01", "--format", "wav-float"]).status == 0)
     }
 
+    /// A synth killed part-way (kill -9) leaves its unfinished file under a hidden name: up to
+    /// 0.9 GB of WAV for eight hours. The next synth into that name removes those untouched for
+    /// six hours, and neither one still being written nor another name's.
+    @Test func aKilledSynthsUnfinishedFileIsRemovedByTheNext() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        func partial(_ name: String, hoursAgo: Double) throws -> URL {
+            let url = dir.appendingPathComponent(name)
+            try Data(repeating: 1, count: 4_096).write(to: url)
+            try fm.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -hoursAgo * 3_600)], ofItemAtPath: url.path)
+            return url
+        }
+        let killed = try partial(".n.wav.partial-0badcafe", hoursAgo: 7)
+        let writing = try partial(".n.wav.partial-12345678", hoursAgo: 0.1)
+        let other = try partial(".m.wav.partial-0badcafe", hoursAgo: 7)
+        let r = try CLI.run(["synth", "--out", dir.appendingPathComponent("n.wav").path, "--hours", "0.01"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!fm.fileExists(atPath: killed.path))
+        #expect(fm.fileExists(atPath: writing.path) && fm.fileExists(atPath: other.path))
+    }
+
     @Test func aNegativeRateIsAUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

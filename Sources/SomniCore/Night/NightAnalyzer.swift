@@ -292,9 +292,6 @@ private func narrowBandWarning(recordedAt rate: Int) -> String {
 /// The stage a progress report of `NightAnalyzer.analyze` belongs to.
 public enum AnalysisStage: String, Sendable { case reading, classifying, clips }
 
-/// Builds a night folder beside its destination and renames it into place only when complete,
-/// its files written through to the disk first, so neither a failure nor a power cut leaves a
-/// half-written night.
 /// The hidden name a file or a night folder is written under until it is whole,
 /// ".NAME.partial-" and eight hex digits: each writer's its own, so two writers of one name at
 /// once (two `somni synth --out same.wav`) never write into one, and the last to finish leaves
@@ -305,8 +302,37 @@ public enum PartialFile {
     }
 
     static func prefix(of url: URL) -> String { ".\(url.lastPathComponent).partial-" }
+
+    /// No analysis leaves its working folder unchanged this long (an eight-hour night reads in
+    /// seconds to minutes, and writes its spool and clips as it goes), nor a synthesised night
+    /// its file (written as it is made).
+    static let abandonedAfter: TimeInterval = 6 * 3_600
+
+    /// Removes the working folders an analysis into `destination` left when it was killed (kill -9,
+    /// an app ended in the background, a power cut): each holds a spool of the night's samples,
+    /// about 0.9 GB for eight hours. Likewise a synthesised night's unfinished file (0.9 GB of
+    /// WAV for eight hours). Only those of this destination's name, and only those nothing in
+    /// has changed for `abandonedAfter`, so a running analysis or synthesis is never touched.
+    public static func removeAbandoned(of destination: URL) {
+        let fm = FileManager.default, now = Date()
+        let parent = destination.deletingLastPathComponent(), namePrefix = prefix(of: destination)
+        guard let names = try? fm.contentsOfDirectory(atPath: parent.path) else { return }
+        for name in names where name.hasPrefix(namePrefix) {
+            let suffix = name.dropFirst(namePrefix.count)
+            guard suffix.count == 8, suffix.allSatisfy(\.isHexDigit) else { continue }
+            let folder = parent.appendingPathComponent(name)
+            let inside = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
+            let changed = ([folder] + inside.map { folder.appendingPathComponent($0) }).compactMap {
+                (try? fm.attributesOfItem(atPath: $0.path))?[.modificationDate] as? Date
+            }.max()
+            if let changed, now.timeIntervalSince(changed) > abandonedAfter { try? fm.removeItem(at: folder) }
+        }
+    }
 }
 
+/// Builds a night folder beside its destination and renames it into place only when complete,
+/// its files written through to the disk first, so neither a failure nor a power cut leaves a
+/// half-written night.
 public enum NightFolder {
     public static func writeAtomically<T>(to destination: URL, _ body: (URL) throws -> T) throws -> T {
         let fm = FileManager.default
@@ -314,7 +340,7 @@ public enum NightFolder {
             throw SomniError(.badInput, "\(destination.path) already exists; choose another place for the night or remove it")
         }
         let parent = destination.deletingLastPathComponent()
-        removeAbandonedWorkingFolders(of: destination)
+        PartialFile.removeAbandoned(of: destination)
         let temporary = PartialFile.url(for: destination)
         do { try fm.createDirectory(at: temporary, withIntermediateDirectories: true) } catch {
             throw SomniError(.io, "cannot create \(temporary.path)", cause: error)
@@ -329,30 +355,6 @@ public enum NightFolder {
             try? fm.removeItem(at: temporary)
             if error is SomniError { throw error }
             throw SomniError(.io, "cannot finish the night folder \(destination.path)", cause: error)
-        }
-    }
-
-    /// No analysis leaves its working folder unchanged this long (an eight-hour night reads in
-    /// seconds to minutes, and writes its spool and clips as it goes).
-    static let abandonedAfter: TimeInterval = 6 * 3_600
-
-    /// Removes the working folders an analysis into `destination` left when it was killed (kill -9,
-    /// an app ended in the background, a power cut): each holds a spool of the night's samples,
-    /// about 0.9 GB for eight hours. Only folders of this destination's name, and only those
-    /// nothing in has changed for `abandonedAfter`, so a running analysis is never touched.
-    static func removeAbandonedWorkingFolders(of destination: URL) {
-        let fm = FileManager.default, now = Date()
-        let parent = destination.deletingLastPathComponent(), prefix = PartialFile.prefix(of: destination)
-        guard let names = try? fm.contentsOfDirectory(atPath: parent.path) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            let suffix = name.dropFirst(prefix.count)
-            guard suffix.count == 8, suffix.allSatisfy(\.isHexDigit) else { continue }
-            let folder = parent.appendingPathComponent(name)
-            let inside = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
-            let changed = ([folder] + inside.map { folder.appendingPathComponent($0) }).compactMap {
-                (try? fm.attributesOfItem(atPath: $0.path))?[.modificationDate] as? Date
-            }.max()
-            if let changed, now.timeIntervalSince(changed) > abandonedAfter { try? fm.removeItem(at: folder) }
         }
     }
 
