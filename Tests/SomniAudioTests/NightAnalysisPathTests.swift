@@ -190,6 +190,20 @@ import Testing
         #expect(analyzer.speculation.windowsClassified == 0)
     }
 
+    /// A night with samples that are not numbers is analysed whole, and says how many were read as silence.
+    @Test func samplesThatAreNotNumbersAreSilenceAndSaidSo() throws {
+        let folder = try ScratchFolder()
+        var night = TestSignals.tones(seconds: 120, sampleRate: 16_000)
+        for i in stride(from: 16_000, to: night.count, by: 10_000) { night[i] = .nan }
+        var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: nil)
+        let session = try analyzer.analyze(source: BufferAudioSource(night), sourceName: "nan.wav", into: folder.url)
+        let count = (night.count - 16_000 + 9_999) / 10_000
+        #expect(session.warnings.contains("\(count) samples were not a number (NaN or infinite) and were read as silence: "
+                                          + "the recording may be damaged"), "\(session.warnings)")
+        let envelope = try EnvelopeFile.read(from: folder.url.appendingPathComponent(EnvelopeFile.fileName)).values
+        #expect(envelope.count == 1_200 && envelope.allSatisfy(\.isFinite) && envelope.suffix(100).allSatisfy { $0 > 0.01 })
+    }
+
     /// Settings an app sets by hand are refused, not clamped for the analysis and written into
     /// session.json as given (a sensitivity of 1000 was analysed as 10 and saved as 1000; a
     /// block of −1 samples aborted asking for 2⁶⁴ bytes).

@@ -101,6 +101,26 @@ import Testing
         #expect(constant.raw.allSatisfy { $0 < 1e-5 }, "\(constant.raw)")
     }
 
+    /// A sample that is not a number, or one far past full scale (a damaged float WAV), is read as
+    /// silence or clipped to full scale: before, one NaN stayed in the band filters for good and
+    /// every level after it was NaN.
+    @Test func samplesThatAreNotNumbersAreSilenceAndHugeOnesAreClipped() {
+        var x = Signals.mix(Signals.noise(seconds: 3, rms: 0.01), Signals.snore(seconds: 2), at: 0.5)
+        var expected = x
+        for (i, bad, readAs) in [(8_000, Float.nan, Float(0)), (8_001, .infinity, 0), (20_000, -.infinity, 0),
+                                 (30_000, 3e38, 1), (30_010, -1e15, -1), (40_000, .nan, 0)] {
+            x[i] = bad
+            expected[i] = readAs
+        }
+        for blocks in [[4800], [1, 799, 333, 4801, 17]] {
+            let fx = Self.extract(x, blocks: blocks)
+            #expect(fx.frames == Self.extract(expected).frames, "blocks \(blocks)")
+            #expect(fx.notNumbers == 4)
+            #expect(fx.envelope.allSatisfy(\.isFinite) && fx.frames.low.allSatisfy(\.isFinite))
+        }
+        #expect(Self.extract(expected).notNumbers == 0)
+    }
+
     @Test func blockSizeDoesNotChangeTheFeatures() {
         let x = Signals.mix(Signals.noise(seconds: 3, rms: 0.01), Signals.snore(seconds: 2), at: 0.5)
         let whole = Self.extract(x, blocks: [x.count]).frames

@@ -65,6 +65,10 @@ public final class FeatureExtractor {
     /// False leaves `frames.zcr` empty: the morning pass reads the bands, not the crossings,
     /// and 8 hours of them are 2.3 MB while FFmpeg may still hold a compressed night's index.
     public let keepsZeroCrossingRate: Bool
+    /// Samples that were not numbers (NaN, or infinite), read as silence. One such sample in a
+    /// float WAV stayed in the band filters' state for good: every level after it was NaN, and
+    /// the rest of the night lost its envelope, its gate and its events without a word.
+    public private(set) var notNumbers = 0
 
     public init(sampleRate: Int = analysisSampleRate, keepsZeroCrossingRate: Bool = true) {
         self.keepsZeroCrossingRate = keepsZeroCrossingRate
@@ -115,13 +119,27 @@ public final class FeatureExtractor {
     }
 
     private func accumulate(_ block: UnsafeBufferPointer<Float>) {
+        // Checking every sample cost a third of this loop's time; a block whose sums come out
+        // beyond what samples within full scale can give is taken again, each sample checked.
+        if !accumulate(block, checkingEachSample: false) { _ = accumulate(block, checkingEachSample: true) }
+    }
+
+    /// Adds `block` to the frame, or, unchecked, returns false and changes nothing when its
+    /// sums show a sample that was not a number or far past full scale.
+    @inline(__always)
+    private func accumulate(_ block: UnsafeBufferPointer<Float>, checkingEachSample: Bool) -> Bool {
         var filters = bands
         var raw = rawSum, sum = centredSum, low = lowSum, mid = midSum, count = crossings, wasNegative = previousNegative
+        var unreadable = 0
         let reference = previousMean
         // The first outputs after a frame closes were already counted by `pendingEnergy`.
         let skipped = min(bandOutputsToSkip, block.count)
         for i in block.indices {
-            let x = block[i]
+            var x = block[i]
+            if checkingEachSample, !(x.magnitude <= 1) {
+                // Past full scale (a float recording): clipped, as a 16-bit one would hold it.
+                if x.isFinite { x = x > 0 ? 1 : -1 } else { x = 0; unreadable += 1 }
+            }
             let (l, m) = filters.step(x)
             let counted: Float = i < skipped ? 0 : 1
             low += counted * (l * l)
@@ -134,9 +152,13 @@ public final class FeatureExtractor {
             count &+= Int(truncatingIfNeeded: negative ^ wasNegative)
             wasNegative = negative
         }
+        // Samples within ±1 about a mean within ±1 add at most 4 each; NaN fails every test.
+        if !checkingEachSample, !(raw - rawSum <= 4 * Float(block.count) && low.isFinite && mid.isFinite) { return false }
         bands = filters
         bandOutputsToSkip -= skipped
         rawSum = raw; centredSum = sum; lowSum = low; midSum = mid; crossings = count; previousNegative = wasNegative
+        notNumbers += unreadable
+        return true
     }
 
     private func closeFrame() {
