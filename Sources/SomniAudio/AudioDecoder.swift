@@ -87,6 +87,7 @@ public final class AudioDecoder: AudioSource {
         recordingStart = input.recordingStart
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
+        warnings += input.warnings
         if let unindexed = frames as? UnindexedM4A {
             warnings.append("the recording was cut off before its index was written: its audio was read from its "
                 + "frames, with \(unindexed.settingsSource)")
@@ -112,6 +113,7 @@ public final class AudioDecoder: AudioSource {
         var recordingStart: RecordingStart?
         var expectedDuration: Double?
         var durationIsGuess = false
+        var warnings: [String] = []
     }
 
     /// Opens the file through FFmpeg's demuxers and its stream's decoder; nil when FFmpeg cannot
@@ -124,6 +126,10 @@ public final class AudioDecoder: AudioSource {
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         av_dict_set(&options, "advanced_editlist", "0", 0)
+        // A WAV with sound past its header's size (a size wrapped past 4 GiB, or left stale) is
+        // read to its end; FFmpeg's WAV demuxer would stop where the header says.
+        let pastHeader = WAVLayout.soundPastDeclaredSize(of: URL(fileURLWithPath: path))
+        if pastHeader != nil { av_dict_set(&options, "ignore_length", "1", 0) }
         let opened = avformat_open_input(&handles.format, path, nil, &options)
         guard opened >= 0, let format = handles.format else {
             if mayBeUnindexedMP4(path) { return nil }
@@ -164,6 +170,12 @@ public final class AudioDecoder: AudioSource {
         if String(cString: format.pointee.iformat.pointee.name) == "wav", let promised = WAVLayout.promisedSeconds(of: URL(fileURLWithPath: path)),
            promised > (duration ?? 0) {
             (duration, isWholeFiles, promisedByHeader) = (promised, false, true)
+        }
+        if let pastHeader {
+            (duration, isWholeFiles, promisedByHeader) = (pastHeader.held, false, true)
+            input.warnings.append("the file's header says it holds \(spokenDuration(pastHeader.declared)) of sound, but "
+                + "\(spokenDuration(pastHeader.held)) follow: all of it is read (a header not brought up to date "
+                + "when recording stopped, or a WAV over 4 GB)")
         }
         input.expectedDuration = duration
         // The whole file's length speaks for this stream only when it is the file's one stream:

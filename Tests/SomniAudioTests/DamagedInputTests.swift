@@ -158,6 +158,37 @@ import Testing
         #expect(open.warnings.isEmpty, "\(open.warnings)")
     }
 
+    /// A WAV whose header says less sound than follows it: a size left stale when a recorder
+    /// stopped patching it, or one wrapped past 4 GiB. Read to its end (before: silently cut to
+    /// what the header said), and said so; a real chunk after the declared end (LIST, id3) is
+    /// not sound and stops it. The same for the plain 16 kHz reader the analysis reads back
+    /// from, and for a file FFmpeg's WAV demuxer reads (48 kHz stereo).
+    @Test(arguments: [(16_000, 1), (48_000, 2)])
+    func aWAVHoldingMoreThanItsHeaderSaysIsReadWhole(sampleRate: Int, channels: Int) throws {
+        let folder = try ScratchFolder()
+        let whole = try TestSignals.encode(TestSignals.tones(seconds: 6, sampleRate: sampleRate, channels: channels), as: .wav,
+                                           sampleRate: sampleRate, channels: channels, in: folder.url)
+        var bytes = [UInt8](try Data(contentsOf: whole))
+        let layoutAt = try #require(bytes.indices.dropLast(3).first { bytes[$0..<$0 + 4].elementsEqual("data".utf8) })
+        let perSecond = sampleRate * channels * 2
+        // The header says two seconds of the six.
+        withUnsafeBytes(of: UInt32(2 * perSecond).littleEndian) { bytes.replaceSubrange(layoutAt + 4..<layoutAt + 8, with: $0) }
+        let stale = try folder.file("stale.wav", contents: Data(bytes))
+        let decoder = try AudioDecoder(url: stale)
+        #expect(try TestSignals.readAll(decoder).count == 6 * 16_000)
+        #expect(decoder.warnings == ["the file's header says it holds 2.0 s of sound, but 6.0 s follow: all of it is read "
+                                     + "(a header not brought up to date when recording stopped, or a WAV over 4 GB)"], "\(decoder.warnings)")
+        if channels == 1 { #expect(PCM16Samples.wavFile(stale)?.count == 6 * 16_000) }
+
+        // A LIST chunk at the declared end: the sound ends there, as declared.
+        let listed = Array(bytes.prefix(layoutAt + 8 + 2 * perSecond)) + Array("LIST".utf8) + [4, 0, 0, 0] + Array("INFO".utf8)
+        let tagged = try folder.file("tagged.wav", contents: Data(listed))
+        let reader = try AudioDecoder(url: tagged)
+        #expect(try TestSignals.readAll(reader).count == 2 * 16_000)
+        #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        if channels == 1 { #expect(PCM16Samples.wavFile(tagged)?.count == 2 * 16_000) }
+    }
+
     @Test func garbageAfterAGoodStart() throws {
         let folder = try ScratchFolder()
         let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 44_100), as: .flac,

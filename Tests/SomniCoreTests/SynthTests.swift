@@ -263,6 +263,23 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         try Data("RIFF....WAVEjunk".utf8).write(to: url)
         #expect(throws: SomniError.self) { try WAVReader.read(url) }
     }
+
+    /// The size rule itself, for what no test file here can hold: a data size wrapped past 4 GiB.
+    @Test func aDataSizeWrappedPast4GiBReachesTheEndOfTheFile() throws {
+        var layout = try WAVLayout.find { offset, count in
+            offset == 0 ? Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WAVE".utf8)
+                : offset == 12 ? Array("fmt ".utf8) + [16, 0, 0, 0] : offset == 20 ? [3, 0, 4, 0, 0, 0xEE, 2, 0] + [0, 0, 0, 0, 32, 0, 64, 0]
+                : offset == 36 ? Array("data".utf8) + [0x10, 0, 0, 0] : nil
+        }
+        #expect(layout.dataOffset == 44 && layout.declaredDataSize == 16)
+        // 4 GiB and 16 bytes of sound, of which the header kept the 16 past 4 GiB.
+        let fileSize = 44 + (1 << 32) + 16
+        #expect(layout.dataBytes(fileSize: fileSize) { _ in [0x12, 0x80, 0x01, 0xFF, 0, 0, 0, 0] } == (1 << 32) + 16)
+        layout.declaredDataSize = 8
+        #expect(layout.dataBytes(fileSize: 44 + 16) { _ in Array("id3 ".utf8) + [0, 0, 0, 0] } == 8)
+        #expect(layout.dataBytes(fileSize: 44 + 16) { _ in [0x12, 0x80, 0x01, 0xFF, 0, 0, 0, 0] } == 16)
+        #expect(layout.dataBytes(fileSize: 44 + 4) { _ in nil } == 4, "cut off: what the file holds")
+    }
 }
 
 @Suite struct RecordingSoundBankTests {

@@ -58,6 +58,43 @@ public struct WAVLayout {
         throw .noData
     }
 
+    /// The bytes of sound the data chunk really holds in a file of `fileSize` bytes. The declared
+    /// size, trimmed to what the file holds; but the rest of the file when a recorder never
+    /// finished its header (0 or all ones), when the size wrapped past 4 GiB (eight hours of
+    /// 48 kHz stereo 24-bit is 8.3 GB), or when it is stale (a header patched now and then, then
+    /// the recorder stopped) and no chunk follows the declared end (`chunkHeader(at)` gives the
+    /// file's 8 bytes there): before, such a night was silently cut to what the header said.
+    func dataBytes(fileSize: Int, chunkHeader: (_ offset: Int) -> [UInt8]?) -> Int {
+        let held = max(0, fileSize - dataOffset), declared = declaredDataSize
+        if declared == 0 || declared == 0xFFFF_FFFF || declared >= held { return held }
+        if (held - declared) % (1 << 32) == 0 { return held }
+        let next = dataOffset + declared + (declared & 1)
+        if let header = chunkHeader(next), header.count == 8, header[0..<4].allSatisfy({ (0x20...0x7E).contains($0) }) {
+            let size = (0..<4).reduce(0) { $0 | Int(header[4 + $1]) << (8 * $1) }
+            if next + 8 + size <= fileSize + 1 { return declared }
+        }
+        return held
+    }
+
+    /// Whether a WAV file holds sound past the size its header declares (`dataBytes`), and the
+    /// seconds declared and held; nil for a file that is no WAV or holds no more than declared.
+    public static func soundPastDeclaredSize(of url: URL) -> (declared: Double, held: Double)? {
+        guard let file = try? FileHandle(forReadingFrom: url), let fileSize = try? file.seekToEnd() else { return nil }
+        defer { try? file.close() }
+        func bytes(_ offset: Int, _ count: Int) -> [UInt8]? {
+            guard (try? file.seek(toOffset: UInt64(offset))) != nil, let data = try? file.read(upToCount: count),
+                  data.count == count else { return nil }
+            return [UInt8](data)
+        }
+        guard let layout = try? find(bytes) else { return nil }
+        let size = layout.declaredDataSize
+        guard size != 0, size != 0xFFFF_FFFF else { return nil }
+        let held = layout.dataBytes(fileSize: Int(fileSize)) { bytes($0, 8) }
+        let bytesPerSecond = Double(layout.sampleRate * layout.channels * max(1, layout.bitsPerSample / 8))
+        guard held > size, bytesPerSecond > 0 else { return nil }
+        return (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
+    }
+
     /// The length of the sound a WAV file's finished header promises, in seconds; nil when the
     /// file is no WAV, or its header was never finished (a recorder writes the sizes when it
     /// stops: placeholders of 0 or all ones, or a RIFF size that does not cover the data, mean

@@ -68,17 +68,15 @@ extension PCM16Samples {
     private static func dataLayout(fd: Int32) -> (offset: Int, bytes: Int)? {
         var status = stat()
         guard fstat(fd, &status) == 0 else { return nil }
-        let layout = try? WAVLayout.find { offset, count in
+        func bytes(_ offset: Int, _ count: Int) -> [UInt8]? {
             var b = [UInt8](repeating: 0, count: count)
             let got = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
             return got == count ? b : nil
         }
-        guard let layout, layout.formatTag == 1, layout.channels == 1, layout.sampleRate == analysisSampleRate,
-              layout.bitsPerSample == 16 else { return nil }
-        // A recorder that never patched its header leaves 0 or 0xFFFFFFFF: read to the end.
-        let held = Int(status.st_size) - layout.dataOffset
-        let size = layout.declaredDataSize
-        let declared = size == 0 || size == 0xFFFF_FFFF ? held : size
-        return (layout.dataOffset, max(0, min(declared, held)))
+        guard let layout = try? WAVLayout.find(bytes), layout.formatTag == 1, layout.channels == 1,
+              layout.sampleRate == analysisSampleRate, layout.bitsPerSample == 16 else { return nil }
+        // As the decoder reads it: to the end where the header's size was never finished, or is
+        // stale, or wrapped.
+        return (layout.dataOffset, layout.dataBytes(fileSize: Int(status.st_size)) { bytes($0, 8) })
     }
 }
