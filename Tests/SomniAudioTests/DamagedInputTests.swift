@@ -221,6 +221,26 @@ import Testing
         #expect(decoder.warnings.allSatisfy { !$0.hasPrefix("the file ends early") })
     }
 
+    /// An AMR recording with its recorder's silence frames (DTX: NO_DATA and SID, which FFmpeg's
+    /// decoders refuse) is read whole, each such frame 20 ms of silence: before, 64 of them in
+    /// a row ended the night, and a 15-minute file read as 0.1 s.
+    @Test func anAMRRecordingsSilenceFramesAreSilence() throws {
+        let folder = try ScratchFolder()
+        var file = Array("#!AMR\n".utf8)
+        let noise = [UInt8](TestSignals.noiseBytes(count: 31 * 400))
+        func speech(_ k: Int) { file += [0x3C] + noise[(31 * k)..<(31 * k + 31)] }  // 12.2 kb/s, 31 bytes
+        for k in 0..<100 { speech(k) }                     // 2 s of sound
+        file += [0x44, 1, 2, 3, 4, 5]                      // a SID frame
+        for _ in 0..<249 { file += [0x7C] }                // and 249 NO_DATA: 5 s of silence in all
+        for k in 100..<200 { speech(k) }                   // 2 s more
+        let decoder = try AudioDecoder(url: try folder.file("dtx.amr", contents: Data(file)))
+        let read = try TestSignals.readAll(decoder)
+        #expect(abs(Double(read.count) / 16_000 - 9) < 0.05, "\(Double(read.count) / 16_000) s")
+        #expect(read[(3 * 16_000)..<(6 * 16_000)].allSatisfy { abs($0) < 1e-3 }, "the silence frames are silent")
+        #expect(read[(7 * 16_000)..<(8 * 16_000)].contains { abs($0) > 1e-3 }, "the sound after them is where it was")
+        #expect(decoder.warnings.isEmpty, "\(decoder.warnings)")
+    }
+
     /// The file laid out as a phone's recorder writes it, index last (`EncodedAudioWriter` writes
     /// it first, for streaming): ftyp, mdat, moov. The index's offsets are then wrong, which no
     /// test here reads. Also gives where the audio lies in it.
