@@ -44,7 +44,8 @@ public enum LocalProcess {
     }
 }
 
-/// Set by SIGINT (Ctrl-C) or SIGTERM (systemd stopping the unit): the night ends cleanly and
+/// Set by SIGINT (Ctrl-C), SIGTERM (systemd stopping the unit) or SIGHUP (the terminal it ran in
+/// closed, which killed it at once, the night left unanalysed): the night ends cleanly and
 /// the morning analysis runs. A second signal exits at once; `somni recover` closes the night.
 /// A capture device that stops delivering without failing would keep the recorder blocked in a
 /// read: if capture has made no progress for `graceSeconds` after the signal, it exits too.
@@ -56,7 +57,7 @@ public final class StopRequest: @unchecked Sendable {
     private let graceSeconds: Double
     private var sources: [any DispatchSourceSignal] = []
 
-    public init(signals: [Int32] = [SIGINT, SIGTERM], graceSeconds: Double = 10) {
+    public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], graceSeconds: Double = 10) {
         self.graceSeconds = graceSeconds
         for number in signals {
             signal(number, SIG_IGN)

@@ -237,10 +237,17 @@ func decodedLength(_ url: URL) throws -> Int {
         #expect(NightJournal.unfinishedNights(under: folder.deletingLastPathComponent()).map(\.lastPathComponent)
             .contains(folder.lastPathComponent))
         var masterSeconds = 0.0
-        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { master, _, journal in
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { master, night, journal in
             masterSeconds = Double(try decodedLength(master)) / 16_000
+            // A morning envelope shorter than the overnight one (a master that stopped early).
+            try EnvelopeFile.write(values: [Float](repeating: 0.01, count: 100), rate: 10, start: nil,
+                                   to: night.appendingPathComponent(EnvelopeFile.fileName))
             return journal.liveSession(duration: masterSeconds, classifierName: "test", sensitivity: 5)
         }
+        // The overnight envelope, which covers more of the night, is kept in its place (before, the
+        // swap left the night with no envelope at all).
+        #expect(try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values.count >= 1_200)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(".overnight-envelope.bin").path))
         // Everything up to the crash but the last unfinished FLAC frame (0.26 s) is readable.
         #expect(masterSeconds > 130 - 0.3)
         #expect(masterSeconds <= 130.5)

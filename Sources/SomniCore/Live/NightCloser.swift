@@ -30,8 +30,11 @@ public enum NightCloser {
             try? FileManager.default.removeItem(at: overnight)
             try? FileManager.default.copyItem(at: envelope, to: overnight)
             session = try morning(master, folder, journal)
+            // rename(2), which puts the overnight one in place in one step: Foundation's
+            // replaceItemAt on Linux left the morning's at the overnight one's name, which the
+            // next line removed, and the night had no envelope at all.
             if envelopeSeconds(at: overnight) > envelopeSeconds(at: envelope) {
-                _ = try? FileManager.default.replaceItemAt(envelope, withItemAt: overnight)
+                _ = rename(overnight.path, envelope.path)
             }
             try? FileManager.default.removeItem(at: overnight)
             session.source = "microphone (\(journal.device))"
