@@ -19,12 +19,19 @@ public struct RecorderSettings: Sendable {
     public var live: LiveEpisodeSettings
     /// Waits between attempts to reopen a failed device: doubling from the first to the last.
     public var retryDelay: ClosedRange<Double>
+    /// Sound this many seconds behind the clock, once the device has given what it held, was
+    /// never given (the computer asleep with its lid shut, a stalled sound server): the time is
+    /// filled with silence and recorded as a gap. Well above a sound card's drift from the
+    /// system clock (0.1 % is 29 s in 8 hours) and the device's own latency.
+    public var stallGap: Double
 
     public init(mode: NightJournal.Mode = .night, duration: Double, masterFormat: EncodedAudioWriter.Format = .flac,
                 clipFormat: EncodedAudioWriter.Format = .flac, keepAudio: Bool = false, flushInterval: Double = 30,
-                live: LiveEpisodeSettings = LiveEpisodeSettings(), retryDelay: ClosedRange<Double> = 1...30) {
+                live: LiveEpisodeSettings = LiveEpisodeSettings(), retryDelay: ClosedRange<Double> = 1...30,
+                stallGap: Double = 30) {
         self.mode = mode; self.duration = duration; self.masterFormat = masterFormat; self.clipFormat = clipFormat
         self.keepAudio = keepAudio; self.flushInterval = flushInterval; self.live = live; self.retryDelay = retryDelay
+        self.stallGap = stallGap
     }
 }
 
@@ -147,10 +154,16 @@ public final class NightRecorder<C: SoundClassifier> {
             journal.updatedAt += opening
         }
         try prepareFolder()
+        // Touched each minute from a thread of its own, so that no one takes a night whose
+        // microphone gives nothing for a while for one whose recorder died.
+        let touching = LocalProcess.keepTouching(journalIn: folder)
+        defer { touching.cancel() }
+        let clockZero = Date()
         while processed < targetSamples && !shouldStop() {
             guard let current = source else { break }
             let want = min(block.count, targetSamples - processed)
             let n: Int
+            let asked = Date()
             do {
                 n = try current.read(into: UnsafeMutableBufferPointer(rebasing: block[0..<want]))
             } catch {
@@ -159,6 +172,11 @@ public final class NightRecorder<C: SoundClassifier> {
                 continue
             }
             if n == 0 { break }
+            // A read that waited for its sound is the device's present: what the clock has run
+            // past it was never given.
+            if Date().timeIntervalSince(asked) >= 0.5 * Double(n) / Double(rate) {
+                try fillTimeNeverGiven(since: clockZero, arriving: n)
+            }
             // How the device is being read (its channels found in opposite phase) belongs in the night.
             for warning in current.warnings { noteOnce(warning) }
             process(UnsafeBufferPointer(rebasing: block[0..<n]))
@@ -243,6 +261,37 @@ public final class NightRecorder<C: SoundClassifier> {
             : "capture device still gone at the end of the night"))
         flush()
         return reopened
+    }
+
+    /// The device's usual lag behind the clock: the least seen at reads that waited.
+    private var usualLag: Double?
+
+    /// Sound behind the clock by more than `stallGap` beyond the device's usual lag was never
+    /// given: while the computer slept, or the sound server stalled, the night's time (its count
+    /// of samples) stood still, so every later event sat early by the time lost (59 s after a
+    /// minute's stall, an hour after an hour's sleep), no gap was said, and `--until` came late
+    /// by as much. That time is now silence, recorded as a gap, as a lost device's is.
+    private func fillTimeNeverGiven(since clockZero: Date, arriving n: Int) throws {
+        let lag = Date().timeIntervalSince(clockZero) - Double(processed + n) / Double(rate)
+        let usual = min(usualLag ?? lag, lag)
+        usualLag = usual
+        guard lag - usual > settings.stallGap else { return }
+        let start = Double(processed) / Double(rate)
+        let missing = min(Int((lag - usual) * Double(rate)), targetSamples - processed - n)
+        guard missing > 0 else { return }
+        var filled = 0
+        while filled < missing {
+            let k = min(silence.count, missing - filled)
+            process(UnsafeBufferPointer(rebasing: silence[0..<k]))
+            filled += k
+            try tick()
+        }
+        let seconds = Double(filled) / Double(rate)
+        journal.gaps.append(RecordingGap(start: start, duration: seconds,
+                                         reason: "no sound came from the microphone (the computer asleep, or the sound server stalled)"))
+        observe(.note("no sound came from the microphone for \(Int(seconds.rounded())) s before \(clock(start + seconds)) "
+                      + "(the computer asleep?); the gap is recorded in the night"))
+        flush()
     }
 
     private func finishNight() throws {

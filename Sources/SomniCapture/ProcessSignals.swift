@@ -18,13 +18,30 @@ public enum LocalProcess {
     }
 
     /// The recorder still writing a night, when its journal names one that is alive here, in
-    /// this boot, and wrote the journal within the last 15 minutes (it does every 30 s). A
-    /// journal without a recorder (before stop 43) is left to the recording lock.
-    public static func liveRecorder(of journal: NightJournal, now: Date = Date()) -> NightJournal.RecorderIdentity? {
+    /// this boot, and wrote the journal within the last 15 minutes (it does every 30 s of sound)
+    /// or touched it (it does every minute, sound or none: a microphone that gave nothing for
+    /// 15 minutes had its night closed under it, and the rest of the night was lost). A journal
+    /// without a recorder (before stop 43) is left to the recording lock.
+    public static func liveRecorder(of journal: NightJournal, in folder: URL? = nil, now: Date = Date()) -> NightJournal.RecorderIdentity? {
+        let touched = folder.flatMap {
+            (try? FileManager.default.attributesOfItem(atPath: $0.appendingPathComponent(NightJournal.fileName).path))?[.modificationDate] as? Date
+        }
+        let written = max(journal.updatedAt, touched?.timeIntervalSince1970 ?? 0)
         guard journal.status == .recording, let recorder = journal.recorder, recorder.pid != id,
               recorder.host == ProcessInfo.processInfo.hostName, recorder.boot == bootID,
-              now.timeIntervalSince1970 - journal.updatedAt < 15 * 60, isAlive(recorder.pid) == true else { return nil }
+              now.timeIntervalSince1970 - written < 15 * 60, isAlive(recorder.pid) == true else { return nil }
         return recorder
+    }
+
+    /// Touches a night's journal every `interval` seconds until cancelled, from a thread of its
+    /// own: the recorder's loop writes it only as sound arrives.
+    public static func keepTouching(journalIn folder: URL, every interval: Double = 60) -> any DispatchSourceTimer {
+        let path = folder.appendingPathComponent(NightJournal.fileName).path
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { _ = utimensat(AT_FDCWD, path, nil, 0) }
+        timer.resume()
+        return timer
     }
 
     /// Whether a process exists on this host; nil when the answer is unclear.

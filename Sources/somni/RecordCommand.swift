@@ -124,7 +124,7 @@ struct RecordCommand: Command {
         let lock = try options.takeLock(nightFolder: folder)
         defer { lock.release() }
         for unfinished in NightJournal.unfinishedNights(under: root) {
-            if let journal = try? NightJournal.load(in: unfinished), let recorder = LocalProcess.liveRecorder(of: journal) {
+            if let journal = try? NightJournal.load(in: unfinished), let recorder = LocalProcess.liveRecorder(of: journal, in: unfinished) {
                 printError("somni record: \(unfinished.lastPathComponent) is being recorded by pid \(recorder.pid) under another lock; left alone")
                 continue
             }

@@ -58,10 +58,10 @@ struct RecoverCommand: Command {
             }
             do {
                 let journal = try NightJournal.load(in: folder)
-                if let recorder = LocalProcess.liveRecorder(of: journal) {
+                if let recorder = LocalProcess.liveRecorder(of: journal, in: folder) {
                     // Under another lock file (--lock, a service's private /tmp), the lock cannot tell.
                     printError("somni recover: \(folder.lastPathComponent) is being recorded right now (pid \(recorder.pid), "
-                               + "its journal written \(Int(Date().timeIntervalSince1970 - journal.updatedAt)) s ago); left alone")
+                               + "still writing it); left alone")
                     continue
                 }
                 guard journal.status != .analysed else {

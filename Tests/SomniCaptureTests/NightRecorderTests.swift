@@ -61,7 +61,83 @@ func decodedLength(_ url: URL) throws -> Int {
     try CLIHarness.decode(url).count
 }
 
+/// A microphone that gives its sound as it happens, a tenth of a second at a time, and nothing
+/// at all for `stall` seconds after `stallAt` (a laptop asleep with its lid shut, a stalled
+/// sound server): that sound is lost, not held back.
+final class PacedMicrophone: AudioSource {
+    private let samples: [Float]
+    private var position = 0
+    private let stallAt: Int, stall: Double
+    private var stalled = false
+    let warnings: [String] = []
+    var expectedDuration: Double? { nil }
+
+    init(_ samples: [Float], stallAt seconds: Double, for stall: Double) {
+        self.samples = samples; stallAt = Int(seconds * 16_000); self.stall = stall
+    }
+
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        if !stalled, position >= stallAt {
+            stalled = true
+            Thread.sleep(forTimeInterval: stall)
+            position += Int(stall * 16_000)
+        }
+        let n = min(buffer.count, 1_600, samples.count - position)
+        guard n > 0 else { return 0 }
+        Thread.sleep(forTimeInterval: Double(n) / 16_000)
+        samples.withUnsafeBufferPointer { src in _ = UnsafeMutableBufferPointer(rebasing: buffer[0..<n]).initialize(from: src[position..<position + n]) }
+        position += n
+        return n
+    }
+}
+
 @Suite struct NightRecorderTests {
+    /// Sound the microphone never gave (a stall of 3 s, 2 s in) is time the night still passes:
+    /// silence, recorded as a gap, so a burst 6 s in on the clock is 6 s in on the night (before,
+    /// the night's time stood still while nothing came, and everything after sat early).
+    @Test func timeTheMicrophoneNeverGaveIsAGapNotLost() throws {
+        let folder = try temporaryFolder("stall")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let night = syntheticNight(seconds: 8, bursts: [6])
+        var notes: [String] = []
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .night, duration: 3600, keepAudio: true, stallGap: 1),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 16_000,
+            openCapture: { PacedMicrophone(night, stallAt: 2, for: 3) },
+            observe: { if case .note(let text) = $0 { notes.append(text) } })
+        let journal = try recorder.run()
+        let gap = try #require(journal.gaps.first, "\(notes)")
+        #expect(journal.gaps.count == 1)
+        #expect(abs(gap.start - 2) < 0.3 && abs(gap.duration - 3) < 0.4, "\(gap)")
+        #expect(gap.reason.contains("no sound came from the microphone"))
+        #expect(notes.contains { $0.hasPrefix("no sound came from the microphone for 3 s") }, "\(notes)")
+        #expect(abs(journal.recordedSeconds - 8) < 0.4, "\(journal.recordedSeconds)")
+        let envelope = try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values
+        let loudest = try #require(envelope.indices.max { envelope[$0] < envelope[$1] })
+        #expect(abs(Double(loudest) / 10 - 6.5) < 0.5, "the burst at \(Double(loudest) / 10) s")
+    }
+
+    /// A night whose microphone gives nothing for a while is still its recorder's: the journal is
+    /// touched every minute from a thread of its own, and a journal touched lately names a live
+    /// recorder however long ago its content was written.
+    @Test func aJournalTouchedLatelyNamesALiveRecorder() throws {
+        let folder = try temporaryFolder("touched")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSinceNow: -3_600), device: "test", captureRate: 16_000,
+                                   master: nil, keepAudio: false)
+        // Another process on this machine, alive: the first one.
+        journal.recorder = .init(pid: 1, host: ProcessInfo.processInfo.hostName, boot: LocalProcess.bootID)
+        try journal.save(in: folder)
+        let file = folder.appendingPathComponent(NightJournal.fileName).path
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3_600)], ofItemAtPath: file)
+        #expect(LocalProcess.liveRecorder(of: journal, in: folder) == nil, "written an hour ago, touched an hour ago")
+        let touching = LocalProcess.keepTouching(journalIn: folder, every: 0.1)
+        defer { touching.cancel() }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(LocalProcess.liveRecorder(of: journal, in: folder)?.pid == 1)
+        #expect(LocalProcess.liveRecorder(of: journal) == nil, "the content alone is an hour old")
+    }
+
     @Test func nightModeWritesTheEnvelopeAndAStreamableMasterOfTheWholeNight() throws {
         let folder = try temporaryFolder("night")
         defer { try? FileManager.default.removeItem(at: folder) }
