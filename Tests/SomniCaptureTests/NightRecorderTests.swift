@@ -93,28 +93,54 @@ final class PacedMicrophone: AudioSource {
 
 @Suite struct NightRecorderTests {
     /// Sound the microphone never gave (a stall of 3 s, 2 s in) is time the night still passes:
-    /// silence, recorded as a gap, so a burst 6 s in on the clock is 6 s in on the night (before,
-    /// the night's time stood still while nothing came, and everything after sat early).
+    /// silence, recorded as a gap, so a burst 7 s in on the clock is 7 s in on the night (before,
+    /// the night's time stood still while nothing came, and everything after sat early). The
+    /// margins allow for a loaded machine pacing the microphone late.
     @Test func timeTheMicrophoneNeverGaveIsAGapNotLost() throws {
         let folder = try temporaryFolder("stall")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let night = syntheticNight(seconds: 8, bursts: [6])
+        let night = syntheticNight(seconds: 9, bursts: [7])
         var notes: [String] = []
         let recorder = try NightRecorder(
-            folder: folder, settings: RecorderSettings(mode: .night, duration: 3600, keepAudio: true, stallGap: 1),
+            folder: folder, settings: RecorderSettings(mode: .night, duration: 3600, keepAudio: true, stallGap: 1.5),
             classifier: LoudWindowClassifier(), device: "test", captureRate: 16_000,
             openCapture: { PacedMicrophone(night, stallAt: 2, for: 3) },
             observe: { if case .note(let text) = $0 { notes.append(text) } })
         let journal = try recorder.run()
         let gap = try #require(journal.gaps.first, "\(notes)")
-        #expect(journal.gaps.count == 1)
-        #expect(abs(gap.start - 2) < 0.3 && abs(gap.duration - 3) < 0.4, "\(gap)")
+        #expect(journal.gaps.count == 1, "\(journal.gaps)")
+        #expect(abs(gap.start - 2) < 0.5 && abs(gap.duration - 3) < 0.6, "\(gap)")
         #expect(gap.reason.contains("no sound came from the microphone"))
         #expect(notes.contains { $0.hasPrefix("no sound came from the microphone for 3 s") }, "\(notes)")
-        #expect(abs(journal.recordedSeconds - 8) < 0.4, "\(journal.recordedSeconds)")
+        #expect(abs(journal.recordedSeconds - 9) < 0.6, "\(journal.recordedSeconds)")
         let envelope = try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values
-        let loudest = try #require(envelope.indices.max { envelope[$0] < envelope[$1] })
-        #expect(abs(Double(loudest) / 10 - 6.5) < 0.5, "the burst at \(Double(loudest) / 10) s")
+        let onset = try #require(envelope.indices.first { envelope[$0] > 0.15 })
+        #expect(abs(Double(onset) / 10 - 7) < 0.6, "the burst at \(Double(onset) / 10) s")
+    }
+
+    /// A night-mode night whose master holds no sound (a recorder killed before its first frame
+    /// reached the disk) is closed with its overnight levels and no events, saying why: before,
+    /// every `recover` and every later `record` failed on it, for good.
+    @Test func aNightWhoseMasterHoldsNoSoundIsClosedWithItsLevels() throws {
+        let folder = try temporaryFolder("empty-master")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_795_900_000), device: "test",
+                                   captureRate: 16_000, master: "master.flac", keepAudio: false)
+        journal.recordedSeconds = 60
+        try journal.save(in: folder)
+        try Data().write(to: folder.appendingPathComponent("master.flac"))
+        try EnvelopeFile.write(values: [Float](repeating: 0.02, count: 600), rate: 10, start: nil,
+                               to: folder.appendingPathComponent(EnvelopeFile.fileName))
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { master, _, _ in
+            _ = try AudioDecoder(url: master)  // the real reader: an empty file is no audio
+            Issue.record("an empty master was read")
+            throw SomniError(.internalError, "unreachable")
+        }
+        #expect(session.events.isEmpty && abs(session.duration - 60) < 0.01)
+        #expect(session.warnings.contains { $0.hasPrefix("the night's recording could not be analysed (") }, "\(session.warnings)")
+        #expect(try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values.count == 600)
+        #expect(try NightJournal.load(in: folder).status == .analysed)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path))
     }
 
     /// A night whose microphone gives nothing for a while is still its recorder's: the journal is

@@ -20,16 +20,26 @@ public enum NightCloser {
             session = journal.liveSession(duration: duration, classifierName: journal.classifier ?? classifierName,
                                           sensitivity: sensitivity)
         case .night:
-            guard let master = masterFile(in: folder, journal: journal) else {
-                throw SomniError(.io, "the night in \(folder.path) has no master recording to analyse")
-            }
             // The morning pass writes its own envelope from the master; when the master stopped
             // early (a full disk) the overnight one covers more of the night and is kept.
             let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
             let overnight = folder.appendingPathComponent(".overnight-" + EnvelopeFile.fileName)
             try? FileManager.default.removeItem(at: overnight)
             try? FileManager.default.copyItem(at: envelope, to: overnight)
-            session = try morning(master, folder, journal)
+            do {
+                guard let master = masterFile(in: folder, journal: journal) else {
+                    throw SomniError(.badInput, "its master recording \(journal.master ?? "") is missing")
+                }
+                session = try morning(master, folder, journal)
+            } catch let error as SomniError where error.code == .badInput {
+                // A master with no sound in it (a recorder killed before its first frame, an Opus
+                // master whose muxer held the first minute) cannot be analysed, and failing
+                // here failed every `recover` and every later `record` for good. The night is
+                // closed with the levels recorded overnight and no events, and says why.
+                try? FileManager.default.removeItem(at: overnight)
+                session = journal.levelsOnlySession(duration: duration, classifierName: classifierName, sensitivity: sensitivity,
+                                                    why: error.message)
+            }
             // rename(2), which puts the overnight one in place in one step: Foundation's
             // replaceItemAt on Linux left the morning's at the overnight one's name, which the
             // next line removed, and the night had no envelope at all.

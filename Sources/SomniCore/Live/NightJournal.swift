@@ -152,6 +152,20 @@ public struct NightJournal: Codable, Sendable, Equatable {
 
     /// The live episodes as a Session: one snoring event per episode, grouped as episodes.
     /// An episode still open at a crash is closed at its last positive window.
+    /// A night-mode night whose master holds no sound: its overnight levels (envelope.bin), its
+    /// length and gaps, and no events. (The journal's own warnings are the closer's to add.)
+    public func levelsOnlySession(duration: Double, classifierName: String, sensitivity: Int, why: String) -> Session {
+        let summary = SessionSummary(duration: duration, analysedSeconds: 0, activeShare: 0, gateBypassed: false,
+                                     events: [], episodes: [])
+        var session = Session(source: "microphone (\(device))", startedAt: startedAt, duration: duration, analysedSeconds: 0,
+                              activeShare: 0, settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifierName),
+                              summary: summary, episodes: [], events: [],
+                              warnings: ["the night's recording could not be analysed (\(why)): only its levels "
+                                         + "through the night are kept, and no events"])
+        session.gaps = gaps.isEmpty ? nil : gaps
+        return session
+    }
+
     public func liveSession(duration: Double, classifierName: String, sensitivity: Int) -> Session {
         var records = episodes
         if let open = openEpisode { records.append(open) }
