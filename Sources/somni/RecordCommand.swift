@@ -149,7 +149,15 @@ struct RecordCommand: Command {
             heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
             observe: line.show)
         line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
-        _ = try recorder.run()
+        do { _ = try recorder.run() } catch {
+            // Once the night has a folder, say where it is and how to close it: a disk still full
+            // at the end of the night ended with SQLite's or the journal's own words alone.
+            guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(NightJournal.fileName).path) else { throw error }
+            line.end()
+            let code = (error as? SomniError)?.code ?? .io
+            throw SomniError(code, "recording stopped: \(error). What was recorded is kept in \(folder.path); free some "
+                + "space if the disk is full, then run 'somni recover' to close the night")
+        }
         stop.captureEnded()
         line.end()
         line.log("night over; running the morning analysis")

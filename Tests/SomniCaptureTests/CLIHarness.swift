@@ -20,6 +20,14 @@ enum CLIHarness {
         return env
     }
 
+    /// A really full disk: a small tmpfs mounted in a private user and mount namespace.
+    static let fullDiskAvailable: Bool = {
+        let ok = (try? run("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "/bin/sh", "-c",
+                                                "mount -t tmpfs -o size=1m tmpfs /mnt"]))?.status == 0
+        if !ok { print("SKIPPED: a really full disk needs unshare (util-linux) and unprivileged user and mount namespaces") }
+        return ok
+    }()
+
     /// True when the test sound server answers; otherwise says how to start it.
     static var pulseAvailable: Bool {
         guard somni != nil else { print("skipped: somni is not built beside the tests"); return false }

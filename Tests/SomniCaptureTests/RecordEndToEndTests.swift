@@ -331,4 +331,37 @@ import Testing
         #expect(session.duration > 10)
         #expect(session.duration <= stoppedAt)
     }
+
+    /// A disk still full when the night ends: one message that says where the night is and that
+    /// `somni recover` closes it once there is room (before: only "cannot write …recording.json:
+    /// no space left on device"), and with room again, recover does.
+    @Test(.enabled(if: CLIHarness.somni != nil && CLIHarness.fullDiskAvailable))
+    func aDiskStillFullWhenTheNightEndsSaysWhereTheNightIsAndHowToCloseIt() throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.05, seed: 15, in: folder)
+        guard let somni = CLIHarness.somni else { return }
+        let disk = folder.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let script = """
+            mount -t tmpfs -o size=256k tmpfs "\(disk.path)" || exit 99
+            "\(somni.path)" record --backend file --device "\(wav.path)" --for 3m --out "\(disk.path)/nights" \
+              --lock "\(disk.path)/lock" --classifier heuristic > "\(folder.path)/out" 2> "\(folder.path)/err"
+            echo $? > "\(folder.path)/status"
+            ls "\(disk.path)/nights" > "\(folder.path)/nights"
+            mount -o remount,size=16m "\(disk.path)"
+            "\(somni.path)" recover --out "\(disk.path)/nights" --lock "\(disk.path)/lock" --classifier heuristic \
+              > "\(folder.path)/recovered" 2>&1
+            echo $? > "\(folder.path)/recover-status"
+            """
+        let result = try CLIHarness.run("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "/bin/bash", "-c", script])
+        try #require(result.status == 0, "\(result.error)")
+        func read(_ name: String) -> String {
+            ((try? String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(read("status") == "74", "\(read("err"))")
+        let night = read("nights")
+        let last = read("err").split(separator: "\n").last.map(String.init) ?? ""
+        #expect(last.contains("recording stopped: ") && last.contains("What was recorded is kept in \(disk.path)/nights/\(night)")
+                && last.hasSuffix("then run 'somni recover' to close the night"), "\(last)")
+        #expect(read("recover-status") == "0" && read("recovered").contains("\(night): recovered"), "\(read("recovered"))")
+    }
 }
