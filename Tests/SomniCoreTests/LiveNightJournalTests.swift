@@ -53,6 +53,16 @@ import Testing
         #expect { try journal.save(in: folder.appendingPathComponent("none")) } throws: { ($0 as? SomniError)?.code == .io }
     }
 
+    /// The start is kept to the nearest second: cut to the second, every event of a night sat up
+    /// to a second early on the clock.
+    @Test func theStartIsKeptToTheNearestSecond() {
+        for (at, kept) in [(1_795_900_000.7, 1_795_900_001.0), (1_795_900_000.3, 1_795_900_000.0)] {
+            let journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: at), device: "d", captureRate: 16_000,
+                                       master: nil, keepAudio: false)
+            #expect(journal.startDate == Date(timeIntervalSince1970: kept), "\(journal.startedAt)")
+        }
+    }
+
     @Test func aCorruptJournalIsBadInput() throws {
         let folder = try tempFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

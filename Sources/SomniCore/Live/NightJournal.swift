@@ -106,11 +106,13 @@ public struct NightJournal: Codable, Sendable, Equatable {
         warnings = []
     }
 
+    /// To the nearest second, as every reader of `startedAt` reads it: cut to the second, as
+    /// the formatter cuts, a night's every event sat up to a second early on the clock.
     public static func isoString(_ date: Date) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
         f.timeZone = TimeZone.current
-        return f.string(from: date)
+        return f.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded()))
     }
 
     /// `startedAt` as a Date.
