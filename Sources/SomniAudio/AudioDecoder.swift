@@ -57,8 +57,19 @@ public final class AudioDecoder: AudioSource {
     private var damagedPackets = 0
     private var damagedInARow = 0
     private var stoppedAtDamage = false
-    /// Silence still to be given, in output samples: an AMR recorder's silence frames.
+    /// Silence still to be given before `heldFrame`, in output samples: an AMR recorder's silence
+    /// frames, and stretches of the recording that could not be read.
     private var silenceOwed = 0
+    /// Where the next decoded frame should start on the stream's clock, in seconds. A frame that
+    /// starts later follows sound that was lost (a damaged stretch the demuxer skipped), and the
+    /// time between is given as silence, so everything after stays at its time: before, the
+    /// night closed up over the hole and every later event moved earlier by what was lost (8 s
+    /// on a Vorbis night with five damaged 4 KiB blocks, without a word).
+    private var nextFrameTime: Double?
+    private var gapsFilled = 0, secondsFilled = 0.0
+    /// A gap on the stream's clock shorter than this is the clock's own rounding; one longer than
+    /// `longestGapFilled` is a damaged timestamp, not a damaged stretch.
+    static let shortestGapFilled = 0.1, longestGapFilled = 3_600.0
 
     /// `like`: a complete recording made by the same app with the same settings, for one cut off
     /// before its index was written (`UnindexedM4A`), whose own settings are lost with the index.
@@ -377,6 +388,11 @@ public final class AudioDecoder: AudioSource {
                 giveSilence()
                 continue
             }
+            if let held = handles.heldFrame, held.pointee.nb_samples > 0 {
+                defer { av_frame_unref(held) }
+                try resample(held)
+                continue
+            }
             switch stage {
             case .finished:
                 return false
@@ -390,7 +406,11 @@ public final class AudioDecoder: AudioSource {
                 if received >= 0 {
                     damagedInARow = 0
                     defer { av_frame_unref(frame) }
-                    try resample(frame)
+                    if startsAfterAGap(frame), let held = handles.heldFrame {
+                        av_frame_move_ref(held, frame)  // given once the silence before it is
+                    } else {
+                        try resample(frame)
+                    }
                 } else if received == somni_averror_eagain() {
                     if stage == .draining { stage = .flushingResampler } else { try feedDecoder(codec) }
                 } else if received == somni_averror_eof() {
@@ -400,6 +420,27 @@ public final class AudioDecoder: AudioSource {
                 }
             }
         }
+        return true
+    }
+
+    /// Whether `frame` starts later on the stream's clock than the frame before it ended; if so,
+    /// the silence between is owed. A frame without a time follows the one before; an earlier
+    /// one (a chained stream starting its clock again) starts the count afresh.
+    private func startsAfterAGap(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
+        let stamp = frame.pointee.best_effort_timestamp, rate = frame.pointee.sample_rate
+        guard rate > 0 else { return false }
+        let length = Double(frame.pointee.nb_samples) / Double(rate)
+        guard stamp != somni_nopts_value(), let base = handles.codec?.pointee.pkt_timebase, base.num > 0, base.den > 0 else {
+            nextFrameTime = nextFrameTime.map { $0 + length }
+            return false
+        }
+        let start = Double(stamp) * Double(base.num) / Double(base.den)
+        defer { nextFrameTime = start + length }
+        guard let expected = nextFrameTime, start - expected >= Self.shortestGapFilled, start - expected <= Self.longestGapFilled
+        else { return false }
+        silenceOwed += Int(((start - expected) * Double(sampleRate)).rounded())
+        gapsFilled += 1
+        secondsFilled += start - expected
         return true
     }
 
@@ -453,8 +494,10 @@ public final class AudioDecoder: AudioSource {
             guard packet.pointee.stream_index == streamIndex else { continue }
             packetsRead += 1
             if isAMRSilenceFrame(packet) {
-                // The decoder holds nothing back (a frame a packet): the silence comes in its place.
+                // The decoder holds nothing back (a frame a packet): the silence comes in its place,
+                // and the next frame's time already counts it.
                 silenceOwed += sampleRate / 50
+                nextFrameTime = nextFrameTime.map { $0 + 0.02 }
                 return
             }
             if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
@@ -492,8 +535,12 @@ public final class AudioDecoder: AudioSource {
             // for what it promised instead): then it says nothing.
             let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
             warnings.append("the file ends early or is damaged: read \(spokenDuration(seconds))\(of)")
-        } else if damagedPackets > 0 {
+        } else if damagedPackets > 0, gapsFilled == 0 {
             warnings.append("skipped \(damagedPackets) damaged packet(s); the audio has short gaps there")
+        }
+        if gapsFilled > 0 {
+            warnings.append("\(gapsFilled) stretch\(gapsFilled == 1 ? "" : "es") of the recording (\(spokenDuration(secondsFilled)) in all) "
+                + "could not be read and \(gapsFilled == 1 ? "is" : "are") kept as silence, so what follows stays at its time")
         }
     }
 
@@ -586,9 +633,11 @@ final class DecoderHandles {
     private(set) var resamplerInput: ResamplerInput?
     var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+    /// A decoded frame waiting for the silence owed before it.
+    var heldFrame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
 
     init() throws {
-        guard packet != nil, frame != nil else { throw SomniError(.internalError, "out of memory") }
+        guard packet != nil, frame != nil, heldFrame != nil else { throw SomniError(.internalError, "out of memory") }
     }
 
     /// The resampler keeps two channels, for `StereoDownmix` to mix.
@@ -626,6 +675,7 @@ final class DecoderHandles {
         avformat_close_input(&format)
         av_packet_free(&packet)
         av_frame_free(&frame)
+        av_frame_free(&heldFrame)
     }
 
     deinit { close() }

@@ -221,6 +221,28 @@ import Testing
         #expect(decoder.warnings.allSatisfy { !$0.hasPrefix("the file ends early") })
     }
 
+    /// A damaged stretch the demuxer skips is kept as silence: a burst 15 s in is still 15 s in
+    /// (before, the night closed up over the hole, and everything after moved earlier, by 8 s
+    /// on a Vorbis night with five zeroed 4 KiB blocks, without a word). A damaged Ogg page is
+    /// skipped whole, its seconds with it; the pages after it carry their times.
+    @Test func aDamagedStretchKeepsWhatFollowsAtItsTime() throws {
+        let folder = try ScratchFolder()
+        var signal = (0..<(20 * 16_000)).map { i in Float(0.05 * sin(Double(i) * 0.37) * sin(Double(i) * 0.011)) }
+        for i in (15 * 16_000)..<(15 * 16_000 + 8_000) { signal[i] = Float(0.8 * sin(2 * .pi * 1000 * Double(i) / 16_000)) }
+        let whole = try TestSignals.encode(signal, as: .ogg, sampleRate: 16_000, in: folder.url)
+        var bytes = [UInt8](try Data(contentsOf: whole))
+        // A third of the way in, well before the burst (the whole file is about 20 KB).
+        let damaged = bytes.count / 3
+        bytes.replaceSubrange(damaged..<damaged + 512, with: [UInt8](repeating: 0, count: 512))
+        let decoder = try AudioDecoder(url: try folder.file("scratched.ogg", contents: Data(bytes)))
+        let read = try TestSignals.readAll(decoder)
+        let onset = try #require(read.indices.first { abs(read[$0]) > 0.4 })
+        #expect(abs(Double(onset) / 16_000 - 15) < 0.05, "the burst at \(Double(onset) / 16_000) s")
+        #expect(abs(Double(read.count) / 16_000 - 20) < 0.1, "\(read.count) samples")
+        #expect(decoder.warnings.contains { $0.hasPrefix("1 stretch of the recording (") && $0.hasSuffix("so what follows stays at its time") },
+                "\(decoder.warnings)")
+    }
+
     /// An AMR recording with its recorder's silence frames (DTX: NO_DATA and SID, which FFmpeg's
     /// decoders refuse) is read whole, each such frame 20 ms of silence: before, 64 of them in
     /// a row ended the night, and a 15-minute file read as 0.1 s.
