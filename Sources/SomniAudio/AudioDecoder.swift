@@ -67,6 +67,12 @@ public final class AudioDecoder: AudioSource {
     /// on a Vorbis night with five damaged 4 KiB blocks, without a word).
     private var nextFrameTime: Double?
     private var gapsFilled = 0, secondsFilled = 0.0
+    /// An MP3 or ADTS AAC stream: its packets carry no times of their own.
+    private let isUntimed: Bool
+
+    /// Seconds of the packets the decoder refused since the last frame it gave (a frame's length
+    /// each: in formats without times of their own, MP3 and AAC, nothing else tells what was lost).
+    private var refusedSeconds = 0.0
     /// A gap on the stream's clock shorter than this is the clock's own rounding; one longer than
     /// `longestGapFilled` is a damaged timestamp, not a damaged stretch.
     static let shortestGapFilled = 0.1, longestGapFilled = 3_600.0
@@ -97,6 +103,7 @@ public final class AudioDecoder: AudioSource {
         formatDescription = input.formatDescription
         recordedSampleRate = input.recordedSampleRate
         isPlainAnalysisWAV = input.isPlainAnalysisWAV
+        isUntimed = input.isUntimed
         recordingStart = input.recordingStart
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
@@ -127,6 +134,8 @@ public final class AudioDecoder: AudioSource {
         var expectedDuration: Double?
         var durationIsGuess = false
         var warnings: [String] = []
+        /// The stream's packets carry no time of their own (MP3, ADTS AAC).
+        var isUntimed = false
     }
 
     /// Opens the file through FFmpeg's demuxers and its stream's decoder; nil when FFmpeg cannot
@@ -176,6 +185,7 @@ public final class AudioDecoder: AudioSource {
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
         input.recordingStart = recordingStart(format.pointee.metadata) ?? recordingStart(stream.pointee.metadata)
+        input.isUntimed = ["mp3", "aac"].contains(String(cString: format.pointee.iformat.pointee.name))
         var (duration, isWholeFiles) = duration(of: stream, in: format)
         // A WAV's demuxer trims its length to what the file holds (and calls it an estimate from
         // the bit rate); a finished header says what it should hold.
@@ -406,7 +416,7 @@ public final class AudioDecoder: AudioSource {
                 if received >= 0 {
                     damagedInARow = 0
                     defer { av_frame_unref(frame) }
-                    if startsAfterAGap(frame), let held = handles.heldFrame {
+                    if owesSilence(before: frame), let held = handles.heldFrame {
                         av_frame_move_ref(held, frame)  // given once the silence before it is
                     } else {
                         try resample(frame)
@@ -421,6 +431,22 @@ public final class AudioDecoder: AudioSource {
             }
         }
         return true
+    }
+
+    /// Whether silence is owed before `frame`: for packets refused before it, and for time its
+    /// clock passed since the frame before (each told once: the refused packets' time moves the
+    /// clock's expectation on).
+    private func owesSilence(before frame: UnsafeMutablePointer<AVFrame>) -> Bool {
+        var owes = false
+        if refusedSeconds > 0 {
+            silenceOwed += Int((refusedSeconds * Double(sampleRate)).rounded())
+            nextFrameTime = nextFrameTime.map { $0 + refusedSeconds }
+            gapsFilled += 1
+            secondsFilled += refusedSeconds
+            refusedSeconds = 0
+            owes = true
+        }
+        return startsAfterAGap(frame) || owes
     }
 
     /// Whether `frame` starts later on the stream's clock than the frame before it ended; if so,
@@ -516,6 +542,10 @@ public final class AudioDecoder: AudioSource {
     private func noteDamagedPacket(_ codec: UnsafeMutablePointer<AVCodecContext>) {
         damagedPackets += 1
         damagedInARow += 1
+        // Owed only once a good frame follows: damage that runs to the end is not sound.
+        if codec.pointee.frame_size > 0, codec.pointee.sample_rate > 0 {
+            refusedSeconds += Double(codec.pointee.frame_size) / Double(codec.pointee.sample_rate)
+        }
         guard damagedInARow >= Self.damagedPacketLimit else { return }
         stoppedAtDamage = true
         switch stage {
@@ -539,8 +569,12 @@ public final class AudioDecoder: AudioSource {
             warnings.append("skipped \(damagedPackets) damaged packet(s); the audio has short gaps there")
         }
         if gapsFilled > 0 {
-            warnings.append("\(gapsFilled) stretch\(gapsFilled == 1 ? "" : "es") of the recording (\(spokenDuration(secondsFilled)) in all) "
-                + "could not be read and \(gapsFilled == 1 ? "is" : "are") kept as silence, so what follows stays at its time")
+            let stretches = "\(gapsFilled) stretch\(gapsFilled == 1 ? "" : "es") of the recording (\(spokenDuration(secondsFilled)) in all) "
+                + "could not be read and \(gapsFilled == 1 ? "is" : "are") kept as silence"
+            // An MP3 or ADTS stream's damaged bytes may hold more than the frames the decoder
+            // refused, and nothing in the file says how much.
+            warnings.append(stretches + (isUntimed ? "; more may have been lost there, so what follows may be early by as much"
+                                                   : ", so what follows stays at its time"))
         }
     }
 
