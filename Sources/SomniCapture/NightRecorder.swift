@@ -247,14 +247,7 @@ public final class NightRecorder<C: SoundClassifier> {
             if processed + Int(Date().timeIntervalSince(lostAt) * Double(rate)) >= targetSamples { break }
             do { reopened = try openCapture() } catch { delay = min(delay * 2, settings.retryDelay.upperBound) }
         }
-        let missing = min(Int(Date().timeIntervalSince(lostAt) * Double(rate)), targetSamples - processed)
-        var filled = 0
-        while filled < missing {
-            let n = min(silence.count, missing - filled)
-            process(UnsafeBufferPointer(rebasing: silence[0..<n]))
-            filled += n
-            try tick()
-        }
+        let filled = try processSilence(min(Int(Date().timeIntervalSince(lostAt) * Double(rate)), targetSamples - processed))
         journal.gaps.append(RecordingGap(start: start, duration: Double(filled) / Double(rate), reason: "\(error)"))
         observe(.note(reopened != nil
             ? "capture device back after \(Int(Double(filled) / Double(rate))) s; the gap is recorded in the night"
@@ -279,19 +272,24 @@ public final class NightRecorder<C: SoundClassifier> {
         let start = Double(processed) / Double(rate)
         let missing = min(Int((lag - usual) * Double(rate)), targetSamples - processed - n)
         guard missing > 0 else { return }
-        var filled = 0
-        while filled < missing {
-            let k = min(silence.count, missing - filled)
-            process(UnsafeBufferPointer(rebasing: silence[0..<k]))
-            filled += k
-            try tick()
-        }
-        let seconds = Double(filled) / Double(rate)
+        let seconds = Double(try processSilence(missing)) / Double(rate)
         journal.gaps.append(RecordingGap(start: start, duration: seconds,
                                          reason: "no sound came from the microphone (the computer asleep, or the sound server stalled)"))
         observe(.note("no sound came from the microphone for \(Int(seconds.rounded())) s before \(clock(start + seconds)) "
                       + "(the computer asleep?); the gap is recorded in the night"))
         flush()
+    }
+
+    /// Time no sound came for, as silence: so later times still match the clock. Returns the samples given.
+    private func processSilence(_ count: Int) throws -> Int {
+        var filled = 0
+        while filled < count {
+            let n = min(silence.count, count - filled)
+            process(UnsafeBufferPointer(rebasing: silence[0..<n]))
+            filled += n
+            try tick()
+        }
+        return filled
     }
 
     private func finishNight() throws {
