@@ -437,16 +437,20 @@ public final class AudioDecoder: AudioSource {
     /// clock passed since the frame before (each told once: the refused packets' time moves the
     /// clock's expectation on).
     private func owesSilence(before frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        var owes = false
-        if refusedSeconds > 0 {
-            silenceOwed += Int((refusedSeconds * Double(sampleRate)).rounded())
-            nextFrameTime = nextFrameTime.map { $0 + refusedSeconds }
-            gapsFilled += 1
-            secondsFilled += refusedSeconds
+        let refused = refusedSeconds
+        if refused > 0 {
+            oweStretch(seconds: refused)
+            nextFrameTime = nextFrameTime.map { $0 + refused }
             refusedSeconds = 0
-            owes = true
         }
-        return startsAfterAGap(frame) || owes
+        return startsAfterAGap(frame) || refused > 0
+    }
+
+    /// A stretch that could not be read, owed as silence and told in the warning.
+    private func oweStretch(seconds: Double) {
+        silenceOwed += Int((seconds * Double(sampleRate)).rounded())
+        gapsFilled += 1
+        secondsFilled += seconds
     }
 
     /// Whether `frame` starts later on the stream's clock than the frame before it ended; if so,
@@ -464,9 +468,7 @@ public final class AudioDecoder: AudioSource {
         defer { nextFrameTime = start + length }
         guard let expected = nextFrameTime, start - expected >= Self.shortestGapFilled, start - expected <= Self.longestGapFilled
         else { return false }
-        silenceOwed += Int(((start - expected) * Double(sampleRate)).rounded())
-        gapsFilled += 1
-        secondsFilled += start - expected
+        oweStretch(seconds: start - expected)
         return true
     }
 

@@ -79,20 +79,26 @@ public struct WAVLayout {
     /// Whether a WAV file holds sound past the size its header declares (`dataBytes`), and the
     /// seconds declared and held; nil for a file that is no WAV or holds no more than declared.
     public static func soundPastDeclaredSize(of url: URL) -> (declared: Double, held: Double)? {
+        reading(url) { bytes, fileSize in
+            guard let layout = try? find(bytes) else { return nil }
+            let size = layout.declaredDataSize
+            guard size != 0, size != 0xFFFF_FFFF else { return nil }
+            let held = layout.dataBytes(fileSize: fileSize) { bytes($0, 8) }
+            let bytesPerSecond = Double(layout.sampleRate * layout.channels * max(1, layout.bitsPerSample / 8))
+            guard held > size, bytesPerSecond > 0 else { return nil }
+            return (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
+        }
+    }
+
+    /// `body` given a reader of the file's bytes (nil where it does not hold them all) and its size.
+    private static func reading<T>(_ url: URL, _ body: (_ bytes: (Int, Int) -> [UInt8]?, _ fileSize: Int) -> T?) -> T? {
         guard let file = try? FileHandle(forReadingFrom: url), let fileSize = try? file.seekToEnd() else { return nil }
         defer { try? file.close() }
-        func bytes(_ offset: Int, _ count: Int) -> [UInt8]? {
+        return body({ offset, count in
             guard (try? file.seek(toOffset: UInt64(offset))) != nil, let data = try? file.read(upToCount: count),
                   data.count == count else { return nil }
             return [UInt8](data)
-        }
-        guard let layout = try? find(bytes) else { return nil }
-        let size = layout.declaredDataSize
-        guard size != 0, size != 0xFFFF_FFFF else { return nil }
-        let held = layout.dataBytes(fileSize: Int(fileSize)) { bytes($0, 8) }
-        let bytesPerSecond = Double(layout.sampleRate * layout.channels * max(1, layout.bitsPerSample / 8))
-        guard held > size, bytesPerSecond > 0 else { return nil }
-        return (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
+        }, Int(fileSize))
     }
 
     /// The length of the sound a WAV file's finished header promises, in seconds; nil when the
@@ -101,13 +107,7 @@ public struct WAVLayout {
     /// it did not). A file that holds less than this was cut off: a flat battery, a copy that
     /// stopped. FFmpeg trims the length to what the file holds, so it cannot tell.
     public static func promisedSeconds(of url: URL) -> Double? {
-        guard let file = try? FileHandle(forReadingFrom: url) else { return nil }
-        defer { try? file.close() }
-        guard let layout = try? find({ offset, count in
-            guard (try? file.seek(toOffset: UInt64(offset))) != nil, let data = try? file.read(upToCount: count),
-                  data.count == count else { return nil }
-            return [UInt8](data)
-        }) else { return nil }
+        guard let layout = reading(url, { bytes, _ in try? find(bytes) }) else { return nil }
         let size = layout.declaredDataSize, frameBytes = layout.channels * max(1, layout.bitsPerSample / 8)
         guard size > 0, size < 0x7FFF_0000, layout.riffSize != 0xFFFF_FFFF,
               layout.riffSize >= layout.dataOffset - 8 + size, layout.sampleRate > 0, frameBytes > 0 else { return nil }

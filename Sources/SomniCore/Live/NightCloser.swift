@@ -36,7 +36,6 @@ public enum NightCloser {
                 // master whose muxer held the first minute) cannot be analysed, and failing
                 // here failed every `recover` and every later `record` for good. The night is
                 // closed with the levels recorded overnight and no events, and says why.
-                try? FileManager.default.removeItem(at: overnight)
                 session = journal.levelsOnlySession(duration: duration, classifierName: classifierName, sensitivity: sensitivity,
                                                     why: error.message)
             }
