@@ -14,10 +14,12 @@ public final class ALSADevice: CaptureDevice {
     private let pcm: OpaquePointer
     private let channels: Int
     private let stereo: StereoCapture
+    private let stallLimit: Double
     public var warnings: [String] { stereo.warnings }
 
-    public init(device: String?, rate: Int = 48_000) throws {
+    public init(device: String?, rate: Int = 48_000, stallLimit: Double = CaptureStalled.limit) throws {
         self.rate = rate
+        self.stallLimit = stallLimit
         stereo = StereoCapture(rate: rate)
         let pcmName = device ?? "default"
         name = "alsa:\(pcmName)"
@@ -38,6 +40,9 @@ public final class ALSADevice: CaptureDevice {
                                          UInt32(rate), 1, 500_000)
             if fallsBack { somni_alsa_quiet_errors(0) }
             if failure >= 0 {
+                // Started here, not by the first read, so that every read can give up on a
+                // device that gives nothing (a read that starts it waits without a limit).
+                _ = snd_pcm_start(pcm)
                 self.pcm = pcm
                 self.channels = channels
                 return
@@ -65,6 +70,11 @@ public final class ALSADevice: CaptureDevice {
     private func read(frames count: Int, into destination: UnsafeMutablePointer<Float>) throws {
         var done = 0
         while done < count {
+            // A running device that has nothing for the stall limit has stalled (a read would
+            // wait for ever). An error is left to the read to report and recover from.
+            if snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING, snd_pcm_wait(pcm, Int32(stallLimit * 1000)) == 0 {
+                throw CaptureStalled(device: name, seconds: stallLimit)
+            }
             let n = snd_pcm_readi(pcm, destination + done * channels, snd_pcm_uframes_t(count - done))
             if n >= 0 { done += Int(n); continue }
             // Overruns and suspends are recoverable in place; anything else means the device is gone.

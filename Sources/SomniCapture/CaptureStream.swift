@@ -10,7 +10,8 @@ public protocol CaptureDevice: AnyObject {
     /// A short description for logs and session.json ("pulse:default").
     var name: String { get }
     /// Fills the whole buffer, blocking until the audio is there. Throws `.io` when the device is
-    /// gone or failed (unplugged, sound server restarted); returns false at the end of a finite
+    /// gone or failed (unplugged, sound server restarted), `CaptureStalled` when it gave nothing
+    /// for its stall limit while the computer was awake; returns false at the end of a finite
     /// device (a file).
     func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool
     /// What the recording should say about how the device was read (its channels found in
@@ -20,6 +21,17 @@ public protocol CaptureDevice: AnyObject {
 
 extension CaptureDevice {
     public var warnings: [String] { [] }
+}
+
+/// A device that gave no sound for `limit` seconds while the computer was awake (a stalled sound
+/// server, a suspended source, a wedged USB microphone): the recorder treats it as lost, records
+/// the gap and reopens it. A read that waited for ever kept `--until` and Ctrl-C from ending
+/// the night.
+public struct CaptureStalled: Error, CustomStringConvertible {
+    public static let limit: Double = 5
+    public let device: String
+    public let seconds: Double
+    public var description: String { "\(device) gave no sound for \(Int(seconds.rounded())) s" }
 }
 
 /// How to open the microphone.

@@ -172,6 +172,10 @@ public final class NightRecorder<C: SoundClassifier> {
                 continue
             }
             if n == 0 { break }
+            if let gap = openGap {
+                openGap = nil
+                observe(.note("sound back after \(Int(journal.gaps[gap].duration.rounded())) s; the gap is recorded in the night"))
+            }
             // A read that waited for its sound is the device's present: what the clock has run
             // past it was never given.
             if Date().timeIntervalSince(asked) >= 0.5 * Double(n) / Double(rate) {
@@ -231,13 +235,24 @@ public final class NightRecorder<C: SoundClassifier> {
         if Double(processed - lastFlush) >= settings.flushInterval * Double(rate) { flush() }
     }
 
-    /// The device failed: retry with backoff until it is back (or the night is over), then fill
-    /// the time it was away with silence so later times still match the clock.
+    /// The gap (its index in the journal) that no sound has closed yet, and the retry delay it
+    /// reached: a device reopened that still gives nothing (a suspended source) fails again,
+    /// and that failure goes on the same gap, backing off further, rather than opening a new
+    /// gap, and a new note, every few seconds all night.
+    private var openGap: Int?
+    private var retryDelay: Double = 0
+
+    /// The device failed, or gave nothing for its stall limit: retry with backoff until it is
+    /// back (or the night is over), then fill the time it was away with silence so later times
+    /// still match the clock.
     private func reopenAfterFailure(_ error: any Error) throws -> (any AudioSource)? {
-        let lostAt = Date()
+        let lostAt = Date().addingTimeInterval(-((error as? CaptureStalled)?.seconds ?? 0))
         let start = Double(processed) / Double(rate)
-        observe(.note("capture device lost at \(clock(start)): \(error); retrying"))
-        var delay = settings.retryDelay.lowerBound
+        if openGap == nil {
+            observe(.note("capture device lost at \(clock(start)): \(error); retrying"))
+            retryDelay = settings.retryDelay.lowerBound
+        }
+        var delay = retryDelay
         var reopened: (any AudioSource)?
         while reopened == nil && !shouldStop() {
             let waitUntil = Date().addingTimeInterval(delay)
@@ -248,10 +263,15 @@ public final class NightRecorder<C: SoundClassifier> {
             do { reopened = try openCapture() } catch { delay = min(delay * 2, settings.retryDelay.upperBound) }
         }
         let filled = try processSilence(min(Int(Date().timeIntervalSince(lostAt) * Double(rate)), targetSamples - processed))
-        journal.gaps.append(RecordingGap(start: start, duration: Double(filled) / Double(rate), reason: "\(error)"))
-        observe(.note(reopened != nil
-            ? "capture device back after \(Int(Double(filled) / Double(rate))) s; the gap is recorded in the night"
-            : "capture device still gone at the end of the night"))
+        if let gap = openGap {
+            journal.gaps[gap].duration += Double(filled) / Double(rate)
+        } else {
+            journal.gaps.append(RecordingGap(start: start, duration: Double(filled) / Double(rate), reason: "\(error)"))
+            openGap = journal.gaps.count - 1
+        }
+        // Back only once sound comes: the loop says so then.
+        retryDelay = min(delay * 2, settings.retryDelay.upperBound)
+        if reopened == nil { observe(.note("no sound from the capture device until the end of the night")) }
         flush()
         return reopened
     }

@@ -64,8 +64,8 @@ public enum LocalProcess {
 /// Set by SIGINT (Ctrl-C), SIGTERM (systemd stopping the unit) or SIGHUP (the terminal it ran in
 /// closed, which killed it at once, the night left unanalysed): the night ends cleanly and
 /// the morning analysis runs. A second signal exits at once; `somni recover` closes the night.
-/// A capture device that stops delivering without failing would keep the recorder blocked in a
-/// read: if capture has made no progress for `graceSeconds` after the signal, it exits too.
+/// A read gives up on a device that delivers nothing (`CaptureStalled`), so capture keeps moving;
+/// should it still make no progress for `graceSeconds` after the signal, the process exits too.
 public final class StopRequest: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0

@@ -29,11 +29,14 @@ public final class PulseDevice: CaptureDevice {
     private var fragmentRead = 0
     private var fragmentIsHole = false
     private let stereo: StereoCapture
+    private let stallLimit: Double
     public var warnings: [String] { stereo.warnings }
 
     /// - Parameter source: a PulseAudio source name (`pactl list short sources`); nil for the default.
-    public init(source: String?, rate: Int = 48_000, blockDuration: Double = 0.1) throws {
+    public init(source: String?, rate: Int = 48_000, blockDuration: Double = 0.1,
+                stallLimit: Double = CaptureStalled.limit) throws {
         self.rate = rate
+        self.stallLimit = stallLimit
         stereo = StereoCapture(rate: rate)
         name = "pulse:\(source ?? "default")"
         let connection = try Connection()
@@ -63,11 +66,12 @@ public final class PulseDevice: CaptureDevice {
             guard pa_stream_connect_record(stream, source, &attr, pa_stream_flags_t(rawValue: flags)) == 0 else {
                 throw connection.failure("cannot open the PulseAudio source \(what)")
             }
+            let deadline = Connection.deadline(after: Connection.answerLimit)
             while pa_stream_get_state(stream) != PA_STREAM_READY {
                 guard pa_stream_get_state(stream) != PA_STREAM_FAILED, pa_stream_get_state(stream) != PA_STREAM_TERMINATED else {
                     throw connection.failure("cannot open the PulseAudio source \(what)")
                 }
-                pa_threaded_mainloop_wait(connection.mainloop)
+                guard connection.wait(before: deadline) else { throw connection.silence("opening the source \(what)") }
             }
         }
     }
@@ -79,6 +83,8 @@ public final class PulseDevice: CaptureDevice {
         try connection.locked {
             guard let stream = connection.stream else { throw vanished("no stream") }
             var filled = 0
+            // Set when the stream first has nothing: a read gives up at the stall limit.
+            var deadline: pa_usec_t?
             while filled < wanted {
                 if fragmentRead == fragmentBytes {
                     if fragmentBytes > 0 { pa_stream_drop(stream) }
@@ -89,9 +95,12 @@ public final class PulseDevice: CaptureDevice {
                     var bytes = 0
                     guard pa_stream_peek(stream, &data, &bytes) == 0 else { throw vanished(connection.lastError) }
                     if bytes == 0 {
-                        pa_threaded_mainloop_wait(connection.mainloop)
+                        let giveUp = deadline ?? Connection.deadline(after: stallLimit)
+                        deadline = giveUp
+                        guard connection.wait(before: giveUp) else { throw CaptureStalled(device: name, seconds: stallLimit) }
                         continue
                     }
+                    deadline = nil
                     fragment = data
                     fragmentBytes = bytes
                     // A hole (the server lost data) reads as silence, keeping the clock.
@@ -132,6 +141,23 @@ public final class PulseDevice: CaptureDevice {
         let context: OpaquePointer
         var stream: OpaquePointer?
         private var running = false
+        /// Signals the loop every second, so that no wait outlasts its deadline by more.
+        private var heartbeat: OpaquePointer?
+
+        /// How long opening waits for the server's answers (a stopped server never gives them).
+        static let answerLimit: Double = 10
+
+        static func deadline(after seconds: Double) -> pa_usec_t {
+            pa_rtclock_now() + pa_usec_t(seconds * 1_000_000)
+        }
+
+        /// Waits for the loop's next signal (called with the loop locked); false once `deadline`
+        /// has passed. The clock is monotonic: a computer asleep does not run it.
+        func wait(before deadline: pa_usec_t) -> Bool {
+            guard pa_rtclock_now() < deadline else { return false }
+            pa_threaded_mainloop_wait(mainloop)
+            return true
+        }
 
         /// The channel positions of `source` (nil: the default one); nil when the server cannot say,
         /// and the stream's own connection then reports what is wrong. Called with the loop locked.
@@ -150,7 +176,10 @@ public final class PulseDevice: CaptureDevice {
                 pa_threaded_mainloop_signal(answer.loop, 0)
             }, userdata) else { return nil }
             defer { pa_operation_unref(operation) }
-            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING { pa_threaded_mainloop_wait(mainloop) }
+            let deadline = Connection.deadline(after: Connection.answerLimit)
+            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING {
+                guard wait(before: deadline) else { pa_operation_cancel(operation); return nil }
+            }
             return withExtendedLifetime(answer) { answer.map }
         }
 
@@ -164,24 +193,32 @@ public final class PulseDevice: CaptureDevice {
             self.context = context
             pa_context_set_state_callback(context, { _, loop in pa_threaded_mainloop_signal(OpaquePointer(loop), 0) },
                                           UnsafeMutableRawPointer(loop))
+            heartbeat = pa_context_rttime_new(context, Connection.deadline(after: 1), { _, event, _, userdata in
+                guard let userdata else { return }
+                let connection = Unmanaged<Connection>.fromOpaque(userdata).takeUnretainedValue()
+                pa_context_rttime_restart(connection.context, event, Connection.deadline(after: 1))
+                pa_threaded_mainloop_signal(connection.mainloop, 0)
+            }, Unmanaged.passUnretained(self).toOpaque())
             guard pa_context_connect(context, nil, PA_CONTEXT_NOFLAGS, nil) == 0 else {
                 throw failure("cannot connect to the sound server")
             }
             guard pa_threaded_mainloop_start(loop) == 0 else { throw SomniError(.io, "cannot start a PulseAudio main loop") }
             running = true
             try locked {
+                let deadline = Connection.deadline(after: Connection.answerLimit)
                 while pa_context_get_state(context) != PA_CONTEXT_READY {
                     let state = pa_context_get_state(context)
                     guard state != PA_CONTEXT_FAILED, state != PA_CONTEXT_TERMINATED else {
                         throw failure("cannot connect to the sound server")
                     }
-                    pa_threaded_mainloop_wait(loop)
+                    guard wait(before: deadline) else { throw silence("connecting") }
                 }
             }
         }
 
         deinit {
             if running { pa_threaded_mainloop_lock(mainloop) }
+            if let heartbeat { pa_threaded_mainloop_get_api(mainloop).pointee.time_free(heartbeat) }
             if let stream {
                 pa_stream_disconnect(stream)
                 pa_stream_unref(stream)
@@ -206,6 +243,11 @@ public final class PulseDevice: CaptureDevice {
         var lastError: String {
             guard let s = pa_strerror(pa_context_errno(context)) else { return "error \(pa_context_errno(context))" }
             return String(cString: s)
+        }
+
+        /// The server took more than `answerLimit` to answer (stopped, or hung).
+        func silence(_ doing: String) -> SomniError {
+            SomniError(.io, "the sound server did not answer within \(Int(Connection.answerLimit)) s (\(doing))")
         }
 
         func failure(_ what: String) -> SomniError {

@@ -51,6 +51,27 @@ final class FailingDevice: CaptureDevice {
     }
 }
 
+/// A device that, after `stallAfter` blocks, gives nothing: each read waits `seconds` and throws
+/// `CaptureStalled`, as a stalled sound server or a suspended source does.
+final class StallingDevice: CaptureDevice {
+    let inner: SourceAsDevice<BufferAudioSource>
+    var blocksLeft: Int
+    let seconds: Double
+    var rate: Int { inner.rate }
+    let name = "stalling"
+    init(_ source: BufferAudioSource, stallAfter: Int, for seconds: Double) {
+        inner = SourceAsDevice(source); blocksLeft = stallAfter; self.seconds = seconds
+    }
+    func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
+        blocksLeft -= 1
+        if blocksLeft < 0 {
+            Thread.sleep(forTimeInterval: seconds)
+            throw CaptureStalled(device: name, seconds: seconds)
+        }
+        return try inner.readBlock(into: buffer)
+    }
+}
+
 func temporaryFolder(_ tag: String) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("somni-\(tag)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -316,6 +337,41 @@ final class PacedMicrophone: AudioSource {
         #expect(gap.duration >= 0.3 && gap.duration < 2)
         #expect(gap.reason.contains("vanished"))
         #expect(abs(journal.recordedSeconds - (80 + gap.duration)) < 0.15)
+    }
+
+    /// A device that stalls, and stalls again each time it is reopened, until sound comes back, is
+    /// one gap with one note each way, its time (the stalled reads' included) kept on the clock.
+    /// Before, a read waited for ever: `--until` never came and Ctrl-C could not end the night.
+    @Test func aStalledDeviceIsOneGapUntilSoundComesBack() throws {
+        let folder = try temporaryFolder("stalled")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let night = syntheticNight(seconds: 30, bursts: [])
+        var opens = 0
+        var notes: [String] = []
+        let recorder = try NightRecorder(
+            folder: folder,
+            settings: RecorderSettings(mode: .night, duration: 3600, retryDelay: 0.05...0.2),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: {
+                opens += 1
+                switch opens {
+                case 1: return try CaptureStream(device: StallingDevice(BufferAudioSource(night), stallAfter: 100, for: 0.3))
+                case 2, 3: return try CaptureStream(device: StallingDevice(BufferAudioSource(night), stallAfter: 0, for: 0.3))
+                default: return try CaptureStream(device: SourceAsDevice(BufferAudioSource(night)))
+                }
+            },
+            observe: { if case .note(let text) = $0 { notes.append(text) } })
+        let journal = try recorder.run()
+        #expect(opens == 4)
+        let gap = try #require(journal.gaps.first)
+        #expect(journal.gaps.count == 1, "\(journal.gaps)")
+        #expect(abs(gap.start - 10) < 0.01)   // 100 blocks of 100 ms
+        // Three stalled reads of 0.3 s and the backoff's 0.05 + 0.1 + 0.2 s.
+        #expect(gap.duration >= 1.2 && gap.duration < 3, "\(gap)")
+        #expect(gap.reason.hasPrefix("stalling gave no sound"), "\(gap.reason)")
+        #expect(notes.filter { $0.hasPrefix("capture device lost") }.count == 1, "\(notes)")
+        #expect(notes.filter { $0.hasPrefix("sound back after") }.count == 1, "\(notes)")
+        #expect(abs(journal.recordedSeconds - (40 + gap.duration)) < 0.15)
     }
 
     /// FLAC, the default master, is written frame by frame: a kill loses only the frame being

@@ -196,6 +196,46 @@ import Testing
         #expect(abs(session.duration - 60) < 1)
     }
 
+    /// A microphone that stops giving sound without going away (a stalled sound server, a
+    /// suspended source, a wedged USB microphone; here a FIFO held open and no longer written):
+    /// a read gives up after 5 s, the night has one gap from there, and it still ends when
+    /// `--for` says, analysed. Before, the read waited for ever, and neither `--for`, `--until`
+    /// nor Ctrl-C could end the night cleanly.
+    @Test(.enabled(if: CLIHarness.pulseAvailable))
+    func aMicrophoneThatStopsGivingSoundStillEndsTheNightOnTime() throws {
+        try recordStalledMicrophone(asDefaultSource: false) { ["--backend", "pulse", "--device", $0] }
+    }
+
+    @Test(.enabled(if: CLIHarness.pulseAvailable && CLIHarness.alsaPulsePluginInstalled))
+    func aMicrophoneThatStopsGivingSoundThroughALSAStillEndsTheNightOnTime() throws {
+        try recordStalledMicrophone(asDefaultSource: true) { _ in ["--backend", "alsa", "--device", "pulse"] }
+    }
+
+    private func recordStalledMicrophone(asDefaultSource: Bool, _ backend: (_ microphone: String) -> [String]) throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.01, seed: 16, in: folder)
+        let samples = try CLIHarness.decode(wav)
+        let mic = try PipeMicrophone(folder: folder)
+        if asDefaultSource { try CLIHarness.run("/usr/bin/env", ["pactl", "set-default-source", mic.name]) }
+        let began = Date()
+        let recorder = try CLIHarness.startSomni(recordArguments(backend(mic.name) + ["--for", "40s"]))
+        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
+        try mic.play(samples[0..<(8 * 16_000)], speed: 1)
+        let ended = CLIHarness.wait(timeout: 90) { !recorder.process.isRunning }
+        if !ended { kill(recorder.process.processIdentifier, SIGKILL) }
+        let result = recorder.finish()
+        try #require(ended, "the recorder was still waiting for sound 90 s after the microphone went quiet")
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.contains("gave no sound for 5 s"), "\(result.error)")
+        #expect(Date().timeIntervalSince(began) < 75)
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        let gap = try #require(session.gaps?.first)
+        #expect(session.gaps?.count == 1, "\(session.gaps ?? [])")
+        #expect(gap.start > 6 && gap.start < 12, "\(gap)")
+        #expect(abs(gap.start + gap.duration - 40) < 1, "\(gap)")
+        #expect(abs(session.duration - 40) < 1)
+    }
+
     /// Live mode on a synthesised night played through the capture path (file backend): the
     /// episodes it cuts live match the reference, and only their clips reach the disk.
     @Test(.enabled(if: CLIHarness.somni != nil))
