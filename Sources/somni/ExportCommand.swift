@@ -21,7 +21,7 @@ struct ExportCommand: Command {
     \(NightRange.help(column: 19))
       --format KIND    csv (default) or json
       --rows WHAT      csv: a row per event (default) or per night
-      -o FILE          write to FILE instead of standard output
+      -o FILE          write to FILE instead of standard output ('-': standard output)
     \(StoreOptions.help(column: 19))
     """
 
@@ -42,6 +42,7 @@ struct ExportCommand: Command {
         }
         self.format = format
         output = try a.option("-o")
+        if output == "-" { output = nil }
         range = try NightRange(&a)
         let rows = try a.option("--rows") ?? "event"
         guard ["event", "night"].contains(rows) else { throw UsageError("--rows must be event or night, not '\(rows)'") }

@@ -18,7 +18,8 @@ struct ReportCommand: Command {
       --all            trends and the list of every night in the store, and the latest nights in full
     \(NightRange.help(column: 19))
       --details N      with --all: how many of the latest nights to show in full (default 7)
-      -o FILE          the page to write (default: somni-report.html)
+      -o FILE          the page to write (default: somni-report.html; -: standard output,
+                       its clips embedded)
       --clips HOW      copy: clips copied into FILE's name + "_clips/" beside the page, linked
                        relatively (default; move the page and that folder together)
                        embed: clips inside the page as data: URIs (one larger file that works anywhere)
@@ -33,6 +34,8 @@ struct ReportCommand: Command {
     var all: Bool
     var output: String
     var clips: String
+    /// `-o -`: the page to standard output, its clips inside it.
+    var toStandardOutput: Bool { output == "-" }
     var details: Int
     var range: NightRange
 
@@ -40,7 +43,8 @@ struct ReportCommand: Command {
         options = try StoreOptions(&a, command: Self.name, acceptsJSON: false)
         all = a.flag("--all")
         output = try a.option("-o") ?? "somni-report.html"
-        clips = try a.option("--clips") ?? "copy"
+        let clipsGiven = try a.option("--clips")
+        clips = clipsGiven ?? (output == "-" ? "embed" : "copy")
         details = try a.option("--details", as: Int.self) ?? 7
         range = try NightRange(&a)
         key = a.positional()
@@ -53,11 +57,14 @@ struct ReportCommand: Command {
         guard ["copy", "embed", "link"].contains(clips) else {
             throw UsageError("--clips must be copy, embed or link, not '\(clips)'")
         }
+        if toStandardOutput, clips != "embed" {
+            throw UsageError("-o - writes the page to standard output, where only --clips embed can give it its clips")
+        }
     }
 
     func run() throws {
         let page = URL(fileURLWithPath: output).standardizedFileURL
-        try options.refuseOverwritingTheStore(page)
+        if !toStandardOutput { try options.refuseOverwritingTheStore(page) }
         let pageDirectory = page.deletingLastPathComponent()
         var sources: [(id: String, folder: URL)] = []
         var storeDirectory: URL?
@@ -112,8 +119,13 @@ struct ReportCommand: Command {
             for n in nights where !n.missingClips.isEmpty {
                 printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
             }
-            do { try OutputFile.write(Data(NightReport.html(nights: nights, trends: trends).utf8), to: page) } catch {
-                throw SomniError(.io, "cannot write \(page.path)", cause: error)
+            let html = NightReport.html(nights: nights, trends: trends)
+            if toStandardOutput {
+                print(html, terminator: "")
+            } else {
+                do { try OutputFile.write(Data(html.utf8), to: page) } catch {
+                    throw SomniError(.io, "cannot write \(page.path)", cause: error)
+                }
             }
         } catch {
             if case .copied = linking, !clipsFolderWasThere { try? FileManager.default.removeItem(at: clipsFolder) }
@@ -121,6 +133,6 @@ struct ReportCommand: Command {
         }
         let what = trends.map { "trends over \($0.count) night\($0.count == 1 ? "" : "s"), \(nights.count) in full" }
             ?? "\(nights.count) night\(nights.count == 1 ? "" : "s")"
-        print("Wrote \(page.path) (\(what))")
+        if toStandardOutput { printError("Wrote the page to standard output (\(what))") } else { print("Wrote \(page.path) (\(what))") }
     }
 }

@@ -79,4 +79,28 @@ import Testing
         #expect(String(decoding: read.data, as: UTF8.self) == expected)
         #expect((try fm.attributesOfItem(atPath: fifo.path)[.type] as? FileAttributeType) != .typeRegular, "still a pipe")
     }
+
+    /// `-o -` is standard output, as for most tools: it had written a file named "-". A report
+    /// there carries its clips inside it, since there is no folder beside it to copy them to.
+    @Test func aDashForTheOutputIsStandardOutput() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--started", "2026-11-28 23:00"],
+                            environment: store).status == 0)
+        let expected = try CLI.run(["export", "--all"], environment: store).stdout
+        let exported = try CLI.run(["export", "--all", "-o", "-"], in: dir, environment: store)
+        #expect(exported.status == 0 && exported.stdout == expected, "\(exported.stderr)")
+
+        let page = try CLI.run(["report", "-o", "-"], in: dir, environment: store)
+        #expect(page.status == 0, "\(page.stderr)")
+        #expect(page.stdout.hasPrefix("<!doctype html>") && page.stdout.contains("data:audio/"), "clips embedded")
+        #expect(page.stderr.contains("Wrote the page to standard output (1 night)"), "\(page.stderr)")
+        let copied = try CLI.run(["report", "-o", "-", "--clips", "copy"], in: dir, environment: store)
+        #expect(copied.status == 64 && copied.stdout.isEmpty && copied.stderr.contains("--clips embed"), "\(copied.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(!left.contains("-") && !left.contains { $0.hasSuffix("_clips") }, "\(left)")
+    }
 }
