@@ -28,8 +28,9 @@ struct EvaluateCommand: Command {
     nights drawn again with replacement 2,000 times (seeded), the figure pooled each time.
 
       --reference REF.csv   annotations, one event a line: start,end,class (seconds; header,
-                            blank lines and # comments allowed), or the same tab-separated, as
-                            an Audacity label track or DCASE metadata (onset, offset, label;
+                            blank lines, # comments and notes after the class allowed),
+                            or the same tab-separated, as an Audacity label track or
+                            DCASE metadata (onset, offset, label;
                             with a filename column first, the lines of this night's recording);
                             classes snoring, sleep_talk, cough, or the aliases snore, snort,
                             sleeptalk, sleep-talk, sleep talk, speech, talk, coughing

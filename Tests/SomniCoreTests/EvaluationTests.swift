@@ -190,6 +190,16 @@ import Testing
         #expect(try ReferenceCSV.parse(ReferenceCSV.write(events)) == events)
     }
 
+    /// Columns after the class (an annotator's notes, a confidence) are left alone, with a header
+    /// or without: they had been taken for DCASE's file-name column, and the line refused as
+    /// "end 'cough' is not a time in seconds".
+    @Test func columnsAfterTheClassAreNotes() throws {
+        #expect(try ReferenceCSV.parse("start,end,class,note\n1,2,cough,loud\n3,4,snore,\n")
+                == [event(.cough, 1, 2), event(.snoring, 3, 4)])
+        #expect(try ReferenceCSV.parse("1,2,cough,loud\n3,4,snore\n") == [event(.cough, 1, 2), event(.snoring, 3, 4)])
+        #expect(try ReferenceCSV.parse("1\t2\tcough\t0.9\tloud\n") == [event(.cough, 1, 2)])
+    }
+
     /// Annotations as they are usually made: an Audacity label track (with the frequency lines a
     /// spectral selection adds) and DCASE's tab-separated metadata.
     @Test func tabSeparatedLabelTracksParse() throws {
@@ -218,7 +228,7 @@ import Testing
         ("1,2\n", "expected 'start,end,class'"),
         ("1,2,cough\nstart,end,class\n", "line 2"),
         ("1\t2\tsnore, loud\n", "unknown class 'snore, loud'"),
-        ("1\t2\tcough\t0.9\tloud\n", "expected 'start,end,class' (or tab-separated"),
+        ("filename\tonset\toffset\tevent_label\na.wav\t1\t2\tcough\t0.9\n", "line 2: expected"),
         ("a.wav\t1\t2\tcough\n3\t4\tcough\n", "line 2: expected"),
         ("a.wav\t1\t2\tcough\nb.wav\t3\t4\tcough\n", "the reference holds 2 recordings (a, b) and does not say which one this is"),
     ])

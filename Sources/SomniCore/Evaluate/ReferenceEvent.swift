@@ -20,7 +20,8 @@ public struct ReferenceEvent: Sendable, Equatable, Codable {
 
 /// Reference annotations as CSV: `start,end,class`, seconds from the start of the recording.
 ///
-/// An optional header line (`start,end,class`), blank lines and `#` comments are allowed. Class
+/// An optional header line (`start,end,class`), blank lines, `#` comments and columns after the
+/// class (an annotator's notes) are allowed. Class
 /// names are the three `EventClass` raw values or one of `classAliases`; anything else is an error,
 /// so a typo never silently drops events from the score.
 ///
@@ -52,7 +53,10 @@ public enum ReferenceCSV {
     public static func parse(_ text: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
         let ignored = Set(ignoring.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         var events: [(recording: String?, event: ReferenceEvent)] = []
-        var columns: Int?
+        // Whether each line names its recording first (DCASE's data-set metadata), told by the
+        // header or the first line; otherwise columns after the class (an annotator's note) are
+        // left alone.
+        var fileFirst: Bool?
         var sawData = false
         for (offset, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let lineNumber = offset + 1
@@ -60,18 +64,20 @@ public enum ReferenceCSV {
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("\\") { continue }
             let fields = line.split(separator: line.contains("\t") ? "\t" : ",", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: .whitespaces) }
-            if !sawData, ["start", "onset", "filename"].contains(fields.first?.lowercased()) {
+            if !sawData, let first = fields.first?.lowercased(), ["start", "onset", "filename"].contains(first) {
                 sawData = true
+                fileFirst = first == "filename"
                 continue  // header
             }
             sawData = true
-            guard fields.count == 3 || fields.count == 4, fields.count == (columns ?? fields.count) else {
+            let named = fileFirst ?? (fields.count == 4 && (Double(fields[0]) == nil || Double(fields[1]) == nil))
+            fileFirst = named
+            guard named ? fields.count == 4 : fields.count >= 3 else {
                 throw SomniError(.badInput, "line \(lineNumber): expected 'start,end,class' (or tab-separated, or DCASE's "
                                  + "'filename onset offset event_label' on every line), got '\(line)'")
             }
-            columns = fields.count
-            let name = fields.count == 4 ? stem(of: fields[0]) : nil
-            let (startText, endText, label) = (fields[fields.count - 3], fields[fields.count - 2], fields[fields.count - 1])
+            let name = named ? stem(of: fields[0]) : nil
+            let (startText, endText, label) = named ? (fields[1], fields[2], fields[3]) : (fields[0], fields[1], fields[2])
             guard let start = Double(startText), start.isFinite, start >= 0 else {
                 throw SomniError(.badInput, "line \(lineNumber): start '\(startText)' is not a time in seconds")
             }
@@ -89,7 +95,7 @@ public enum ReferenceCSV {
             }
             events.append((name, ReferenceEvent(eventClass: eventClass, start: start, end: end)))
         }
-        guard columns == 4 else { return events.map(\.event) }
+        guard fileFirst == true else { return events.map(\.event) }
         let names = Set(events.compactMap(\.recording))
         if let own = recording.map(stem(of:)), names.contains(own) {
             return events.filter { $0.recording == own }.map(\.event)
