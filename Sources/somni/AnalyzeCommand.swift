@@ -128,6 +128,8 @@ struct AnalyzeCommand: Command {
                 } else {
                     if i > 0 { print("") }
                     try printResult(night)
+                    // Each night's lines out as it is saved: a batch stopped later loses none.
+                    StandardStreams.flushOutput()
                 }
             } catch {
                 printError("somni analyze: \(file): error: \(error)")
@@ -300,8 +302,8 @@ enum NightRun {
         let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
         return try NightFolder.writeAtomically(to: destination) { folder in
-            let interrupt = RemovedOnInterrupt(folder)
-            defer { interrupt.end() }
+            RemovedOnInterrupt.shared.watch(folder)
+            defer { RemovedOnInterrupt.shared.end() }
             return try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
                 bar?.update(stage.rawValue, fraction)
             }
@@ -311,17 +313,25 @@ enum NightRun {
 
 /// While a night is written, Ctrl-C (or a TERM or HUP) removes its unfinished folder before the
 /// process ends: beside an --out folder its hidden `.NAME.partial-…` was otherwise left for a
-/// later run to sweep six hours on.
-final class RemovedOnInterrupt {
+/// later run to sweep six hours on. Between nights the signal ends the process as it would
+/// have, the nights saved kept.
+///
+/// One watcher for the whole process: libdispatch installs its handler for a signal once, so a
+/// watcher made again after the first was cancelled (for a batch's second recording) never
+/// heard the signal, which was ignored, and the batch ran on to its end.
+final class RemovedOnInterrupt: @unchecked Sendable {
+    static let shared = RemovedOnInterrupt()
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
+    private let lock = NSLock()
+    private var folder: URL?
     private var sources: [any DispatchSourceSignal] = []
 
-    init(_ folder: URL) {
+    private init() {
         for number in Self.signals {
             signal(number, SIG_IGN)  // delivered to the source below instead
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                try? FileManager.default.removeItem(at: folder)
+            source.setEventHandler { [unowned self] in
+                if let folder = lock.withLock({ self.folder }) { try? FileManager.default.removeItem(at: folder) }
                 writeToStandardError("\n")
                 exit(128 + number)
             }
@@ -330,10 +340,11 @@ final class RemovedOnInterrupt {
         }
     }
 
-    func end() {
-        for source in sources { source.cancel() }
-        for number in Self.signals { signal(number, SIG_DFL) }
-    }
+    /// `folder` is being written: a signal removes it.
+    func watch(_ folder: URL) { lock.withLock { self.folder = folder } }
+
+    /// The folder is complete (or gone).
+    func end() { lock.withLock { folder = nil } }
 }
 
 /// A one-line progress bar on standard error, redrawn in place, as wide as the terminal allows.

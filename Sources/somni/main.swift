@@ -92,6 +92,13 @@ func exitCode(for error: any Error) -> Int32 {
 /// is printed fails to be written and `finishStandardOutput` says so.
 enum StandardStreams {
     nonisolated(unsafe) static var outputWasClosed = false
+    /// Why standard output could not be written at a flush before the end (errno).
+    nonisolated(unsafe) static var outputFailure: Int32?
+
+    /// Writes out what is printed so far, remembering a failure for `finishStandardOutput`.
+    static func flushOutput() {
+        if fflush(nil) != 0, outputFailure == nil { outputFailure = errno }
+    }
 
     static func openClosedOnes() {
         var status = stat()
@@ -106,8 +113,9 @@ enum StandardStreams {
     /// Writes out what is left of standard output. Output that could not be written (a full
     /// disk, /dev/full, a closed stream) is one error and exit 74, not a silent success.
     static func finishStandardOutput(status: Int32) -> Int32 {
-        guard fflush(nil) != 0 else { return status }
-        let why = outputWasClosed ? "it is closed" : String(cString: strerror(errno))
+        if fflush(nil) != 0, outputFailure == nil { outputFailure = errno }
+        guard let failure = outputFailure else { return status }
+        let why = outputWasClosed ? "it is closed" : String(cString: strerror(failure))
         let name = CommandLine.arguments.dropFirst().first.map { " \($0)" } ?? ""
         printError("somni\(name): error: could not write to standard output: \(why)")
         return status == 0 ? 74 : status

@@ -57,6 +57,38 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: outs.path) == [])
     }
 
+    /// A batch stopped on its second recording stops there: that night's unfinished folder goes,
+    /// the first night stays, and the first night's summary is out already, though standard
+    /// output is a pipe. Before, the signal was ignored after the first night (the whole batch
+    /// ran on, exit 0), and the summaries came only at the end.
+    @Test func aBatchStoppedPartWayKeepsTheNightsSavedAndStops() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let first = dir.appendingPathComponent("first.wav"), second = dir.appendingPathComponent("second.wav")
+        try #require(try CLI.run(["synth", "--out", first.path, "--hours", "0.02", "--seed", "3"]).status == 0)
+        try #require(try CLI.run(["synth", "--out", second.path, "--hours", "0.5", "--seed", "4"]).status == 0)
+        let outs = dir.appendingPathComponent("outs")
+        let p = Process()
+        p.executableURL = CLI.executable
+        p.arguments = ["analyze", first.path, second.path, "--out", outs.path, "--classifier", "heuristic"]
+        let output = Pipe()
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date() + 120
+        func names() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: outs.path)) ?? [] }
+        while Date() < deadline, p.isRunning, !names().contains(where: { $0.hasPrefix(".second") }) {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        try #require(p.isRunning, "the batch ended before it could be interrupted")
+        kill(p.processIdentifier, SIGINT)
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 130, "\(p.terminationReason) \(p.terminationStatus)")
+        #expect(names() == ["first"], "\(names())")
+        #expect(printed.contains("Night of first.wav") && !printed.contains("Night of second.wav"), "\(printed)")
+    }
+
     @Test func missingPathIsOneClearError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
