@@ -66,7 +66,16 @@ struct ExportCommand: Command {
         if rowPerNight {
             text = NightExport.nightsCSV(records)  // the store's records alone
         } else {
-            let nights = try store.map { s in try records.map { (record: $0, session: try s.session(of: $0)) } } ?? []
+            // With --all, a night whose folder is lost (or unreadable) is left out with a word, not
+            // every other night with it.
+            let nights = try store.map { s in
+                try records.compactMap { record -> (record: NightRecord, session: Session)? in
+                    do { return (record, try s.session(of: record)) } catch where all {
+                        printError("somni export: warning: night \(record.id) is left out: \(error)")
+                        return nil
+                    }
+                }
+            } ?? []
             text = try NightExport.render(nights, as: format)
         }
         guard let output else { return print(text, terminator: "") }

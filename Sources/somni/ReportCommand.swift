@@ -96,7 +96,14 @@ struct ReportCommand: Command {
                 }
                 throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
             }
-            sources = try records.map { ($0.id, try store.existingFolder(of: $0)) }
+            // With --all, a night whose folder is lost is left out of the nights in full with a
+            // word (its numbers stay in the trends, from the store), not the whole page with it.
+            sources = try records.compactMap { record in
+                do { return (record.id, try store.existingFolder(of: record)) } catch where all {
+                    printError("somni report: warning: night \(record.id) is left out: \(error)")
+                    return nil
+                }
+            }
         }
 
         let linking: ClipLinking
