@@ -404,7 +404,10 @@ enum NightSummaryText {
     static func render(_ s: Session, folder: URL?) -> String {
         let m = s.summary
         var lines: [String] = []
-        lines.append("Night of \(s.source)  (\(clock(s.duration)) recorded, classifier: \(s.settings.classifier), sensitivity \(s.settings.sensitivity))")
+        // A night with gaps (parts joined, a microphone lost) was not all recorded: say how much was.
+        let missing = (s.gaps ?? []).reduce(0) { $0 + $1.duration }
+        let length = missing > 0 ? "\(clock(s.duration)) in all, \(clock(max(s.duration - missing, 0))) of it recorded" : "\(clock(s.duration)) recorded"
+        lines.append("Night of \(s.source)  (\(length), classifier: \(s.settings.classifier), sensitivity \(s.settings.sensitivity))")
         if let start = s.startedAt, s.startedFrom != .recorder {
             lines.append("  started \(start)" + (s.startedFrom.map { " (from the \($0 == .given ? "--started option" : $0.rawValue))" } ?? ""))
         }

@@ -738,6 +738,14 @@ extension AnalyzeDatingTests {
         return url
     }
 
+    /// `somni analyze`'s clock, h:mm:ss.
+    enum AnalyzeLines {
+        static func clock(_ seconds: Double) -> String {
+            let s = Int(seconds.rounded())
+            return String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+        }
+    }
+
     @Test func aSplitNightIsOneNightWithItsPauseKeptAsAGap() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -777,6 +785,15 @@ extension AnalyzeDatingTests {
             #expect(gapped.events.contains { $0.eventClass == e.eventClass && abs($0.start - e.start - shift) < 0.05
                                              && abs($0.end - e.end - shift) < 0.05 }, "\(e)")
         }
+
+        // What was recorded is said beside the night's length, and `show` says what was not.
+        let bare = try CLI.run(["analyze", first.path, late.path, "--join", "--out", dir.appendingPathComponent("bare").path,
+                                "--classifier", "heuristic", "--no-clips"], environment: env)
+        let recorded = AnalyzeLines.clock(original.duration)
+        #expect(bare.stdout.contains("(\(AnalyzeLines.clock(original.duration + 20)) in all, \(recorded) of it recorded,"), "\(bare.stdout)")
+        let shown = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: env).stdout)
+            .map { try CLI.run(["show", $0], environment: env).stdout }
+        #expect(shown.filter { $0.contains("not recorded  0:00:20 in 1 gap (from 23:01:30)") }.count == 1, "\(shown)")
 
         // Parts thirteen hours apart are not one night: one error, nothing stored.
         let nextDay = try Self.part(of: samples, split, samples.count, named: "ZOOM_20261129_120000.wav", in: dir)

@@ -106,6 +106,23 @@ import Testing
         #expect(!below.bypassed && below.activeShare < 0.7)
     }
 
+    /// A night joined from two parts, an hour apart: the 70 % rule weighs the recorded time, and
+    /// the gate that stands aside passes the parts, not the silence between them. Before, the
+    /// pause counted as quiet night, so how long it was decided whether the gate stood aside.
+    @Test func theTimeBetweenAJoinedNightsPartsIsNotWeighed() {
+        var bursts: [(Double, Double)] = (0..<6).map { k in (Double(k) * 5, Double(k) * 5 + 3) }
+        bursts.append((90, 97))
+        var e = Self.envelope(seconds: 100, bursts: bursts)
+        for i in 300..<900 { e[i] = 0 }  // the pause, as the join fills it
+        let pause = [TimeRange(start: 30, end: 90)]
+        #expect(!SilenceGate.run(envelope: e, duration: 100).bypassed)
+        let g = SilenceGate.run(envelope: e, duration: 100, notRecorded: pause)
+        #expect(g.bypassed && g.activeShare > 0.9, "share \(g.activeShare)")
+        #expect(g.stretches == [TimeRange(start: 0, end: 30), TimeRange(start: 90, end: 100)])
+        #expect(SilenceGate.complement(of: [TimeRange(start: 0, end: 5), TimeRange(start: 95, end: 120)], within: 100)
+                == [TimeRange(start: 5, end: 95)])
+    }
+
     @Test func theSnoreBandOpensTheGateWhereTheRawLevelDoesNot() {
         // A fan: the raw level stays at its floor while snores stand out in the snore band.
         let raw = Self.envelope(seconds: 120, floor: 0.01, bursts: [(10, 11)])

@@ -65,11 +65,40 @@ public enum SilenceGate {
     ///   A fan lifts the raw floor until a quieter snore no longer clears it, though it still
     ///   stands well clear of the fan in the snore band (on the fan nights, 14–26 % of the snores
     ///   reached no window through the raw level alone).
+    /// - Parameter notRecorded: stretches without a recording (between the parts of a joined
+    ///   night, silence in their place): the 70 % rule weighs the recorded time only, and a gate
+    ///   that stands aside passes the recorded time, not that silence. Before, what a night found
+    ///   hung on how long the pause between its parts was (5 % active with a 6 h pause, the gate
+    ///   closed; bypassed with an 8 min one).
+    /// [0, duration] less `ranges`.
+    static func complement(of ranges: [TimeRange], within duration: Double) -> [TimeRange] {
+        var out: [TimeRange] = [], from = 0.0
+        for r in ranges.sorted(by: { $0.start < $1.start }) where r.end > from {
+            if r.start > from { out.append(TimeRange(start: from, end: min(r.start, duration))) }
+            from = max(from, r.end)
+            if from >= duration { break }
+        }
+        if from < duration { out.append(TimeRange(start: from, end: duration)) }
+        return out.filter { $0.end > $0.start }
+    }
+
+    /// Where two sorted, non-overlapping lists of ranges overlap.
+    static func intersection(_ a: [TimeRange], _ b: [TimeRange]) -> [TimeRange] {
+        var out: [TimeRange] = [], i = 0, j = 0
+        while i < a.count && j < b.count {
+            let start = max(a[i].start, b[j].start), end = min(a[i].end, b[j].end)
+            if end > start { out.append(TimeRange(start: start, end: end)) }
+            if a[i].end < b[j].end { i += 1 } else { j += 1 }
+        }
+        return out
+    }
+
     public static func run(envelope: [Float], snoreBand: [Float]? = nil, rate: Double = 10,
                            floorPercentile: Double = SilenceGate.floorPercentile,
                            factor: Float = SilenceGate.factor, pad: Double = SilenceGate.pad,
                            mergeGap: Double = SilenceGate.mergeGap,
-                           bailShare: Double = 0.7, duration knownDuration: Double? = nil) -> GateResult {
+                           bailShare: Double = 0.7, duration knownDuration: Double? = nil,
+                           notRecorded: [TimeRange] = []) -> GateResult {
         // The envelope ends up to one value short of the audio; the caller may know better.
         let duration = knownDuration ?? (rate > 0 ? Double(envelope.count) / rate : 0)
         guard duration > 0 else {
@@ -85,10 +114,12 @@ public enum SilenceGate {
                                                         pad: pad, mergeGap: mergeGap, duration: duration),
                               mergeGap: mergeGap)
         }
-        let share = stretches.reduce(0) { $0 + $1.duration } / duration
+        let recorded = complement(of: notRecorded, within: duration)
+        let recordedSeconds = recorded.reduce(0) { $0 + $1.duration }
+        let active = intersection(stretches, recorded).reduce(0) { $0 + $1.duration }
+        let share = recordedSeconds > 0 ? active / recordedSeconds : 0
         if share > bailShare {
-            return GateResult(stretches: [TimeRange(start: 0, end: duration)], floor: floor, threshold: threshold,
-                              activeShare: share, bypassed: true)
+            return GateResult(stretches: recorded, floor: floor, threshold: threshold, activeShare: share, bypassed: true)
         }
         return GateResult(stretches: stretches, floor: floor, threshold: threshold, activeShare: share, bypassed: false)
     }

@@ -127,7 +127,8 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         }
 
         // 2. Gate and windows at their true positions.
-        let gate = SilenceGate.run(envelope: envelope, snoreBand: SilenceGate.snoreBandEnvelope(frames), duration: duration)
+        let gate = SilenceGate.run(envelope: envelope, snoreBand: SilenceGate.snoreBandEnvelope(frames), duration: duration,
+                                   notRecorded: source.gaps.map { TimeRange(start: $0.start, end: $0.start + $0.duration) })
         let starts = WindowPlanner.windowStarts(stretches: gate.stretches, totalSamples: totalSamples,
                                                 windowLength: classifier.windowLength)
         classifier.prepare(noiseFloor: gate.floor)
