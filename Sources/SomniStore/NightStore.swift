@@ -74,7 +74,7 @@ public final class NightStore {
                   let snapshot = try? Database(path: path, snapshot: true),
                   (try? Schema.version(of: snapshot)) == Schema.currentVersion else {
                 if writable { throw NightStore.diskFull(directory, cause: error) }
-                throw NightStore.notWritable(directory, cause: error)
+                throw NightStore.notWritable(directory)  // the folder is the reason; SQLite's own words (a missing -wal file) misled
             }
             db = snapshot
             readOnlyBecause = writable ? .diskFull : .notWritable

@@ -97,9 +97,12 @@ struct AnalyzeCommand: Command {
     }
 
     func run() throws {
+        // Ctrl-C's watcher is listening before any night folder is made: libdispatch takes its
+        // signal on a moment after the watcher starts, and one sent meanwhile was lost.
+        _ = RemovedOnInterrupt.shared
         guard files.count > 1, !join else {
             let night = try analyse(files.map { URL(fileURLWithPath: $0) }, into: out.map { URL(fileURLWithPath: $0) }, store: nil)
-            try printResult(night)
+            try printResult(night, given: files)
             return
         }
         // Several recordings: one store for all, or one folder per file under --out.
@@ -120,14 +123,14 @@ struct AnalyzeCommand: Command {
                 let night = try analyse([input], into: destination, store: store)
                 if json {
                     sessions.append(try night.session.jsonData())
-                    if let stored = Self.alreadyStored(night) {
+                    if let stored = Self.alreadyStored(night, given: [file]) {
                         printError("somni analyze: \(file): \(stored)")
                     } else {
                         for w in night.session.warnings { printError("somni analyze: \(file): warning: \(w)") }
                     }
                 } else {
                     if i > 0 { print("") }
-                    try printResult(night)
+                    try printResult(night, given: [file])
                     // Each night's lines out as it is saved: a batch stopped later loses none.
                     StandardStreams.flushOutput()
                 }
@@ -144,8 +147,8 @@ struct AnalyzeCommand: Command {
     }
 
     /// The night's summary (or session.json), or, for a recording found in the store, where it is.
-    private func printResult(_ night: AnalysedNight) throws {
-        if let stored = Self.alreadyStored(night) {
+    private func printResult(_ night: AnalysedNight, given: [String]) throws {
+        if let stored = Self.alreadyStored(night, given: given) {
             guard !json else {
                 printError("somni analyze: \(stored)")
                 return print(String(decoding: try night.session.jsonData(), as: UTF8.self))
@@ -160,9 +163,12 @@ struct AnalyzeCommand: Command {
     }
 
     /// What to say of a night found in the store rather than analysed; nil for one analysed.
-    static func alreadyStored(_ night: AnalysedNight) -> String? {
+    /// `given`: the recording as the user named it, which may be a copy under another name.
+    static func alreadyStored(_ night: AnalysedNight, given: [String]) -> String? {
         guard let earlier = night.storedBefore else { return nil }
-        let said = "\(night.session.source) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
+        let givenName = given.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " + ")
+        let what = givenName == night.session.source ? givenName : "\(givenName) is the same recording as \(night.session.source), which"
+        let said = "\(what) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
             + "\(earlier.classifier)), so it was not analysed again: 'somni show \(earlier.id)'; --replace analyses "
             + "it again in its place"
         let time = ISO8601DateFormatter()

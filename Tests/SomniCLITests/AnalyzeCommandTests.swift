@@ -586,7 +586,9 @@ import Testing
         let copy = dir.appendingPathComponent("copy.wav")
         try FileManager.default.copyItem(at: named, to: copy)
         let copied = try CLI.run(["analyze", copy.path, "--classifier", "heuristic", "--no-clips"], environment: utc)
-        #expect(copied.status == 0 && copied.stdout.contains("Recording_20261128_231402.wav is already in the night store as 20261128-2314"),
+        // Named as the user gave it: the message had named only the stored file, as if that were the one given.
+        #expect(copied.status == 0 && copied.stdout.contains(
+            "copy.wav is the same recording as Recording_20261128_231402.wav, which is already in the night store as 20261128-2314"),
                 "\(copied.stdout)")
 
         // The store lists each on its night, with its bedtime.

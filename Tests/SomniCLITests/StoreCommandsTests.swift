@@ -497,7 +497,9 @@ import Testing
                 "\(read("listed-errors"))")
         #expect(read("shown-status") == "0" && read("shown").contains("Night 20261101-2300"), "\(read("shown"))")
         #expect(read("deleted-status") == "74" && read("deleted").contains("cannot be written"), "\(read("deleted"))")
-        #expect(read("added-status") != "0" && read("added").contains("cannot"), "\(read("added"))")
+        // The folder is the reason, not SQLite's "no such file or directory" for its log.
+        #expect(read("added-status") != "0" && read("added").contains("cannot be written (a read-only disk, or another user's folder)")
+                && !read("added").contains("no such file"), "\(read("added"))")
     }
 }
 
