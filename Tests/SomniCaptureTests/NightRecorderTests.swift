@@ -311,24 +311,31 @@ final class PacedMicrophone: AudioSource {
         #expect(offsetLevels[5] < -60)
     }
 
+    /// A night-mode night whose device, opened for the n-th time, is `open(n)`, retried quickly.
+    private func recordReopening(in folder: URL, _ open: @escaping (Int) throws -> any AudioSource) throws
+        -> (journal: NightJournal, opens: Int, notes: [String]) {
+        var opens = 0
+        var notes: [String] = []
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .night, duration: 3600, retryDelay: 0.05...0.2),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: { opens += 1; return try open(opens) },
+            observe: { if case .note(let text) = $0 { notes.append(text) } })
+        let journal = try recorder.run()
+        return (journal, opens, notes)
+    }
+
     @Test func aVanishedDeviceIsRetriedAndTheGapKeepsTheClock() throws {
         let folder = try temporaryFolder("gap")
         defer { try? FileManager.default.removeItem(at: folder) }
         let night = syntheticNight(seconds: 60, bursts: [])
-        var opens = 0
-        let recorder = try NightRecorder(
-            folder: folder,
-            settings: RecorderSettings(mode: .night, duration: 3600, retryDelay: 0.05...0.2),
-            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
-            openCapture: {
-                opens += 1
-                switch opens {
-                case 1: return try CaptureStream(device: FailingDevice(BufferAudioSource(night), failAfter: 200))
-                case 2, 3: throw SomniError(.io, "no such device")   // still unplugged
-                default: return try CaptureStream(device: SourceAsDevice(BufferAudioSource(night)))
-                }
-            })
-        let journal = try recorder.run()
+        let (journal, opens, _) = try recordReopening(in: folder) { n in
+            switch n {
+            case 1: return try CaptureStream(device: FailingDevice(BufferAudioSource(night), failAfter: 200))
+            case 2, 3: throw SomniError(.io, "no such device")   // still unplugged
+            default: return try CaptureStream(device: SourceAsDevice(BufferAudioSource(night)))
+            }
+        }
         #expect(opens == 4)
         let gap = try #require(journal.gaps.first)
         #expect(journal.gaps.count == 1)
@@ -346,22 +353,13 @@ final class PacedMicrophone: AudioSource {
         let folder = try temporaryFolder("stalled")
         defer { try? FileManager.default.removeItem(at: folder) }
         let night = syntheticNight(seconds: 30, bursts: [])
-        var opens = 0
-        var notes: [String] = []
-        let recorder = try NightRecorder(
-            folder: folder,
-            settings: RecorderSettings(mode: .night, duration: 3600, retryDelay: 0.05...0.2),
-            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
-            openCapture: {
-                opens += 1
-                switch opens {
-                case 1: return try CaptureStream(device: StallingDevice(BufferAudioSource(night), stallAfter: 100, for: 0.3))
-                case 2, 3: return try CaptureStream(device: StallingDevice(BufferAudioSource(night), stallAfter: 0, for: 0.3))
-                default: return try CaptureStream(device: SourceAsDevice(BufferAudioSource(night)))
-                }
-            },
-            observe: { if case .note(let text) = $0 { notes.append(text) } })
-        let journal = try recorder.run()
+        let (journal, opens, notes) = try recordReopening(in: folder) { n in
+            switch n {
+            case 1: return try CaptureStream(device: StallingDevice(BufferAudioSource(night), stallAfter: 100, for: 0.3))
+            case 2, 3: return try CaptureStream(device: StallingDevice(BufferAudioSource(night), stallAfter: 0, for: 0.3))
+            default: return try CaptureStream(device: SourceAsDevice(BufferAudioSource(night)))
+            }
+        }
         #expect(opens == 4)
         let gap = try #require(journal.gaps.first)
         #expect(journal.gaps.count == 1, "\(journal.gaps)")
