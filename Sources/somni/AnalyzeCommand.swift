@@ -411,7 +411,7 @@ enum NightSummaryText {
         let m = s.summary
         var lines: [String] = []
         // A night with gaps (parts joined, a microphone lost) was not all recorded: say how much was.
-        let missing = (s.gaps ?? []).reduce(0) { $0 + $1.duration }
+        let missing = s.secondsNotRecorded
         let length = missing > 0 ? "\(clock(s.duration)) in all, \(clock(max(s.duration - missing, 0))) of it recorded" : "\(clock(s.duration)) recorded"
         lines.append("Night of \(s.source)  (\(length), classifier: \(s.settings.classifier), sensitivity \(s.settings.sensitivity))")
         if let start = s.startedAt, s.startedFrom != .recorder {

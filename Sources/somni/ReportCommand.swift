@@ -43,8 +43,7 @@ struct ReportCommand: Command {
         options = try StoreOptions(&a, command: Self.name, acceptsJSON: false)
         all = a.flag("--all")
         output = try a.option("-o") ?? "somni-report.html"
-        let clipsGiven = try a.option("--clips")
-        clips = clipsGiven ?? (output == "-" ? "embed" : "copy")
+        clips = try a.option("--clips") ?? (output == "-" ? "embed" : "copy")
         details = try a.option("--details", as: Int.self) ?? 7
         range = try NightRange(&a)
         key = a.positional()

@@ -54,9 +54,8 @@ struct ShowCommand: Command {
                      + (session.settings.analyser.map { " · \($0)" } ?? ""))
         lines.append("  time in bed   \(Format.duration(session.duration))")
         if let gaps = session.gaps, !gaps.isEmpty {
-            let missing = gaps.reduce(0) { $0 + $1.duration }
             let starts = gaps.prefix(3).map { Format.time($0.start, on: clock) }.joined(separator: ", ") + (gaps.count > 3 ? ", …" : "")
-            lines.append("  not recorded  \(Format.elapsed(missing)) in \(gaps.count) gap\(gaps.count == 1 ? "" : "s") (from \(starts))")
+            lines.append("  not recorded  \(Format.elapsed(session.secondsNotRecorded)) in \(gaps.count) gap\(gaps.count == 1 ? "" : "s") (from \(starts))")
         }
         for change in clock?.changes(within: session.duration) ?? [] { lines.append("  clock         \(change)") }
         lines.append("  snoring       \(Format.minutes(s.snoringMinutes)) · \(Format.percent(s.snoringPercent)) of the night · "

@@ -113,7 +113,7 @@ enum StandardStreams {
     /// Writes out what is left of standard output. Output that could not be written (a full
     /// disk, /dev/full, a closed stream) is one error and exit 74, not a silent success.
     static func finishStandardOutput(status: Int32) -> Int32 {
-        if fflush(nil) != 0, outputFailure == nil { outputFailure = errno }
+        flushOutput()
         guard let failure = outputFailure else { return status }
         let why = outputWasClosed ? "it is closed" : String(cString: strerror(failure))
         let name = CommandLine.arguments.dropFirst().first.map { " \($0)" } ?? ""

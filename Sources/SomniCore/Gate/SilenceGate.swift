@@ -70,29 +70,6 @@ public enum SilenceGate {
     ///   that stands aside passes the recorded time, not that silence. Before, what a night found
     ///   hung on how long the pause between its parts was (5 % active with a 6 h pause, the gate
     ///   closed; bypassed with an 8 min one).
-    /// [0, duration] less `ranges`.
-    static func complement(of ranges: [TimeRange], within duration: Double) -> [TimeRange] {
-        var out: [TimeRange] = [], from = 0.0
-        for r in ranges.sorted(by: { $0.start < $1.start }) where r.end > from {
-            if r.start > from { out.append(TimeRange(start: from, end: min(r.start, duration))) }
-            from = max(from, r.end)
-            if from >= duration { break }
-        }
-        if from < duration { out.append(TimeRange(start: from, end: duration)) }
-        return out.filter { $0.end > $0.start }
-    }
-
-    /// Where two sorted, non-overlapping lists of ranges overlap.
-    static func intersection(_ a: [TimeRange], _ b: [TimeRange]) -> [TimeRange] {
-        var out: [TimeRange] = [], i = 0, j = 0
-        while i < a.count && j < b.count {
-            let start = max(a[i].start, b[j].start), end = min(a[i].end, b[j].end)
-            if end > start { out.append(TimeRange(start: start, end: end)) }
-            if a[i].end < b[j].end { i += 1 } else { j += 1 }
-        }
-        return out
-    }
-
     public static func run(envelope: [Float], snoreBand: [Float]? = nil, rate: Double = 10,
                            floorPercentile: Double = SilenceGate.floorPercentile,
                            factor: Float = SilenceGate.factor, pad: Double = SilenceGate.pad,
@@ -129,6 +106,29 @@ public enum SilenceGate {
     public static func snoreBandEnvelope(_ track: FrameTrack, frames: Range<Int>? = nil) -> [Float] {
         let range = frames ?? 0..<track.count
         return stride(from: range.lowerBound, to: range.upperBound - 1, by: 2).map { max(track.low[$0], track.low[$0 + 1]) }
+    }
+
+    /// [0, duration] less `ranges`.
+    static func complement(of ranges: [TimeRange], within duration: Double) -> [TimeRange] {
+        var out: [TimeRange] = [], from = 0.0
+        for r in ranges.sorted(by: { $0.start < $1.start }) where r.end > from {
+            if r.start > from { out.append(TimeRange(start: from, end: min(r.start, duration))) }
+            from = max(from, r.end)
+            if from >= duration { break }
+        }
+        if from < duration { out.append(TimeRange(start: from, end: duration)) }
+        return out.filter { $0.end > $0.start }
+    }
+
+    /// Where two sorted, non-overlapping lists of ranges overlap.
+    static func intersection(_ a: [TimeRange], _ b: [TimeRange]) -> [TimeRange] {
+        var out: [TimeRange] = [], i = 0, j = 0
+        while i < a.count && j < b.count {
+            let start = max(a[i].start, b[j].start), end = min(a[i].end, b[j].end)
+            if end > start { out.append(TimeRange(start: start, end: end)) }
+            if a[i].end < b[j].end { i += 1 } else { j += 1 }
+        }
+        return out
     }
 
     /// Two lists of stretches as one, those less than `mergeGap` apart merged.

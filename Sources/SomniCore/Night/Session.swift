@@ -134,6 +134,8 @@ public struct Session: Codable, Sendable, Equatable {
     public var warnings: [String]
     /// Stretches with no audio (capture device lost), filled with silence; nil when none.
     public var gaps: [RecordingGap]? = nil
+    /// The night's time without a recording: its gaps, together.
+    public var secondsNotRecorded: Double { (gaps ?? []).reduce(0) { $0 + $1.duration } }
     /// How `startedAt` is known: the recorder's clock, given, the file's creation time, its
     /// recording date tag or its name; nil when not said (nights analysed before stop 37) or not known.
     public var startedFrom: RecordingStart.Origin? = nil
