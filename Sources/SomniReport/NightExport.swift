@@ -34,21 +34,22 @@ public enum NightExport {
 
     public static let nightsCSVHeader = "night,night_date,started_at,bedtime,wake,source,duration_h,analysed_h,active_share,"
         + "sensitivity,classifier,snoring_minutes,snoring_percent,snoring_episodes,snoring_events,sleep_talk_events,"
-        + "cough_events,snoring_per_h,sleep_talk_per_h,cough_per_h"
+        + "cough_events,snoring_per_h,sleep_talk_per_h,cough_per_h,recorded_h"
 
     /// One row per night, from the store's records alone: the figures a study tabulates across
-    /// nights (events per hour over the time recorded, as the summary gives them).
+    /// nights. Events per hour and the snoring share are over the time recorded (`recorded_h`: the
+    /// night less its gaps), as the summary gives them.
     public static func nightsCSV(_ records: [NightRecord]) -> String {
         var out = nightsCSVHeader + "\n"
         for r in records {
             let hours = r.duration / 3600
-            let perHour = { (c: EventClass) in hours > 0 ? number(Double(r.count(c)) / hours, 2) : "" }
+            let perHour = { (c: EventClass) in r.recordedSeconds > 0 ? number(r.rate(c), 2) : "" }
             let fields: [String] = [
                 r.id, r.nightDate ?? "", r.startedAt ?? "", r.bedtime ?? "", r.wake ?? "", r.source,
                 number(hours, 3), number(r.analysedSeconds / 3600, 3), number(r.activeShare, 3),
                 String(r.sensitivity), r.classifier, number(r.snoringMinutes, 1), number(r.snoringPercent, 2),
                 String(r.snoringEpisodes), String(r.count(.snoring)), String(r.count(.sleepTalk)), String(r.count(.cough)),
-                perHour(.snoring), perHour(.sleepTalk), perHour(.cough),
+                perHour(.snoring), perHour(.sleepTalk), perHour(.cough), number(r.recordedSeconds / 3600, 3),
             ]
             out += fields.map(csvField).joined(separator: ",") + "\n"
         }

@@ -63,13 +63,11 @@ public enum NightReport {
         return "Somni · " + nightCount(max(trends.count, nights.count))
     }
 
-    /// Events per hour by class, from the events themselves (not trusting a stale summary).
+    /// Events per hour recorded by class, from the events themselves (not trusting a stale summary).
     public static func rates(_ s: Session) -> [String: Double] {
-        let hours = s.duration / 3600
         var out: [String: Double] = [:]
         for c in EventClass.allCases {
-            let count = s.events.filter { $0.eventClass == c }.count
-            out[c.rawValue] = hours > 0 ? Double(count) / hours : 0
+            out[c.rawValue] = SessionSummary.rate(s.events.filter { $0.eventClass == c }.count, over: s.recordedSeconds)
         }
         return out
     }
@@ -119,6 +117,9 @@ public enum NightReport {
             "\(c.time()) → \(c.time(at: s.duration)) · " + c.changes(within: s.duration).map { "\($0) · " }.joined()
         } ?? ""
         let rates = rates(s)
+        // A night with gaps (a joined night's pauses, a lost microphone): its rates and share are
+        // over the time recorded, and the page says how much was not.
+        let gapped = s.secondsNotRecorded > 0
         var rateRows = ""
         for c in EventClass.allCases {
             let count = s.events.filter { $0.eventClass == c }.count
@@ -188,10 +189,10 @@ public enum NightReport {
         <h2>\(escape(heading))<small>\(span)<bdi>\(escape(s.source))</bdi> · id \(escape(n.id))</small></h2>
         \(warnings)<div class="stats">
         <div class="stat"><span class="value">\(Format.duration(s.duration))</span><span class="label">time in bed</span></div>
-        <div class="stat"><span class="value">\(Format.minutes(s.summary.snoringMinutes))</span><span class="label">snoring</span></div>
-        <div class="stat"><span class="value">\(Format.percent(s.summary.snoringPercent))</span><span class="label">of the night snoring</span></div>
+        \(gapped ? "<div class=\"stat\"><span class=\"value\">\(Format.duration(s.secondsNotRecorded))</span><span class=\"label\">not recorded</span></div>\n" : "")        <div class="stat"><span class="value">\(Format.minutes(s.summary.snoringMinutes))</span><span class="label">snoring</span></div>
+        <div class="stat"><span class="value">\(Format.percent(s.summary.snoringPercent))</span><span class="label">of the \(gapped ? "time recorded" : "night") snoring</span></div>
         </div>
-        <h3>Events per hour</h3>
+        <h3>Events per hour\(gapped ? " recorded" : "")</h3>
         <table class="rates"><thead><tr><th>Class</th><th class="num">Events</th><th class="num">Per hour</th></tr></thead>
         <tbody>\(rateRows)</tbody></table>
         <div class="hours" aria-label="events in each hour of the night"></div>

@@ -122,17 +122,14 @@ public struct TrendNight: Sendable {
     public var snoringMinutes: Double
     public var snoringPercent: Double
     public var events: Int
-    /// Events per hour keyed by EventClass raw value.
+    /// Events per hour recorded keyed by EventClass raw value.
     public var rates: [String: Double]
 
     public init(record r: NightRecord) {
-        let hours = r.duration / 3600
         id = r.id; label = r.nightDate ?? r.id; bedtime = r.bedtime; wake = r.wake; duration = r.duration
         episodes = r.snoringEpisodes; snoringMinutes = r.snoringMinutes; snoringPercent = r.snoringPercent
         events = r.eventTotal
-        rates = Dictionary(uniqueKeysWithValues: EventClass.allCases.map {
-            ($0.rawValue, hours > 0 ? Double(r.count($0)) / hours : 0)
-        })
+        rates = Dictionary(uniqueKeysWithValues: EventClass.allCases.map { ($0.rawValue, r.rate($0)) })
     }
 
     public init(_ n: ReportNight) {

@@ -27,17 +27,20 @@ public struct NightRecord: Codable, Sendable, Equatable {
     public var sourceFingerprint: String? = nil
     /// `Session.timeZone`; nil for nights analysed before stop 39.
     public var timeZone: String? = nil
+    /// `Session.secondsNotRecorded`: the night's gaps, together.
+    public var secondsNotRecorded: Double = 0
 
     public init(id: String, startedAt: String?, nightDate: String?, source: String, duration: Double,
                 analysedSeconds: Double, activeShare: Double, sensitivity: Int, classifier: String,
                 snoringMinutes: Double, snoringPercent: Double, snoringEpisodes: Int,
-                eventCounts: [String: Int], addedAt: Double, sourceFingerprint: String? = nil, timeZone: String? = nil) {
+                eventCounts: [String: Int], addedAt: Double, sourceFingerprint: String? = nil, timeZone: String? = nil,
+                secondsNotRecorded: Double = 0) {
         self.id = id; self.startedAt = startedAt; self.nightDate = nightDate; self.source = source
         self.duration = duration; self.analysedSeconds = analysedSeconds; self.activeShare = activeShare
         self.sensitivity = sensitivity; self.classifier = classifier; self.snoringMinutes = snoringMinutes
         self.snoringPercent = snoringPercent; self.snoringEpisodes = snoringEpisodes
         self.eventCounts = eventCounts; self.addedAt = addedAt; self.sourceFingerprint = sourceFingerprint
-        self.timeZone = timeZone
+        self.timeZone = timeZone; self.secondsNotRecorded = secondsNotRecorded
     }
 
     public var clock: NightClock? { NightClock(iso: startedAt, timeZone: timeZone) }
@@ -48,5 +51,9 @@ public struct NightRecord: Codable, Sendable, Equatable {
     public var wake: String? { clock?.time(at: duration) }
 
     public func count(_ c: EventClass) -> Int { eventCounts[c.rawValue] ?? 0 }
+    /// The night's time with a recording, over which its rates are.
+    public var recordedSeconds: Double { max(0, duration - secondsNotRecorded) }
+    /// Events of the class per hour recorded.
+    public func rate(_ c: EventClass) -> Double { SessionSummary.rate(count(c), over: recordedSeconds) }
     public var eventTotal: Int { eventCounts.values.reduce(0, +) }
 }

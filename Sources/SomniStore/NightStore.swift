@@ -151,7 +151,7 @@ public final class NightStore {
     private static let nightColumns = """
         id, started_at, night_date, source, duration, analysed_seconds, active_share, sensitivity, classifier,
         snoring_minutes, snoring_percent, snoring_episodes, snoring_events, sleep_talk_events, cough_events, added_at,
-        source_fingerprint, time_zone
+        source_fingerprint, time_zone, seconds_not_recorded
         """
 
     private static func record(_ s: Statement) -> NightRecord {
@@ -162,7 +162,8 @@ public final class NightStore {
             snoringPercent: s.double(10), snoringEpisodes: s.int(11),
             eventCounts: [EventClass.snoring.rawValue: s.int(12), EventClass.sleepTalk.rawValue: s.int(13),
                           EventClass.cough.rawValue: s.int(14)],
-            addedAt: s.double(15), sourceFingerprint: s.string(16), timeZone: s.string(17))
+            addedAt: s.double(15), sourceFingerprint: s.string(16), timeZone: s.string(17),
+            secondsNotRecorded: s.double(18))
     }
 
     private func records(where condition: String = "", _ values: [SQLValue] = []) throws -> [NightRecord] {
@@ -420,12 +421,14 @@ public final class NightStore {
             snoringEpisodes: summary.snoringEpisodes,
             eventCounts: Dictionary(uniqueKeysWithValues: EventClass.allCases.map { c in
                 (c.rawValue, session.events.filter { $0.eventClass == c }.count) }),
-            addedAt: added, sourceFingerprint: session.sourceFingerprint, timeZone: session.timeZone)
+            addedAt: added, sourceFingerprint: session.sourceFingerprint, timeZone: session.timeZone,
+            secondsNotRecorded: session.secondsNotRecorded)
         try db.prepare("""
             INSERT INTO nights (id, started_at, started_unix, night_date, start_date, source, duration, analysed_seconds,
               active_share, sensitivity, classifier, snoring_minutes, snoring_percent, snoring_episodes,
-              snoring_events, sleep_talk_events, cough_events, added_at, source_fingerprint, time_zone)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              snoring_events, sleep_talk_events, cough_events, added_at, source_fingerprint, time_zone,
+              seconds_not_recorded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
                 .text(id), SQLValue(session.startedAt), SQLValue(clock?.start.timeIntervalSince1970),
                 SQLValue(clock?.nightDate), SQLValue(clock?.date()), .text(session.source), .double(session.duration),
@@ -433,7 +436,7 @@ public final class NightStore {
                 .text(session.settings.classifier), .double(summary.snoringMinutes), .double(summary.snoringPercent),
                 .int(summary.snoringEpisodes), .int(record.count(.snoring)), .int(record.count(.sleepTalk)),
                 .int(record.count(.cough)), .double(added), SQLValue(session.sourceFingerprint),
-                SQLValue(session.timeZone),
+                SQLValue(session.timeZone), .double(session.secondsNotRecorded),
             ])
         let insertEvent = try db.prepare("""
             INSERT INTO events (night_id, event_id, class, start, "end", confidence, peak_dbfs, mean_dbfs, severity, clip, episode)

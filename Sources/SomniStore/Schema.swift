@@ -73,7 +73,37 @@ enum Schema {
         """
         ALTER TABLE nights ADD COLUMN time_zone TEXT;
         """,
+        // 5: the time a night has no recording of (its gaps), over which its rates are not; filled
+        // in from each night's session.json by `fillRecordedTime`.
+        """
+        ALTER TABLE nights ADD COLUMN seconds_not_recorded REAL NOT NULL DEFAULT 0;
+        """,
     ]
+
+    /// Work a migration needs beyond its SQL, run in the same transaction.
+    private static func finish(migration version: Int, _ db: Database) throws {
+        if version == 5 { try fillRecordedTime(db) }
+    }
+
+    /// Nights stored before schema 5 with gaps (a joined night's pauses, a lost microphone) get
+    /// their time not recorded from session.json, and their snoring share over the time recorded
+    /// (`Session.load` reads an older session's summary so). A night whose folder is missing or
+    /// unreadable keeps its numbers: the store's commands say so when they reach it.
+    private static func fillRecordedTime(_ db: Database) throws {
+        let nights = URL(fileURLWithPath: db.path).deletingLastPathComponent().appendingPathComponent("nights")
+        let ids = try db.prepare("SELECT id FROM nights")
+        var withGaps: [(id: String, session: Session)] = []
+        while try ids.step() {
+            guard let id = ids.string(0), let session = try? Session.load(
+                from: nights.appendingPathComponent(id).appendingPathComponent(Session.fileName)),
+                  session.secondsNotRecorded > 0 else { continue }
+            withGaps.append((id, session))
+        }
+        let update = try db.prepare("UPDATE nights SET seconds_not_recorded = ?, snoring_percent = ? WHERE id = ?")
+        for (id, session) in withGaps {
+            try update.run([.double(session.secondsNotRecorded), .double(session.summary.snoringPercent), .text(id)])
+        }
+    }
 
     static var currentVersion: Int { migrations.count }
 
@@ -101,6 +131,7 @@ enum Schema {
             let record = try db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)")
             for v in (now + 1)...target {
                 try db.execute(migrations[v - 1])
+                try finish(migration: v, db)
                 try record.run([.int(v), .double(Date().timeIntervalSince1970)])
             }
         }

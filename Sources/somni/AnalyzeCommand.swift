@@ -424,12 +424,14 @@ enum NightSummaryText {
             let text = Format.fixed(value, decimals)
             return String(repeating: " ", count: max(0, width - text.count)) + text
         }
-        lines.append("  snoring: \(Format.fixed(m.snoringMinutes, 1)) min (\(Format.fixed(m.snoringPercent, 1))% of the night) in "
+        // Rates and the share are over the time recorded; a night with gaps says so.
+        let of = missing > 0 ? "of the time recorded" : "of the night", perHour = missing > 0 ? "per hour recorded" : "per hour"
+        lines.append("  snoring: \(Format.fixed(m.snoringMinutes, 1)) min (\(Format.fixed(m.snoringPercent, 1))% \(of)) in "
                      + "\(m.snoringEpisodes) episode\(m.snoringEpisodes == 1 ? "" : "s")")
         for c in EventClass.allCases {
             let n = m.eventCounts[c.rawValue] ?? 0
             lines.append("  " + c.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
-                         + String(format: " %4d events  ", n) + number(m.eventsPerHour[c.rawValue] ?? 0, 1, width: 6) + " per hour")
+                         + String(format: " %4d events  ", n) + number(m.eventsPerHour[c.rawValue] ?? 0, 1, width: 6) + " " + perHour)
         }
         if !s.events.isEmpty {
             // A dated night's events at the time of day they happened, as 'somni show' lists them.

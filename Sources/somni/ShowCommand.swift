@@ -58,12 +58,15 @@ struct ShowCommand: Command {
             lines.append("  not recorded  \(Format.elapsed(session.secondsNotRecorded)) in \(gaps.count) gap\(gaps.count == 1 ? "" : "s") (from \(starts))")
         }
         for change in clock?.changes(within: session.duration) ?? [] { lines.append("  clock         \(change)") }
-        lines.append("  snoring       \(Format.minutes(s.snoringMinutes)) · \(Format.percent(s.snoringPercent)) of the night · "
+        // Rates and the share are over the time recorded; a night with gaps says so.
+        let gapped = session.secondsNotRecorded > 0
+        lines.append("  snoring       \(Format.minutes(s.snoringMinutes)) · \(Format.percent(s.snoringPercent)) "
+                     + (gapped ? "of the time recorded · " : "of the night · ")
                      + "\(s.snoringEpisodes) episode\(s.snoringEpisodes == 1 ? "" : "s")")
         let rates = NightReport.rates(session)
         lines.append("  per hour      " + EventClass.allCases.map { c in
             "\(Format.className(c).lowercased()) \(session.events.filter { $0.eventClass == c }.count) "
-                + "(\(Format.fixed(rates[c.rawValue] ?? 0, 1))/h)"
+                + "(\(Format.fixed(rates[c.rawValue] ?? 0, 1))/h\(gapped ? " recorded" : ""))"
         }.joined(separator: " · "))
         for w in session.warnings { lines.append("  warning: \(w)") }
         lines.append("  folder        \(folder.path)")

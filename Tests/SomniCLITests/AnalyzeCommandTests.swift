@@ -796,6 +796,27 @@ extension AnalyzeDatingTests {
         let shown = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: env).stdout)
             .map { try CLI.run(["show", $0], environment: env).stdout }
         #expect(shown.filter { $0.contains("not recorded  0:00:20 in 1 gap (from 23:01:30)") }.count == 1, "\(shown)")
+        // Rates and the snoring share are over the time recorded, as the unbroken night's are,
+        // and each place that gives them says so.
+        #expect(gapped.summary.recordedSeconds.map { abs($0 - original.duration) < 0.01 } == true)
+        for c in EventClass.allCases {
+            let count = gapped.events.filter { $0.eventClass == c }.count
+            #expect(abs((gapped.summary.eventsPerHour[c.rawValue] ?? -1) - Double(count) * 3600 / original.duration) < 1e-6, "\(c)")
+        }
+        #expect(abs(gapped.summary.snoringPercent - 100 * gapped.summary.snoringMinutes * 60 / original.duration) < 1e-6)
+        #expect(bare.stdout.contains("per hour recorded") && bare.stdout.contains("% of the time recorded)"), "\(bare.stdout)")
+        #expect(shown.filter { $0.contains("of the time recorded ·") && $0.contains("/h recorded)") }.count == 1, "\(shown)")
+        let perNight = try CLI.run(["export", "--all", "--rows", "night"], environment: env).stdout.split(separator: "\n")
+            .map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let column = { (name: String) in perNight[0].firstIndex(of: name)! }
+        let gappedRows = perNight.dropFirst().filter { $0[column("recorded_h")] != $0[column("duration_h")] }
+        #expect(gappedRows.count == 1, "\(perNight)")
+        let row = try #require(gappedRows.first)
+        #expect(abs(Double(row[column("recorded_h")])! - original.duration / 3600) < 0.001, "\(perNight)")
+        #expect(abs(Double(row[column("snoring_per_h")])! - (gapped.summary.eventsPerHour["snoring"] ?? -1)) < 0.01, "\(perNight)")
+        let page = try CLI.run(["report", row[0], "-o", "-"], environment: env)
+        #expect(page.status == 0 && page.stdout.contains("<span class=\"label\">not recorded</span>")
+                && page.stdout.contains("of the time recorded snoring") && page.stdout.contains("Events per hour recorded"), "\(page.stderr)")
 
         // Parts thirteen hours apart are not one night: one error, nothing stored.
         let nextDay = try Self.part(of: samples, split, samples.count, named: "ZOOM_20261129_120000.wav", in: dir)

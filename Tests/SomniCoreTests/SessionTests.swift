@@ -31,6 +31,47 @@ import Testing
         #expect(abs(summary.snoringMinutes - 21.0 / 60) < 1e-12 && abs(summary.snoringPercent - 100 * 21.0 / 600) < 1e-12)
     }
 
+    /// A night with gaps (parts joined over a pause, a microphone lost) says nothing of what
+    /// happened in them: its rates and snoring share are over the time recorded. A session.json
+    /// from before stop 48, whose summary spread them over the whole night, is read so too.
+    @Test func ratesAndTheSnoringShareAreOverTheTimeRecorded() throws {
+        func event(_ c: EventClass, _ start: Double) -> SessionEvent {
+            SessionEvent(id: "evt-\(start)", eventClass: c, start: start, end: start + 30, confidence: 0.8,
+                         peakDBFS: -20, meanDBFS: -30, severity: 40)
+        }
+        let events = [event(.snoring, 100), event(.snoring, 5000), event(.cough, 6000)]
+        // Two hours, one of them a gap: 2 snores and a cough in one hour recorded.
+        let summary = SessionSummary(duration: 7200, analysedSeconds: 600, activeShare: 0.1, gateBypassed: false,
+                                     events: events, episodes: [], recordedSeconds: 3600)
+        #expect(summary.eventsPerHour == ["snoring": 2, "sleep_talk": 0, "cough": 1] && summary.recordedSeconds == 3600)
+        #expect(abs(summary.snoringPercent - 100 * 60.0 / 3600) < 1e-9 && summary.snoringMinutes == 1)
+        // Nothing recorded: no rate, not a division by zero.
+        let none = SessionSummary(duration: 60, analysedSeconds: 0, activeShare: 0, gateBypassed: false,
+                                  events: [], episodes: [], recordedSeconds: 0)
+        #expect(none.eventsPerHour.values.allSatisfy { $0 == 0 } && none.snoringPercent == 0)
+
+        // As an older Somni wrote it: over the whole night, and no recordedSeconds.
+        var old = SessionSummary(duration: 7200, analysedSeconds: 600, activeShare: 0.1, gateBypassed: false,
+                                 events: events, episodes: [])
+        #expect(old.eventsPerHour["snoring"] == 1)
+        old.recordedSeconds = nil
+        var session = Session(source: "a.wav + b.wav", startedAt: nil, duration: 7200, analysedSeconds: 600, activeShare: 0.1,
+                              settings: .init(sensitivity: 5, classifier: "heuristic"), summary: old, episodes: [],
+                              events: events, warnings: [])
+        session.gaps = [RecordingGap(start: 1800, duration: 3600, reason: "no recording between the files")]
+        #expect(session.recordedSeconds == 3600)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-rates-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let text = String(decoding: try session.jsonData(), as: UTF8.self)
+        #expect(!text.contains("recordedSeconds"))
+        try session.jsonData().write(to: folder)
+        #expect(try Session.load(from: folder).summary == summary)
+        // Without gaps an older summary's rates were already over the time recorded.
+        session.gaps = nil
+        try session.jsonData().write(to: folder)
+        #expect(try Session.load(from: folder).summary == old)
+    }
+
     /// Forcing a folder to the disk opens its plain files and folders only: a pipe or a link in a
     /// folder someone imports must not block it, and a missing folder is one I/O error. The limit
     /// catches a hang on the pipe, which never ends; a minute did not cover an fsync queued behind

@@ -357,6 +357,7 @@ import SomniCore
         ("levels", "event evt-0002 has levels 1e+300"),
         ("start", "its start 'yesterday' is not an ISO 8601 time"),
         ("zone", "its time zone 'Mars/Olympus' is not one this system knows"),
+        ("recorded", "its summary says 7200.0 s were recorded of a 3600.0 s night"),
     ])
     func aNightWithImpossibleNumbersIsRefusedSayingWhich(fault: String, message: String) throws {
         let scratch = try Scratch()
@@ -378,6 +379,7 @@ import SomniCore
         case "levels": s.events[1].peakDBFS = 1e300
         case "start": s.startedAt = "yesterday"
         case "zone": s.timeZone = "Mars/Olympus"
+        case "recorded": s.summary.recordedSeconds = 7200
         default: s.version = 2
         }
         try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))
@@ -420,6 +422,48 @@ import SomniCore
             #expect(e.code == .unsupported)
             #expect(e.message.contains("schema version \(Schema.currentVersion + 1)"))
         }
+    }
+
+    /// Schema 5 keeps each night's time not recorded. A store from before it learns that from
+    /// the nights' session.json, and a night with gaps gets its snoring share over the time
+    /// recorded; one whose folder is lost keeps its numbers.
+    @Test func aStoreFromBeforeSchema5LearnsEachNightsTimeNotRecorded() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("nights"), withIntermediateDirectories: true)
+        // Two hours with a one-hour gap, three events (one each), summarised over the whole night.
+        var gapped = NightFixture.session(startedAt: "2026-11-28T23:00:00Z", duration: 7200)
+        gapped.gaps = [RecordingGap(start: 3000, duration: 3600, reason: "no recording between the files")]
+        gapped.summary.recordedSeconds = nil
+        #expect(gapped.summary.eventsPerHour["cough"] == 0.5)
+        try NightFixture.folder(at: dir.appendingPathComponent("nights/gapped"), session: gapped)
+        do {
+            let v4 = try Database(path: dir.appendingPathComponent(NightStore.databaseName).path)
+            try Schema.migrate(v4, to: 4)
+            for (id, percent) in [("gapped", gapped.summary.snoringPercent), ("lost", 1.5)] {
+                try v4.execute("""
+                    INSERT INTO nights VALUES ('\(id)', NULL, NULL, NULL, NULL, 'x.wav', 7200, 1800, 0.25, 5, 'heuristic',
+                      \(gapped.summary.snoringMinutes), \(percent), 1, 1, 1, 1, 0, NULL, NULL)
+                    """)
+            }
+        }
+        let store = try NightStore(directory: dir)
+        #expect(try Schema.version(of: store.db) == Schema.currentVersion)
+        let nights = Dictionary(uniqueKeysWithValues: try store.nights().map { ($0.id, $0) })
+        let night = try #require(nights["gapped"])
+        #expect(night.secondsNotRecorded == 3600 && night.recordedSeconds == 3600)
+        #expect(night.rate(.cough) == 1 && night.rate(.snoring) == 1)
+        #expect(abs(night.snoringPercent - 100 * gapped.summary.snoringMinutes * 60 / 3600) < 1e-9)
+        #expect(abs(night.snoringPercent - 2 * gapped.summary.snoringPercent) < 1e-9)
+        let lost = try #require(nights["lost"])
+        #expect(lost.secondsNotRecorded == 0 && lost.snoringPercent == 1.5 && lost.rate(.cough) == 0.5)
+
+        // A night saved now carries its time not recorded into its row.
+        var joined = NightFixture.session(startedAt: "2026-11-29T23:00:00Z", duration: 7200)
+        joined.gaps = gapped.gaps
+        let saved = try store.add(nightFolder: try NightFixture.folder(at: scratch.path("joined"), session: joined), moving: false)
+        #expect(saved.secondsNotRecorded == 3600)
+        #expect(try store.nights().first { $0.id == saved.id }?.secondsNotRecorded == 3600)
     }
 
     @Test func aDatabaseThatIsNotOneIsAClearError() throws {

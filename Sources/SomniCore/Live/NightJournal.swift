@@ -10,6 +10,9 @@ public struct RecordingGap: Codable, Sendable, Equatable {
     public init(start: Double, duration: Double, reason: String) {
         self.start = start; self.duration = duration; self.reason = reason
     }
+
+    /// The time the gaps leave unrecorded, together.
+    public static func total(_ gaps: [RecordingGap]) -> Double { gaps.reduce(0) { $0 + $1.duration } }
 }
 
 /// A closed (or, after a crash, still open) live episode and the clip written for it.
@@ -64,7 +67,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
     public var keepAudio: Bool
     /// The classifier live mode ran (its `name`); nil in night mode, where the morning chooses.
     public var classifier: String?
-    /// Seconds of the night flushed to disk as of `updatedAt` (envelope, journal).
+    /// Seconds of the night, its gaps included, flushed to disk as of `updatedAt` (envelope, journal).
     public var recordedSeconds: Double
     /// Unix seconds of the last flush.
     public var updatedAt: Double
@@ -158,7 +161,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
     /// length and gaps, and no events. (The journal's own warnings are the closer's to add.)
     public func levelsOnlySession(duration: Double, classifierName: String, sensitivity: Int, why: String) -> Session {
         let summary = SessionSummary(duration: duration, analysedSeconds: 0, activeShare: 0, gateBypassed: false,
-                                     events: [], episodes: [])
+                                     events: [], episodes: [], recordedSeconds: duration - RecordingGap.total(gaps))
         var session = Session(source: "microphone (\(device))", startedAt: startedAt, duration: duration, analysedSeconds: 0,
                               activeShare: 0, settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifierName),
                               summary: summary, episodes: [], events: [],
@@ -183,7 +186,8 @@ public struct NightJournal: Codable, Sendable, Equatable {
             grouped.append(SnoringEpisode(start: e.start, end: e.end, eventCount: 1))
         }
         let summary = SessionSummary(duration: duration, analysedSeconds: duration, activeShare: 1,
-                                     gateBypassed: false, events: events, episodes: grouped)
+                                     gateBypassed: false, events: events, episodes: grouped,
+                                     recordedSeconds: duration - RecordingGap.total(gaps))
         var warnings = self.warnings
         if openEpisode != nil { warnings.append("the recorder stopped during an episode; it was closed at its last positive window") }
         var session = Session(source: "microphone (\(device), live)", startedAt: startedAt, duration: duration,

@@ -64,20 +64,37 @@ public struct SessionSummary: Codable, Sendable, Equatable {
     public var snoringEpisodes: Int
     /// Keyed by EventClass raw value.
     public var eventCounts: [String: Int]
+    /// Per hour recorded, as `snoringPercent` is a share of the time recorded.
     public var eventsPerHour: [String: Double]
+    /// The time recorded: the night less its gaps (a joined night's pauses, a lost microphone),
+    /// over which the rates and the snoring share are. Nil in a session.json written before
+    /// stop 48, whose rates were over the whole night (`Session.load` puts them right).
+    public var recordedSeconds: Double?
 
     public init(duration: Double, analysedSeconds: Double, activeShare: Double, gateBypassed: Bool,
                 snoringMinutes: Double, snoringPercent: Double, snoringEpisodes: Int,
-                eventCounts: [String: Int], eventsPerHour: [String: Double]) {
+                eventCounts: [String: Int], eventsPerHour: [String: Double], recordedSeconds: Double? = nil) {
         self.duration = duration; self.analysedSeconds = analysedSeconds; self.activeShare = activeShare
         self.gateBypassed = gateBypassed; self.snoringMinutes = snoringMinutes
         self.snoringPercent = snoringPercent; self.snoringEpisodes = snoringEpisodes
-        self.eventCounts = eventCounts; self.eventsPerHour = eventsPerHour
+        self.eventCounts = eventCounts; self.eventsPerHour = eventsPerHour; self.recordedSeconds = recordedSeconds
     }
 
-    /// Computes the summary from events and episodes.
+    /// Events per hour of `seconds`; 0 when nothing was recorded. A night's gaps tell nothing of
+    /// what happened in them, so rates are over the time recorded, as cough monitors give them.
+    public static func rate(_ count: Int, over seconds: Double) -> Double {
+        seconds > 0 ? Double(count) / (seconds / 3600) : 0
+    }
+
+    /// The share of `recordedSeconds` that `snoringMinutes` is, in percent (at most 100).
+    public static func snoringPercent(_ minutes: Double, over recordedSeconds: Double) -> Double {
+        recordedSeconds > 0 ? min(100, 100 * minutes * 60 / recordedSeconds) : 0
+    }
+
+    /// Computes the summary from events and episodes; `recordedSeconds` is the night's time less
+    /// its gaps (the whole night when nil).
     public init(duration: Double, analysedSeconds: Double, activeShare: Double, gateBypassed: Bool,
-                events: [SessionEvent], episodes: [SnoringEpisode]) {
+                events: [SessionEvent], episodes: [SnoringEpisode], recordedSeconds: Double? = nil) {
         // The time the snoring events cover, each moment once, should any two overlap (events
         // from elsewhere: an engine caller's own, a night folder made by an older Somni).
         var snoringSeconds = 0.0, coveredUntil = -Double.infinity
@@ -85,18 +102,30 @@ public struct SessionSummary: Codable, Sendable, Equatable {
             snoringSeconds += max(0, e.end - max(e.start, coveredUntil))
             coveredUntil = max(coveredUntil, e.end)
         }
-        let hours = max(duration, 1e-9) / 3600
+        let recorded = min(recordedSeconds ?? duration, duration)
         var counts: [String: Int] = [:]
         var perHour: [String: Double] = [:]
         for c in EventClass.allCases {
             let n = events.filter { $0.eventClass == c }.count
             counts[c.rawValue] = n
-            perHour[c.rawValue] = duration > 0 ? Double(n) / hours : 0
+            perHour[c.rawValue] = Self.rate(n, over: recorded)
         }
         self.init(duration: duration, analysedSeconds: analysedSeconds, activeShare: activeShare,
                   gateBypassed: gateBypassed, snoringMinutes: snoringSeconds / 60,
-                  snoringPercent: duration > 0 ? 100 * snoringSeconds / duration : 0,
-                  snoringEpisodes: episodes.count, eventCounts: counts, eventsPerHour: perHour)
+                  snoringPercent: Self.snoringPercent(snoringSeconds / 60, over: recorded),
+                  snoringEpisodes: episodes.count, eventCounts: counts, eventsPerHour: perHour,
+                  recordedSeconds: recorded)
+    }
+
+    /// This summary with its rates and snoring share over `recordedSeconds`: for a session.json
+    /// from before stop 48, whose night has gaps its rates were spread over.
+    func overRecordedTime(_ recordedSeconds: Double) -> SessionSummary {
+        var s = self
+        let recorded = min(max(recordedSeconds, 0), duration)
+        for (c, n) in eventCounts { s.eventsPerHour[c] = Self.rate(n, over: recorded) }
+        s.snoringPercent = Self.snoringPercent(snoringMinutes, over: recorded)
+        s.recordedSeconds = recorded
+        return s
     }
 }
 
@@ -135,7 +164,9 @@ public struct Session: Codable, Sendable, Equatable {
     /// Stretches with no audio (capture device lost), filled with silence; nil when none.
     public var gaps: [RecordingGap]? = nil
     /// The night's time without a recording: its gaps, together.
-    public var secondsNotRecorded: Double { (gaps ?? []).reduce(0) { $0 + $1.duration } }
+    public var secondsNotRecorded: Double { RecordingGap.total(gaps ?? []) }
+    /// The night's time with a recording, over which its rates are.
+    public var recordedSeconds: Double { max(0, duration - secondsNotRecorded) }
     /// How `startedAt` is known: the recorder's clock, given, the file's creation time, its
     /// recording date tag or its name; nil when not said (nights analysed before stop 37) or not known.
     public var startedFrom: RecordingStart.Origin? = nil
@@ -166,12 +197,15 @@ public struct Session: Codable, Sendable, Equatable {
         do { data = try Data(contentsOf: url) } catch {
             throw SomniError(.io, "cannot read \(url.path)", cause: error)
         }
-        let session: Session
+        var session: Session
         do { session = try JSONDecoder().decode(Session.self, from: data) } catch {
             throw SomniError(.badInput, "\(url.path) is not a valid session.json", cause: error)
         }
         guard (1...currentVersion).contains(session.version) else {
             throw SomniError(.unsupported, "\(url.path) is session.json version \(session.version); this Somni reads version \(currentVersion)")
+        }
+        if session.summary.recordedSeconds == nil, session.secondsNotRecorded > 0 {
+            session.summary = session.summary.overRecordedTime(session.recordedSeconds)
         }
         return session
     }
@@ -199,6 +233,9 @@ public struct Session: Codable, Sendable, Equatable {
         }
         guard summary.snoringMinutes >= 0, summary.snoringMinutes * 60 <= end, (0...100).contains(summary.snoringPercent) else {
             return "its summary says \(summary.snoringMinutes) min (\(summary.snoringPercent) %) of snoring in a \(duration) s night"
+        }
+        if let recorded = summary.recordedSeconds, !(recorded >= 0 && recorded <= end) {
+            return "its summary says \(recorded) s were recorded of a \(duration) s night"
         }
         guard summary.snoringEpisodes >= 0, summary.eventCounts.values.allSatisfy({ $0 >= 0 }),
               summary.eventsPerHour.values.allSatisfy({ $0 >= 0 && $0.isFinite }) else {
