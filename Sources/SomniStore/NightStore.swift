@@ -22,7 +22,7 @@ public final class NightStore {
     /// Test seam: called between the steps of `add`; a thrown error aborts the save there.
     var saveStepHook: ((SaveStep) throws -> Void)?
 
-    enum SaveStep { case staged, inserted, renamed }
+    enum SaveStep { case staged, inserted, setAside, renamed }
 
     public static let databaseName = "somni.sqlite"
 
@@ -306,7 +306,11 @@ public final class NightStore {
     /// after a crash part-way a moved folder is gone with the save, so move only folders the store
     /// may own (an analysis built in `newIncomingFolder`), and copy a person's own folders.
     /// `replacing` nights (the same recording analysed before) leave the store in the same
-    /// transaction; their folders go after it commits (after a crash, swept as orphans).
+    /// transaction; their folders go after it commits (after a crash, swept as orphans). The new
+    /// night takes the id of the night it replaces when that is the first free one, so a night's
+    /// id stays what it was however often it is analysed again: the old folder is set aside in
+    /// staging under a name that says whose it was (`AsideName`) and goes after the commit; after
+    /// a crash before the commit, the sweep puts it back.
     ///
     /// With `unlessStored`, a night of the same recording (the same source, start and content,
     /// as `nights(recordedFrom:)` tells) already in the store, other than those `replacing`, is
@@ -338,6 +342,9 @@ public final class NightStore {
         }
 
         var placed: URL?
+        // The folder of the night replaced under the same id, while the new one takes its place.
+        var setAside: (folder: URL, home: URL)?
+        defer { if let setAside { StagingNames.shared.end(setAside.folder.lastPathComponent) } }
         do {
             // Nothing is committed as saved that a power cut could leave as empty names.
             try NightFolder.flushToDisk(staged)
@@ -349,14 +356,28 @@ public final class NightStore {
                 .first(where: { night in !replacing.contains { $0.id == night.id } }) {
                 throw AlreadyStored(night: rival)
             }
+            // The rows of the nights replaced go first, so their id is free for this one. Each
+            // is that night's only when it was added when that night was: one deleted meanwhile
+            // (another `somni delete`) may have left its id to a night saved since.
+            let deleteRow = try db.prepare("DELETE FROM nights WHERE id = ? AND added_at = ?")
+            var replaced: [NightRecord] = []
+            for old in replacing {
+                try deleteRow.run([.text(old.id), .double(old.addedAt)])
+                if db.changes > 0 { replaced.append(old) }
+            }
             let record = try insert(session)
-            // A night being replaced may have been deleted meanwhile (another `somni delete`),
-            // and its id, free again, given to this one: that row and folder are the new night's.
-            let replaced = replacing.filter { $0.id != record.id }
-            let deleteRow = try db.prepare("DELETE FROM nights WHERE id = ?")
-            for old in replaced { try deleteRow.run([.text(old.id)]) }
             try saveStepHook?(.inserted)
             let destination = nightsDirectory.appendingPathComponent(record.id, isDirectory: true)
+            if let same = replaced.first(where: { $0.id == record.id }), fm.fileExists(atPath: destination.path) {
+                let aside = stagingDirectory.appendingPathComponent(
+                    StagingNames.shared.begin(aside: same.id, addedAt: same.addedAt), isDirectory: true)
+                do { try fm.moveItem(at: destination, to: aside) } catch {
+                    StagingNames.shared.end(aside.lastPathComponent)
+                    throw SomniError(.io, "cannot set night \(same.id)'s folder aside to replace it", cause: error)
+                }
+                setAside = (aside, destination)
+                try saveStepHook?(.setAside)
+            }
             do { try fm.moveItem(at: staged, to: destination) } catch {
                 throw SomniError(.io, "cannot move the night into \(destination.path)", cause: error)
             }
@@ -365,7 +386,9 @@ public final class NightStore {
             try saveStepHook?(.renamed)
             try db.execute("COMMIT")
             if moving && !movedAway { try? fm.removeItem(at: source) }
-            for old in replaced { try? removeFolder(ofDeleted: old.id) }
+            // Left behind, the old folder set aside is swept as the replaced night's (its row is gone).
+            if let setAside { try? fm.removeItem(at: setAside.folder) }
+            for old in replaced where old.id != record.id { try? removeFolder(ofDeleted: old.id) }
             return record
         } catch let crash as SimulatedCrash {
             throw crash  // tests: stop dead, as a killed process would
@@ -373,6 +396,7 @@ public final class NightStore {
             try? db.execute("ROLLBACK")
             let current = placed ?? staged
             if movedAway { try? fm.moveItem(at: current, to: source) } else { try? fm.removeItem(at: current) }
+            if let setAside { try? fm.moveItem(at: setAside.folder, to: setAside.home) }
             throw error
         }
     }
@@ -524,6 +548,7 @@ public final class NightStore {
     /// Must run while holding the write lock, so that no save is between its rename and its commit.
     private func sweepOrphans() throws {
         let fm = FileManager.default
+        try restoreFoldersSetAside()
         let ids = Set(try records().map(\.id))
         for name in (try? fm.contentsOfDirectory(atPath: nightsDirectory.path)) ?? [] where !ids.contains(name) {
             try? fm.removeItem(at: nightsDirectory.appendingPathComponent(name))
@@ -543,6 +568,31 @@ public final class NightStore {
     }
 }
 
+extension NightStore {
+    /// A replace that died before its commit left the old night's row, and its folder set aside
+    /// in staging (the new night's may stand in its place): the folder goes back. One whose row
+    /// is gone or newer (the replace committed, or the night was deleted since) is left to the
+    /// staging sweep. Under the write lock.
+    func restoreFoldersSetAside() throws {
+        let fm = FileManager.default
+        let addedAt = try db.prepare("SELECT added_at FROM nights WHERE id = ?")
+        for name in (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
+        where !StagingNames.shared.isRunning(name) {
+            guard let (id, added) = StagingNames.setAside(name), try addedAt.bind([.text(id)]).step(),
+                  addedAt.double(0).bitPattern == added.bitPattern else { continue }
+            let home = nightsDirectory.appendingPathComponent(id, isDirectory: true)
+            if fm.fileExists(atPath: home.path) {
+                do { try fm.removeItem(at: home) } catch {
+                    throw SomniError(.io, "cannot put night \(id)'s folder back after an interrupted replace", cause: error)
+                }
+            }
+            do { try fm.moveItem(at: stagingDirectory.appendingPathComponent(name), to: home) } catch {
+                throw SomniError(.io, "cannot put night \(id)'s folder back after an interrupted replace", cause: error)
+            }
+        }
+    }
+}
+
 /// Thrown by a test's save hook to stop `add` dead, skipping its clean-up, as a killed process would.
 struct SimulatedCrash: Error {}
 
@@ -554,11 +604,26 @@ final class StagingNames: @unchecked Sendable {
     private var active: Set<String> = []
     private let pid = ProcessInfo.processInfo.processIdentifier
 
-    func begin() -> String {
-        let name = "\(pid)-\(UUID().uuidString)"
+    func begin() -> String { begin(name: "\(pid)-\(UUID().uuidString)") }
+
+    /// A name for the folder of night `id` (added at `addedAt`) set aside while a replacement
+    /// takes its place: "<pid>-aside-<added_at's bits in hex>-<id>", so that a sweep after a crash
+    /// knows whose it was and whether the replace committed.
+    func begin(aside id: String, addedAt: Double) -> String {
+        begin(name: "\(pid)-aside-\(String(addedAt.bitPattern, radix: 16))-\(id)")
+    }
+
+    private func begin(name: String) -> String {
         lock.lock(); defer { lock.unlock() }
         active.insert(name)
         return name
+    }
+
+    /// The night id and time added a set-aside folder's name holds; nil for other names.
+    static func setAside(_ name: String) -> (id: String, addedAt: Double)? {
+        let parts = name.split(separator: "-", maxSplits: 3)
+        guard parts.count == 4, parts[1] == "aside", let bits = UInt64(parts[2], radix: 16) else { return nil }
+        return (String(parts[3]), Double(bitPattern: bits))
     }
 
     func end(_ name: String) {

@@ -61,6 +61,9 @@ final class Database {
 
     var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// Rows the last INSERT, UPDATE or DELETE changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     /// Reads a single integer (`PRAGMA user_version`, `SELECT count(*)`…).
     func integer(_ sql: String) throws -> Int? {
         let s = try prepare(sql)

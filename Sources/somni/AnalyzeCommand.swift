@@ -158,7 +158,9 @@ struct AnalyzeCommand: Command {
         try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
                                          command: Self.name)
         guard !json else { return }
-        if !night.replaced.isEmpty { print("It replaces \(night.replaced.joined(separator: ", ")), the same recording analysed before.") }
+        let others = night.replaced.filter { $0 != night.savedAs }
+        if others.count < night.replaced.count { print("It replaces the earlier analysis of this recording, and keeps its id.") }
+        if !others.isEmpty { print("It replaces \(others.joined(separator: ", ")), the same recording analysed before.") }
         Self.sayIfUndated(night.session, savedAs: night.savedAs)
     }
 

@@ -56,6 +56,13 @@ struct ImportCommand: Command {
         if options.json { return try printJSON(record) }
         print("Imported night \(record.id)" + (record.nightDate.map { " (night of \($0))" } ?? "")
               + ": \(record.eventTotal) events, stored in \(store.folder(of: record).path)"
-              + (earlier.isEmpty ? "" : "; it replaces \(earlier.map(\.id).joined(separator: ", "))"))
+              + Self.replacing(earlier.map(\.id), by: record.id))
+    }
+
+    /// What the import says of the nights it replaced.
+    private static func replacing(_ ids: [String], by id: String) -> String {
+        let others = ids.filter { $0 != id }
+        return (others.count < ids.count ? "; it replaces the night stored before under that id" : "")
+            + (others.isEmpty ? "" : "; it replaces \(others.joined(separator: ", "))")
     }
 }

@@ -458,12 +458,12 @@ import Testing
 
         let replaced = try CLI.run(["analyze", first.path, "--replace", "--sensitivity", "8"] + options, environment: env)
         #expect(replaced.status == 0, "\(replaced.stderr)")
-        #expect(replaced.stdout.contains("It replaces \(firstID)"), "\(replaced.stdout)")
+        #expect(replaced.stdout.contains("It replaces the earlier analysis of this recording, and keeps its id."), "\(replaced.stdout)")
         let after = try nights()
         #expect(after.count == 2)
         let firstNow = try #require(after.first { $0["source"] as? String == first.lastPathComponent })
         let newID = try #require(firstNow["id"] as? String)
-        #expect(newID != firstID)
+        #expect(newID == firstID, "a night analysed again keeps its id")
         let session = try Session.load(from: store.appendingPathComponent("nights/\(newID)/\(Session.fileName)"))
         #expect(session.settings.sensitivity == 8)
         // The old night's folder went with it; only the two nights' folders are there.

@@ -181,9 +181,10 @@ import Testing
         #expect(again.status == 65 && again.errorLines.count == 1, "\(again.stderr)")
         #expect(again.stderr.contains("already in the store as 20261120-2300"), "\(again.stderr)")
         let replaced = try CLI.run(["import", bare.path, "--replace"], environment: store)
-        #expect(replaced.status == 0 && replaced.stdout.contains("it replaces 20261120-2300"), "\(replaced.stdout)")
+        #expect(replaced.status == 0 && replaced.stdout.contains("Imported night 20261120-2300")
+                && replaced.stdout.contains("it replaces the night stored before under that id"), "\(replaced.stdout)")
         let after = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
-        #expect(after.count == 2 && after.contains(listed[1]), "\(after)")
+        #expect(after.count == 2 && after.contains(listed[1]) && after.contains("20261120-2300"), "\(after)")
     }
 
     /// --from and --to pick nights by the evening each began, for nights, export and report --all.

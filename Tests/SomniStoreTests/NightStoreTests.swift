@@ -157,9 +157,10 @@ import SomniCore
         #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
     }
 
-    /// A recording analysed again replaces its night in one transaction: a crash at any step
-    /// leaves the old night whole; a finished save leaves only the new one, folder and all.
-    @Test(arguments: [NightStore.SaveStep.staged, .inserted, .renamed, nil])
+    /// A recording analysed again replaces its night in one transaction, under the same id: a
+    /// crash at any step leaves the old night whole (its folder, set aside for the new one,
+    /// put back by the next store opened); a finished save leaves only the new one, folder and all.
+    @Test(arguments: [NightStore.SaveStep.staged, .inserted, .setAside, .renamed, nil])
     func aNightAnalysedAgainReplacesTheOldOneOrLeavesIt(crashAt step: NightStore.SaveStep?) throws {
         let scratch = try Scratch()
         let dir = scratch.path("store")
@@ -189,9 +190,32 @@ import SomniCore
         let night = try #require(nights.first)
         #expect(try reopened.session(of: night).settings.sensitivity == (step == nil ? 8 : session.settings.sensitivity))
         #expect((night == old) == (step != nil))
+        #expect(night.id == old?.id, "the night keeps its id")
         #expect(try reopened.db.integer("SELECT count(*) FROM events") == session.events.count)
         #expect(NightFixture.tree(dir.appendingPathComponent("nights")).allSatisfy { $0.hasPrefix(night.id + "/") || $0 == night.id },
                 "\(NightFixture.tree(dir.appendingPathComponent("nights")))")
+        #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
+    }
+
+    /// A replace that fails (not a crash: an error the save catches) after the old folder was
+    /// set aside puts it back at once, and the old night stands as it was.
+    @Test(arguments: [NightStore.SaveStep.setAside, .renamed])
+    func aReplaceThatFailsPutsTheOldFolderBack(at step: NightStore.SaveStep) throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let session = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let old = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: session), moving: false)
+        let treeBefore = NightFixture.tree(scratch.path("store/nights"))
+        var again = session
+        again.settings.sensitivity = 8
+        let source = try NightFixture.folder(at: scratch.path("again"), session: again)
+        store.saveStepHook = { if $0 == step { throw SomniError(.io, "the disk went away") } }
+        #expect(throws: SomniError.self) { try store.add(nightFolder: source, moving: true, replacing: [old]) }
+        #expect(try store.nights() == [old])
+        #expect(try store.session(of: old).settings.sensitivity == session.settings.sensitivity)
+        #expect(NightFixture.tree(scratch.path("store/nights")) == treeBefore)
+        #expect(NightFixture.tree(scratch.path("store/staging")).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: source.appendingPathComponent(Session.fileName).path), "the moved folder is put back")
     }
 
     /// Another process deletes the night being replaced while the new one is staged: its id,
