@@ -230,7 +230,7 @@ struct RecordingOptions {
         try NightCloser.close(folder: folder, classifierName: classifier.name, sensitivity: sensitivity,
                               recovered: recovered) { master, folder, journal in
             var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: MP3ClipEncoder())
-            return try analyzer.analyze(source: AudioDecoder(url: master), sourceName: "microphone",
+            return try analyzer.analyze(source: SourceWithKnownGaps(AudioDecoder(url: master), gaps: journal.gaps), sourceName: "microphone",
                                         started: journal.startDate.map { RecordingStart(date: $0, origin: .recorder) },
                                         into: folder)
         }

@@ -164,6 +164,48 @@ final class PacedMicrophone: AudioSource {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path))
     }
 
+    /// A disk that filled in the night stops the audio, not the night: the rest of it, its
+    /// levels still in the envelope, is a gap "audio not saved" (taking in any gap the recorder
+    /// met there), the night is as long as it was, and its rates are over the time with audio.
+    /// Before, the night ended where its audio did, and the hours after were not in it.
+    @Test func aNightWhoseAudioStoppedIsAsLongAsItWasWithTheRestAGap() throws {
+        let folder = try temporaryFolder("audio-stopped")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_795_900_000), device: "test",
+                                   captureRate: 16_000, master: "master.flac", keepAudio: false)
+        journal.recordedSeconds = 300
+        journal.audioStoppedAt = 120
+        let lost = RecordingGap(start: 30, duration: 10, reason: "capture device lost")
+        journal.gaps = [lost, RecordingGap(start: 200, duration: 20, reason: "capture device lost again")]
+        try journal.save(in: folder)
+        try Data([1]).write(to: folder.appendingPathComponent("master.flac"))
+        try EnvelopeFile.write(values: [Float](repeating: 0.02, count: 3_000), rate: 10, start: nil,
+                               to: folder.appendingPathComponent(EnvelopeFile.fileName))
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: false) { _, _, journal in
+            // The master ends a little before the recorder noticed the disk was full.
+            let snores = [50.0, 90].map {
+                SessionEvent(id: "evt-\($0)", eventClass: .snoring, start: $0, end: $0 + 6, confidence: 0.9,
+                             peakDBFS: -20, meanDBFS: -25, severity: 40)
+            }
+            let gaps = journal.gaps.filter { $0.start < 118 }
+            var s = Session(source: "microphone", startedAt: nil, duration: 118, analysedSeconds: 60, activeShare: 0.5,
+                            settings: .init(sensitivity: 5, classifier: "test"),
+                            summary: SessionSummary(duration: 118, analysedSeconds: 60, activeShare: 0.5, gateBypassed: false,
+                                                    events: snores, episodes: [], recordedSeconds: 118 - RecordingGap.total(gaps)),
+                            episodes: [], events: snores, warnings: [])
+            s.gaps = gaps
+            return s
+        }
+        #expect(session.duration == 300 && session.summary.duration == 300)
+        let unsaved = RecordingGap(start: 118, duration: 182, reason: "audio not saved: the disk was full or the file too large")
+        #expect(session.gaps == [lost, unsaved], "\(session.gaps ?? [])")
+        #expect(session.recordedSeconds == 108 && session.summary.recordedSeconds == 108)
+        #expect(abs((session.summary.eventsPerHour["snoring"] ?? -1) - 2 * 3600 / 108) < 1e-9)
+        #expect(abs(session.summary.snoringPercent - 100 * 12 / 108) < 1e-9)
+        #expect(session.events.count == 2 && session.inconsistency == nil)
+        #expect(try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values.count == 3_000)
+    }
+
     /// A night whose microphone gives nothing for a while is still its recorder's: the journal is
     /// touched every minute from a thread of its own, and a journal touched lately names a live
     /// recorder however long ago its content was written.

@@ -234,6 +234,8 @@ import Testing
         #expect(gap.start > 6 && gap.start < 12, "\(gap)")
         #expect(abs(gap.start + gap.duration - 40) < 1, "\(gap)")
         #expect(abs(session.duration - 40) < 1)
+        // The morning analysis knew the gap: its rates are over the 8 s or so with sound.
+        #expect(abs((session.summary.recordedSeconds ?? -1) - gap.start) < 0.01, "\(session.summary)")
     }
 
     /// Live mode on a synthesised night played through the capture path (file backend): the
@@ -367,9 +369,14 @@ import Testing
         }
         let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
         #expect(session.warnings.contains { $0.contains("audio stopped being saved") })
-        // What reached the disk before the limit; the writer noticed the failure a little later.
-        #expect(session.duration > 10)
-        #expect(session.duration <= stoppedAt)
+        // The night is as long as it was; what came after the audio that reached the disk (the
+        // writer noticed the failure a little later) is a gap, and the rates are over the rest.
+        #expect(abs(session.duration - journal.recordedSeconds) < 0.5, "\(session.duration)")
+        let unsaved = try #require(session.gaps?.last)
+        #expect(unsaved.start > 10 && unsaved.start <= stoppedAt && abs(unsaved.start + unsaved.duration - session.duration) < 0.01)
+        #expect(unsaved.reason.hasPrefix("audio not saved"), "\(unsaved.reason)")
+        #expect(session.events.allSatisfy { $0.end <= unsaved.start + 1 })
+        #expect(abs((session.summary.recordedSeconds ?? -1) - unsaved.start) < 0.01, "\(session.summary)")
     }
 
     /// A disk still full when the night ends: one message that says where the night is and that

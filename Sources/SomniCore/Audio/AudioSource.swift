@@ -44,6 +44,25 @@ extension AudioSource {
     public var fingerprint: String? { nil }
 }
 
+/// A recording whose gaps are known from elsewhere: a night-mode master, where the recorder's
+/// journal lists the time the microphone was away, filled with silence. The analysis then
+/// weighs and rates the night over the time recorded, as it does a night joined from parts.
+public final class SourceWithKnownGaps<Base: AudioSource>: AudioSource {
+    private let base: Base
+    public let gaps: [RecordingGap]
+
+    public init(_ base: Base, gaps: [RecordingGap]) {
+        self.base = base; self.gaps = gaps
+    }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int { try base.read(into: buffer) }
+    public var expectedDuration: Double? { base.expectedDuration }
+    public var warnings: [String] { base.warnings }
+    public var recordedSampleRate: Int? { base.recordedSampleRate }
+    public func rereadableSamples() -> PCM16Samples? { base.rereadableSamples() }
+    public var fingerprint: String? { base.fingerprint }
+}
+
 /// Writes a short clip (16 kHz mono) to a compressed file a browser can play.
 public protocol ClipEncoder: Sendable {
     /// File extension without the dot, e.g. "m4a".

@@ -50,6 +50,9 @@ public enum NightCloser {
             session.startedAt = journal.startedAt
             session.warnings += journal.warnings
             if !journal.gaps.isEmpty { session.gaps = journal.gaps }
+            // The audio stopped before the night did (a full disk): the rest of the night, its
+            // levels in the envelope, is a gap, where before the night ended with its audio.
+            if journal.audioStoppedAt != nil { session.extend(to: duration, notRecordedBecause: audioNotSaved) }
         }
         session.startedFrom = session.startedAt == nil ? nil : .recorder
         session.timeZone = journal.timeZone
@@ -70,6 +73,9 @@ public enum NightCloser {
         try journal.save(in: folder)
         return session
     }
+
+    /// The reason of the gap at the end of a night whose audio stopped being saved.
+    static let audioNotSaved = "audio not saved: the disk was full or the file too large"
 
     static func masterFile(in folder: URL, journal: NightJournal) -> URL? {
         guard let name = journal.master else { return nil }

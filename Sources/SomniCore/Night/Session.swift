@@ -264,6 +264,21 @@ public struct Session: Codable, Sendable, Equatable {
         return nil
     }
 
+    /// Makes the night `length` long when it went on after its audio ended (a master that
+    /// stopped when the disk filled): the time after is a gap for `reason`, taking in the gaps
+    /// there were in it, and the summary's rates are over the time recorded. A second or less
+    /// past the end is the encoder's last frame, not a gap.
+    public mutating func extend(to length: Double, notRecordedBecause reason: String) {
+        let end = duration
+        guard length > end + 1 else { return }
+        var kept = (gaps ?? []).filter { $0.start < end }
+        for i in kept.indices { kept[i].duration = min(kept[i].duration, end - kept[i].start) }
+        gaps = kept + [RecordingGap(start: end, duration: length - end, reason: reason)]
+        duration = length
+        summary.duration = length
+        summary = summary.overRecordedTime(recordedSeconds)
+    }
+
     /// The loudest event (by peak level) of each snoring episode, keyed by the episode's index.
     public var loudestEventOfEachEpisode: [Int: SessionEvent] {
         var loudest: [Int: SessionEvent] = [:]
