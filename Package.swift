@@ -53,6 +53,6 @@ let package = Package(
         .testTarget(name: "SomniReportTests", dependencies: ["SomniReport", "SomniStore", "SomniCore", "SomniAudio", "CZlib"]),
         // zlib, only to decode the browser's PNG screenshots in the report tests.
         .systemLibrary(name: "CZlib", path: "Tests/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        .testTarget(name: "SomniCLITests", dependencies: ["somni", "somni-engine-example", "SomniCore", "SomniAudio"]),
+        .testTarget(name: "SomniCLITests", dependencies: ["somni", "somni-engine-example", "SomniCore", "SomniAudio", "SomniStore"]),
     ]
 )

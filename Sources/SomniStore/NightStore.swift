@@ -12,6 +12,9 @@ import SomniCore
 public final class NightStore {
     public let directory: URL
     private(set) var db: Database
+    /// The schema the database is read with: this build's, but for a store of an older Somni
+    /// read as it stands on a full disk, where it cannot be migrated.
+    private var schemaVersion = Schema.currentVersion
     /// Opened as a read-only snapshot because the disk was too full to open it for writing
     /// (`Access.readOnlyIfDiskFull`); `delete` still works, freeing space first.
     public var isReadOnly: Bool { readOnlyBecause != nil }
@@ -72,11 +75,12 @@ public final class NightStore {
             let log = (try? fm.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
             guard access == .readOnlyIfDiskFull, log == 0, fm.fileExists(atPath: path),
                   let snapshot = try? Database(path: path, snapshot: true),
-                  (try? Schema.version(of: snapshot)) == Schema.currentVersion else {
+                  let version = try? Schema.version(of: snapshot), (1...Schema.currentVersion).contains(version) else {
                 if writable { throw NightStore.diskFull(directory, cause: error) }
                 throw NightStore.notWritable(directory)  // the folder is the reason; SQLite's own words (a missing -wal file) misled
             }
             db = snapshot
+            schemaVersion = version
             readOnlyBecause = writable ? .diskFull : .notWritable
         }
     }
@@ -148,11 +152,15 @@ public final class NightStore {
 
     // MARK: Reading
 
-    private static let nightColumns = """
+    /// The columns `record` reads, those a store of an older schema lacks given as NULL or 0.
+    private var nightColumns: String {
+        """
         id, started_at, night_date, source, duration, analysed_seconds, active_share, sensitivity, classifier,
         snoring_minutes, snoring_percent, snoring_episodes, snoring_events, sleep_talk_events, cough_events, added_at,
-        source_fingerprint, time_zone, seconds_not_recorded
+        \(schemaVersion >= 3 ? "source_fingerprint" : "NULL"), \(schemaVersion >= 4 ? "time_zone" : "NULL"),
+        \(schemaVersion >= 5 ? "seconds_not_recorded" : "0")
         """
+    }
 
     private static func record(_ s: Statement) -> NightRecord {
         NightRecord(
@@ -167,7 +175,7 @@ public final class NightStore {
     }
 
     private func records(where condition: String = "", _ values: [SQLValue] = []) throws -> [NightRecord] {
-        let s = try db.prepare("SELECT \(NightStore.nightColumns) FROM nights \(condition) "
+        let s = try db.prepare("SELECT \(nightColumns) FROM nights \(condition) "
             + "ORDER BY started_unix IS NULL, started_unix, added_at, id").bind(values)
         var out: [NightRecord] = []
         while try s.step() { out.append(NightStore.record(s)) }
@@ -263,10 +271,10 @@ public final class NightStore {
     /// store when it is not (the folder removed or moved by hand, a disk restored without it).
     public func existingFolder(of night: NightRecord) throws -> URL {
         let folder = folder(of: night)
-        guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path) else {
-            throw SomniError(.io, "night \(night.id) has lost its folder (\(folder.path) has no \(Session.fileName)): put it back, or 'somni delete \(night.id)' forgets the night")
-        }
-        return folder
+        if FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path) { return folder }
+        // A replace of it is committing this moment: the night read is still this one.
+        if let aside = folderSetAside(of: night) { return aside }
+        throw SomniError(.io, "night \(night.id) has lost its folder (\(folder.path) has no \(Session.fileName)): put it back, or 'somni delete \(night.id)' forgets the night")
     }
 
     /// The night's session.json.
@@ -353,7 +361,7 @@ public final class NightStore {
             try sweepOrphans()
             if unlessStored, let rival = try nights(recordedFrom: session.source, startedAt: NightClock(iso: session.startedAt)?.start,
                                                     fingerprint: session.sourceFingerprint)
-                .first(where: { night in !replacing.contains { $0.id == night.id } }) {
+                .first(where: { night in !replacing.contains { $0.id == night.id && $0.addedAt == night.addedAt } }) {
                 throw AlreadyStored(night: rival)
             }
             // The rows of the nights replaced go first, so their id is free for this one. Each
@@ -365,7 +373,10 @@ public final class NightStore {
                 try deleteRow.run([.text(old.id), .double(old.addedAt)])
                 if db.changes > 0 { replaced.append(old) }
             }
-            let record = try insert(session)
+            // The same recording from the same start keeps the id it had (a `-2` too); dated
+            // only now, it takes the id of its start.
+            let start = NightClock(iso: session.startedAt)?.start
+            let record = try insert(session, preferring: replaced.first { NightClock(iso: $0.startedAt)?.start == start }?.id)
             try saveStepHook?(.inserted)
             let destination = nightsDirectory.appendingPathComponent(record.id, isDirectory: true)
             if let same = replaced.first(where: { $0.id == record.id }), fm.fileExists(atPath: destination.path) {
@@ -424,17 +435,23 @@ public final class NightStore {
         }
     }
 
-    private func insert(_ session: Session) throws -> NightRecord {
+    /// Inserts the night's rows under `preferred` when that id is free, else the first free one
+    /// of its start's ("yyyyMMdd-HHmm", "-2", "-3"…).
+    private func insert(_ session: Session, preferring preferred: String? = nil) throws -> NightRecord {
         let clock = NightClock(of: session)
         let added = Date().timeIntervalSince1970
         let base = clock?.compactDateTime() ?? NightClock(start: Date(timeIntervalSince1970: added), offsetSeconds: 0)
             .compactDateTime() + "-undated"
         let taken = try db.prepare("SELECT 1 FROM nights WHERE id = ?")
         var id = base
-        var n = 1
-        while try taken.bind([.text(id)]).step() {
-            n += 1
-            id = "\(base)-\(n)"
+        if let preferred, try !taken.bind([.text(preferred)]).step() {
+            id = preferred
+        } else {
+            var n = 1
+            while try taken.bind([.text(id)]).step() {
+                n += 1
+                id = "\(base)-\(n)"
+            }
         }
         let summary = session.summary
         let record = NightRecord(
@@ -494,6 +511,7 @@ public final class NightStore {
                                  + "remove its row: free more space and run 'somni delete \(night.id)' again", cause: error)
             }
             readOnlyBecause = nil
+            schemaVersion = Schema.currentVersion
         }
         try db.writeTransaction {
             try db.prepare("DELETE FROM nights WHERE id = ?").run([.text(night.id)])
@@ -549,6 +567,7 @@ public final class NightStore {
     private func sweepOrphans() throws {
         let fm = FileManager.default
         try restoreFoldersSetAside()
+        try Schema.fillTimeNotRecorded(db)
         let ids = Set(try records().map(\.id))
         for name in (try? fm.contentsOfDirectory(atPath: nightsDirectory.path)) ?? [] where !ids.contains(name) {
             try? fm.removeItem(at: nightsDirectory.appendingPathComponent(name))
@@ -569,6 +588,14 @@ public final class NightStore {
 }
 
 extension NightStore {
+    /// The folder of `night` set aside by a replace that has not committed yet, when there is one.
+    func folderSetAside(of night: NightRecord) -> URL? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
+        return names.first { name in
+            StagingNames.setAside(name).map { $0.id == night.id && $0.addedAt.bitPattern == night.addedAt.bitPattern } ?? false
+        }.map { stagingDirectory.appendingPathComponent($0, isDirectory: true) }
+    }
+
     /// A replace that died before its commit left the old night's row, and its folder set aside
     /// in staging (the new night's may stand in its place): the folder goes back. One whose row
     /// is gone or newer (the replace committed, or the night was deleted since) is left to the

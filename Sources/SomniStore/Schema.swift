@@ -73,34 +73,34 @@ enum Schema {
         """
         ALTER TABLE nights ADD COLUMN time_zone TEXT;
         """,
-        // 5: the time a night has no recording of (its gaps), over which its rates are not; filled
-        // in from each night's session.json by `fillRecordedTime`.
+        // 5: the time a night has no recording of (its gaps), over which its rates are not; NULL
+        // until learned from the night's session.json by `fillTimeNotRecorded`.
         """
-        ALTER TABLE nights ADD COLUMN seconds_not_recorded REAL NOT NULL DEFAULT 0;
+        ALTER TABLE nights ADD COLUMN seconds_not_recorded REAL;
         """,
     ]
 
     /// Work a migration needs beyond its SQL, run in the same transaction.
     private static func finish(migration version: Int, _ db: Database) throws {
-        if version == 5 { try fillRecordedTime(db) }
+        if version == 5 { try fillTimeNotRecorded(db) }
     }
 
-    /// Nights stored before schema 5 with gaps (a joined night's pauses, a lost microphone) get
-    /// their time not recorded from session.json, and their snoring share over the time recorded
-    /// (`Session.load` reads an older session's summary so). A night whose folder is missing or
-    /// unreadable keeps its numbers: the store's commands say so when they reach it.
-    private static func fillRecordedTime(_ db: Database) throws {
+    /// Nights stored before schema 5 learn their time not recorded from session.json, and those
+    /// with gaps (a joined night's pauses, a lost microphone) their snoring share over the time
+    /// recorded (`Session.load` reads an older session's summary so). A night whose folder is
+    /// missing or unreadable stays unknown (NULL, read as no gaps) and is tried again each time
+    /// the store is swept, so a folder put back is learned then. Under the write lock.
+    static func fillTimeNotRecorded(_ db: Database) throws {
         let nights = URL(fileURLWithPath: db.path).deletingLastPathComponent().appendingPathComponent("nights")
-        let ids = try db.prepare("SELECT id FROM nights")
-        var withGaps: [(id: String, session: Session)] = []
+        let ids = try db.prepare("SELECT id FROM nights WHERE seconds_not_recorded IS NULL")
+        var learned: [(id: String, session: Session)] = []
         while try ids.step() {
             guard let id = ids.string(0), let session = try? Session.load(
-                from: nights.appendingPathComponent(id).appendingPathComponent(Session.fileName)),
-                  session.secondsNotRecorded > 0 else { continue }
-            withGaps.append((id, session))
+                from: nights.appendingPathComponent(id).appendingPathComponent(Session.fileName)) else { continue }
+            learned.append((id, session))
         }
         let update = try db.prepare("UPDATE nights SET seconds_not_recorded = ?, snoring_percent = ? WHERE id = ?")
-        for (id, session) in withGaps {
+        for (id, session) in learned {
             try update.run([.double(session.secondsNotRecorded), .double(session.summary.snoringPercent), .text(id)])
         }
     }

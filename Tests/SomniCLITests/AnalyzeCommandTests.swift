@@ -804,6 +804,7 @@ extension AnalyzeDatingTests {
             #expect(abs((gapped.summary.eventsPerHour[c.rawValue] ?? -1) - Double(count) * 3600 / original.duration) < 1e-6, "\(c)")
         }
         #expect(abs(gapped.summary.snoringPercent - 100 * gapped.summary.snoringMinutes * 60 / original.duration) < 1e-6)
+        #expect(gapped.analysedSeconds <= gapped.recordedSeconds + 0.01, "nothing is analysed in the pause")
         #expect(bare.stdout.contains("per hour recorded") && bare.stdout.contains("% of the time recorded)"), "\(bare.stdout)")
         #expect(shown.filter { $0.contains("of the time recorded ·") && $0.contains("/h recorded)") }.count == 1, "\(shown)")
         let perNight = try CLI.run(["export", "--all", "--rows", "night"], environment: env).stdout.split(separator: "\n")

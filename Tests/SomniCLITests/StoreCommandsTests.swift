@@ -1,5 +1,6 @@
 import Foundation
 import SomniCore
+@testable import SomniStore
 import Testing
 
 /// The store's commands as a person runs them one after another: nights analysed into a store,
@@ -435,15 +436,22 @@ import Testing
 
     /// On a disk that is really full (a 4 MiB tmpfs in a private mount namespace, filled to the
     /// last byte), the store is listed, and deleting a night frees its clips and then removes its
-    /// row in the same run.
-    @Test(.enabled(if: FullDisk.available, Comment(rawValue: FullDisk.missingMessage)))
-    func onAFullDiskDeletingANightFreesItsSpace() throws {
+    /// row in the same run. A store an older Somni wrote (schema 4), which cannot be migrated
+    /// there, is read as it stands, and migrated once the delete has made room: before, every
+    /// command, delete too, said the disk was full.
+    @Test(.enabled(if: FullDisk.available, Comment(rawValue: FullDisk.missingMessage)), arguments: [false, true])
+    func onAFullDiskDeletingANightFreesItsSpace(storeOfAnOlderSomni: Bool) throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let source = dir.appendingPathComponent("store")
         let audio = dir.appendingPathComponent("night.wav")
         try CLI.synthesiseShortNight(at: audio)
         try storeTwoEvenings(of: audio, in: ["SOMNI_STORE": source.path])
+        if storeOfAnOlderSomni {
+            let db = try Database(path: source.appendingPathComponent(NightStore.databaseName).path)
+            try db.execute("ALTER TABLE nights DROP COLUMN seconds_not_recorded; DELETE FROM schema_version WHERE version = 5")
+            #expect(try Schema.version(of: db) == 4)
+        }
         let script = """
             set -u
             mount -t tmpfs -o size=4m tmpfs "$DIR/disk" || exit 99
@@ -457,6 +465,7 @@ import Testing
             echo "$(free)" > "$DIR/free-after"
             "$SOMNI" nights --json > "$DIR/after" 2>&1
             ls "$DIR/disk/store/nights" > "$DIR/folders"
+            mkdir -p "$DIR/disk-copy" && cp "$DIR/disk/store/somni.sqlite" "$DIR/disk-copy/"
             """
         let read = try FullDisk.run(script, in: dir)
         #expect(read("free-before") == "0", "the disk was filled")
@@ -467,6 +476,8 @@ import Testing
         #expect((Int(read("free-after")) ?? 0) > 0, "deleting freed space")
         #expect(try CLI.nightIDs(read("after")) == ["20261102-2300"], "\(read("after"))")
         #expect(read("folders") == "20261102-2300")
+        let migrated = try Database(path: dir.appendingPathComponent("disk-copy/\(NightStore.databaseName)").path)
+        #expect(try Schema.version(of: migrated) == Schema.currentVersion)
     }
 
     /// A store on a read-only disk (a backup medium, a mount gone read-only) is read as it

@@ -206,6 +206,32 @@ final class PacedMicrophone: AudioSource {
         #expect(try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values.count == 3_000)
     }
 
+    /// A night closed after a crash has audio up to the master's last flush; a gap the recorder
+    /// was in when it died runs past that. It is cut at the night's end, where before the night
+    /// said a gap ran outside it, and the store refused it.
+    @Test func aGapPastTheAudioACrashLeftIsCutAtTheNightsEnd() throws {
+        let folder = try temporaryFolder("gap-past-end")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_795_900_000), device: "test",
+                                   captureRate: 16_000, master: "master.flac", keepAudio: false)
+        journal.recordedSeconds = 140
+        journal.gaps = [RecordingGap(start: 100, duration: 40, reason: "capture device lost")]
+        try journal.save(in: folder)
+        try Data([1]).write(to: folder.appendingPathComponent("master.flac"))
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { _, _, _ in
+            let snore = SessionEvent(id: "evt-0001", eventClass: .snoring, start: 50, end: 56, confidence: 0.9,
+                                     peakDBFS: -20, meanDBFS: -25, severity: 40)
+            return Session(source: "microphone", startedAt: nil, duration: 110, analysedSeconds: 60, activeShare: 0.5,
+                           settings: .init(sensitivity: 5, classifier: "test"),
+                           summary: SessionSummary(duration: 110, analysedSeconds: 60, activeShare: 0.5, gateBypassed: false,
+                                                   events: [snore], episodes: [], recordedSeconds: 100),
+                           episodes: [], events: [snore], warnings: [])
+        }
+        #expect(session.gaps == [RecordingGap(start: 100, duration: 10, reason: "capture device lost")])
+        #expect(session.inconsistency == nil && session.duration == 110)
+        #expect(session.summary.recordedSeconds == 100 && session.summary.eventsPerHour["snoring"] == 36)
+    }
+
     /// A night whose microphone gives nothing for a while is still its recorder's: the journal is
     /// touched every minute from a thread of its own, and a journal touched lately names a live
     /// recorder however long ago its content was written.

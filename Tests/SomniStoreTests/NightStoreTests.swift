@@ -197,6 +197,70 @@ import SomniCore
         #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
     }
 
+    /// Read while a replace of it commits (its folder set aside, the new one not yet in place),
+    /// a night is the old one whole, not one that "has lost its folder".
+    @Test func aNightReadWhileItIsBeingReplacedIsTheOldOne() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let store = try NightStore(directory: dir), reader = try NightStore(directory: dir)
+        let session = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let old = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: session), moving: false)
+        var again = session
+        again.settings.sensitivity = 8
+        var read: Session?
+        store.saveStepHook = { if $0 == .setAside { read = try reader.session(of: old) } }
+        _ = try store.add(nightFolder: NightFixture.folder(at: scratch.path("again"), session: again), moving: false, replacing: [old])
+        #expect(read == session)
+    }
+
+    /// Two replaces of one night at once: the first saves under the night's id; the second finds
+    /// that night (the same id, added since) as the recording's, and saves nothing. Before, it
+    /// took the id for the night it was asked to replace, and the store held two.
+    @Test func twoReplacesOfOneNightAtOnceLeaveOneNight() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let session = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let old = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: session), moving: false)
+        var (a, b) = (session, session)
+        a.settings.sensitivity = 3
+        b.settings.sensitivity = 8
+        let first = try store.add(nightFolder: NightFixture.folder(at: scratch.path("a"), session: a), moving: false,
+                                  replacing: [old], unlessStored: true)
+        #expect(first.id == old.id)
+        #expect { try store.add(nightFolder: NightFixture.folder(at: scratch.path("b"), session: b), moving: false,
+                                replacing: [old], unlessStored: true) } throws: { ($0 as? NightStore.AlreadyStored)?.night == first }
+        #expect(try store.nights() == [first])
+        #expect(try store.session(of: first).settings.sensitivity == 3)
+    }
+
+    /// A night replaced from the same start keeps its id whatever it is: a second night of one
+    /// start ("-2"), an undated night's. Dated only now, it takes its start's.
+    @Test func aReplacedNightKeepsAnyIdItHadFromTheSameStart() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let first = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        var second = first
+        second.source = "other.m4a"
+        var undated = first
+        undated.startedAt = nil
+        undated.source = "undated.m4a"
+        _ = try store.add(nightFolder: NightFixture.folder(at: scratch.path("1"), session: first), moving: false)
+        let two = try store.add(nightFolder: NightFixture.folder(at: scratch.path("2"), session: second), moving: false)
+        let three = try store.add(nightFolder: NightFixture.folder(at: scratch.path("3"), session: undated), moving: false)
+        #expect(two.id == "20261101-2300-2" && three.id.hasSuffix("-undated"))
+        second.settings.sensitivity = 8
+        #expect(try store.add(nightFolder: NightFixture.folder(at: scratch.path("2b"), session: second), moving: false,
+                              replacing: [two]).id == two.id)
+        let undatedAgain = try store.add(nightFolder: NightFixture.folder(at: scratch.path("3b"), session: undated), moving: false,
+                                         replacing: [three])
+        #expect(undatedAgain.id == three.id)
+        var dated = undated
+        dated.startedAt = "2026-11-02T23:30:00Z"
+        #expect(try store.add(nightFolder: NightFixture.folder(at: scratch.path("3c"), session: dated), moving: false,
+                              replacing: [undatedAgain]).id == "20261102-2330")
+        #expect(try store.nights().count == 3)
+    }
+
     /// A replace that fails (not a crash: an error the save catches) after the old folder was
     /// set aside puts it back at once, and the old night stands as it was.
     @Test(arguments: [NightStore.SaveStep.setAside, .renamed])
@@ -382,6 +446,8 @@ import SomniCore
         ("start", "its start 'yesterday' is not an ISO 8601 time"),
         ("zone", "its time zone 'Mars/Olympus' is not one this system knows"),
         ("recorded", "its summary says 7200.0 s were recorded of a 3600.0 s night"),
+        ("gaps overlap", "its recording gaps at 100.0 s and 500.0 s overlap"),
+        ("event in a gap", "event evt-0002 lies in the recording gap at 100.0 s"),
     ])
     func aNightWithImpossibleNumbersIsRefusedSayingWhich(fault: String, message: String) throws {
         let scratch = try Scratch()
@@ -404,6 +470,12 @@ import SomniCore
         case "start": s.startedAt = "yesterday"
         case "zone": s.timeZone = "Mars/Olympus"
         case "recorded": s.summary.recordedSeconds = 7200
+        case "gaps overlap":
+            s.gaps = [RecordingGap(start: 500, duration: 100, reason: "b"), RecordingGap(start: 100, duration: 1000, reason: "a")]
+            s.summary.recordedSeconds = nil
+        case "event in a gap":  // evt-0002 runs 120–124 s
+            s.gaps = [RecordingGap(start: 100, duration: 60, reason: "a")]
+            s.summary.recordedSeconds = 3540
         default: s.version = 2
         }
         try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))
@@ -481,10 +553,15 @@ import SomniCore
         #expect(abs(night.snoringPercent - 2 * gapped.summary.snoringPercent) < 1e-9)
         let lost = try #require(nights["lost"])
         #expect(lost.secondsNotRecorded == 0 && lost.snoringPercent == 1.5 && lost.rate(.cough) == 0.5)
+        // Its folder put back (as the store's error advises), the next store opened learns it.
+        try NightFixture.folder(at: dir.appendingPathComponent("nights/lost"), session: gapped)
+        let found = try #require(try NightStore(directory: dir).nights().first { $0.id == "lost" })
+        #expect(found.secondsNotRecorded == 3600 && found.rate(.cough) == 1)
+        #expect(abs(found.snoringPercent - night.snoringPercent) < 1e-9)
 
         // A night saved now carries its time not recorded into its row.
         var joined = NightFixture.session(startedAt: "2026-11-29T23:00:00Z", duration: 7200)
-        joined.gaps = gapped.gaps
+        joined.setGaps(gapped.gaps ?? [])
         let saved = try store.add(nightFolder: try NightFixture.folder(at: scratch.path("joined"), session: joined), moving: false)
         #expect(saved.secondsNotRecorded == 3600)
         #expect(try store.nights().first { $0.id == saved.id }?.secondsNotRecorded == 3600)

@@ -49,7 +49,8 @@ public enum NightCloser {
             session.source = "microphone (\(journal.device))"
             session.startedAt = journal.startedAt
             session.warnings += journal.warnings
-            if !journal.gaps.isEmpty { session.gaps = journal.gaps }
+            // The recorder's gaps, cut where the audio a crash left ends (the analysis knew them).
+            session.setGaps(journal.gaps)
             // The audio stopped before the night did (a full disk): the rest of the night, its
             // levels in the envelope, is a gap, where before the night ended with its audio.
             if journal.audioStoppedAt != nil { session.extend(to: duration, notRecordedBecause: audioNotSaved) }

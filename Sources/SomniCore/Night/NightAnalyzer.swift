@@ -127,8 +127,14 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         }
 
         // 2. Gate and windows at their true positions.
+        let notRecorded = source.gaps.map { TimeRange(start: $0.start, end: $0.start + $0.duration) }
         let gate = SilenceGate.run(envelope: envelope, snoreBand: SilenceGate.snoreBandEnvelope(frames), duration: duration,
-                                   notRecorded: source.gaps.map { TimeRange(start: $0.start, end: $0.start + $0.duration) })
+                                   notRecorded: notRecorded)
+        // Stretches cut to the time recorded: the silence filling a gap holds nothing to classify.
+        let recordedParts = SilenceGate.complement(of: notRecorded, within: duration)
+        func recordedOnly(_ stretches: [TimeRange]) -> [TimeRange] {
+            notRecorded.isEmpty ? stretches : SilenceGate.intersection(SilenceGate.union(stretches, [], mergeGap: 0), recordedParts)
+        }
         let starts = WindowPlanner.windowStarts(stretches: gate.stretches, totalSamples: totalSamples,
                                                 windowLength: classifier.windowLength)
         classifier.prepare(noiseFloor: gate.floor)
@@ -152,7 +158,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         var classified = Set(starts), contextStretches: [TimeRange] = []
         var heard = EventDetector.sureSnoring(in: labelled, within: wholeNight, minimum: sure)
         for _ in 0..<Self.snoringContextRounds {
-            let context = EventDetector.snoringContext(of: detected, heard: heard, duration: duration)
+            let context = recordedOnly(EventDetector.snoringContext(of: detected, heard: heard, duration: duration))
             let extra = WindowPlanner.windowStarts(stretches: context, totalSamples: totalSamples,
                                                    windowLength: classifier.windowLength).filter { !classified.contains($0) }
             guard !extra.isEmpty else { break }
@@ -180,7 +186,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             for i in events.indices { events[i].clip = "clips/\(names[i])" }
         }
 
-        let analysed = SilenceGate.union(gate.stretches, contextStretches, mergeGap: 0).reduce(0) { $0 + ($1.end - $1.start) }
+        let analysed = recordedOnly(SilenceGate.union(gate.stretches, contextStretches, mergeGap: 0)).reduce(0) { $0 + ($1.end - $1.start) }
         let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
                                      gateBypassed: gate.bypassed, events: events, episodes: episodes,
                                      recordedSeconds: duration - RecordingGap.total(source.gaps))

@@ -234,8 +234,9 @@ public struct Session: Codable, Sendable, Equatable {
         guard summary.snoringMinutes >= 0, summary.snoringMinutes * 60 <= end, (0...100).contains(summary.snoringPercent) else {
             return "its summary says \(summary.snoringMinutes) min (\(summary.snoringPercent) %) of snoring in a \(duration) s night"
         }
-        if let recorded = summary.recordedSeconds, !(recorded >= 0 && recorded <= end) {
+        if let recorded = summary.recordedSeconds, !(abs(recorded - recordedSeconds) <= 1) {
             return "its summary says \(recorded) s were recorded of a \(duration) s night"
+                + (secondsNotRecorded > 0 ? " with \(secondsNotRecorded) s not recorded" : "")
         }
         guard summary.snoringEpisodes >= 0, summary.eventCounts.values.allSatisfy({ $0 >= 0 }),
               summary.eventsPerHour.values.allSatisfy({ $0 >= 0 && $0.isFinite }) else {
@@ -261,6 +262,16 @@ public struct Session: Codable, Sendable, Equatable {
         for g in gaps ?? [] where badTime(g.start, g.start + g.duration) {
             return "a recording gap at \(g.start) s of \(g.duration) s lies outside the \(duration) s night"
         }
+        // Gaps are times without a recording: one at a time, and nothing heard in them.
+        let sortedGaps = (gaps ?? []).sorted { $0.start < $1.start }
+        for (a, b) in zip(sortedGaps, sortedGaps.dropFirst()) where b.start < a.start + a.duration - 0.01 {
+            return "its recording gaps at \(a.start) s and \(b.start) s overlap"
+        }
+        for g in sortedGaps {
+            if let e = events.first(where: { $0.start >= g.start + 1 && $0.end <= g.start + g.duration - 1 }) {
+                return "event \(e.id) lies in the recording gap at \(g.start) s, where there was no sound"
+            }
+        }
         return nil
     }
 
@@ -271,11 +282,18 @@ public struct Session: Codable, Sendable, Equatable {
     public mutating func extend(to length: Double, notRecordedBecause reason: String) {
         let end = duration
         guard length > end + 1 else { return }
-        var kept = (gaps ?? []).filter { $0.start < end }
-        for i in kept.indices { kept[i].duration = min(kept[i].duration, end - kept[i].start) }
-        gaps = kept + [RecordingGap(start: end, duration: length - end, reason: reason)]
+        setGaps(gaps ?? [])
         duration = length
         summary.duration = length
+        setGaps((gaps ?? []) + [RecordingGap(start: end, duration: length - end, reason: reason)])
+    }
+
+    /// Takes `given` as the night's gaps (the recorder's, which may run past the audio a crash
+    /// left), cut at its end, and its summary's rates over the time recorded.
+    public mutating func setGaps(_ given: [RecordingGap]) {
+        var kept = given.filter { $0.start < duration }
+        for i in kept.indices { kept[i].duration = min(kept[i].duration, duration - kept[i].start) }
+        gaps = kept.isEmpty ? nil : kept
         summary = summary.overRecordedTime(recordedSeconds)
     }
 
