@@ -321,7 +321,7 @@ public final class NightRecorder<C: SoundClassifier> {
             master = nil
         }
         journal.status = .captured
-        journal.recordedSeconds = Double(processed) / Double(rate)
+        journal.secondsFlushed = Double(processed) / Double(rate)
         try journal.save(in: folder)
     }
 
@@ -338,7 +338,7 @@ public final class NightRecorder<C: SoundClassifier> {
         if appendEnvelope(pendingEnvelope) { pendingEnvelope.removeAll(keepingCapacity: true) }
         master?.synchronize()
         lastFlush = processed
-        journal.recordedSeconds = Double(processed) / Double(rate)
+        journal.secondsFlushed = Double(processed) / Double(rate)
         journal.updatedAt = Date().timeIntervalSince1970
         journal.openEpisode = clip?.record()
         do { try journal.save(in: folder) } catch {

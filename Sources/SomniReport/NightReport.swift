@@ -93,7 +93,7 @@ public enum NightReport {
         return """
         <section class="trends" id="trends"><h2>Across \(nightCount(trends.count))</h2>
         <h3>Snoring minutes per night</h3><div class="trend-chart" data-chart="minutes"></div>
-        <h3>Share of the night snoring (%)</h3><div class="trend-chart" data-chart="percent"></div>
+        <h3>Share of the night snoring (% of the time recorded)</h3><div class="trend-chart" data-chart="percent"></div>
         <h3>Events per hour</h3><div class="trend-chart" data-chart="rates"></div>
         </section>
         <nav class="nightlist"><h2>Nights</h2>\(note)<table><thead><tr><th>Night</th><th class="hide-narrow">Bedtime</th>

@@ -44,7 +44,6 @@ struct ClockShift: Encodable, Equatable {
 /// Ribbon cells on the clock's 10-second grid: cell k covers [offset rounded down to 10 s + 10 k, +10 s).
 struct RibbonData: Encodable {
     static let cellSeconds = 10.0
-    static let cellsPerRow = 360
     /// Index (from the first row's hour) of the first cell that holds part of the night.
     var first: Int
     /// dBFS of the loudest envelope value in each cell, rounded; nil without an envelope.

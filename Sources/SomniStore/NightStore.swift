@@ -317,7 +317,7 @@ public final class NightStore {
     /// transaction; their folders go after it commits (after a crash, swept as orphans). The new
     /// night takes the id of the night it replaces when that is the first free one, so a night's
     /// id stays what it was however often it is analysed again: the old folder is set aside in
-    /// staging under a name that says whose it was (`AsideName`) and goes after the commit; after
+    /// staging under a name that says whose it was (`StagingNames.begin(aside:addedAt:)`) and goes after the commit; after
     /// a crash before the commit, the sweep puts it back.
     ///
     /// With `unlessStored`, a night of the same recording (the same source, start and content,
@@ -623,7 +623,8 @@ extension NightStore {
 /// Thrown by a test's save hook to stop `add` dead, skipping its clean-up, as a killed process would.
 struct SimulatedCrash: Error {}
 
-/// Staging folder names are "<pid>-<uuid>"; a save is running when its process is alive and, for
+/// Staging folder names are "<pid>-<uuid>" (or "<pid>-aside-…" for a night's folder a replace set
+/// aside); a save is running when its process is alive and, for
 /// this process, when the name is still registered.
 final class StagingNames: @unchecked Sendable {
     static let shared = StagingNames()

@@ -404,17 +404,15 @@ enum NightSummaryText {
         for w in session.warnings { printError("somni \(command): warning: \(w)") }
     }
 
-    static func clock(_ seconds: Double) -> String {
-        let s = Int(seconds.rounded())
-        return String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
-    }
+    /// h:mm:ss, as `show` and the report give a time into the night (whole seconds passed).
+    static func clock(_ seconds: Double) -> String { Format.elapsed(seconds) }
 
     static func render(_ s: Session, folder: URL?) -> String {
         let m = s.summary
         var lines: [String] = []
         // A night with gaps (parts joined, a microphone lost) was not all recorded: say how much was.
         let missing = s.secondsNotRecorded
-        let length = missing > 0 ? "\(clock(s.duration)) in all, \(clock(max(s.duration - missing, 0))) of it recorded" : "\(clock(s.duration)) recorded"
+        let length = missing > 0 ? "\(clock(s.duration)) in all, \(clock(s.recordedSeconds)) of it recorded" : "\(clock(s.duration)) recorded"
         lines.append("Night of \(s.source)  (\(length), classifier: \(s.settings.classifier), sensitivity \(s.settings.sensitivity))")
         if let start = s.startedAt, s.startedFrom != .recorder {
             lines.append("  started \(start)" + (s.startedFrom.map { " (from the \($0 == .given ? "--started option" : $0.rawValue))" } ?? ""))

@@ -10,10 +10,11 @@ struct NightsCommand: Command {
     Usage: somni nights [--from DATE] [--to DATE] [--store DIR] [--json]
 
     Lists every stored night, oldest first: id, date (the evening it began), bedtime, wake, time in
-    bed, snoring episodes, snoring minutes and share of the night. Use the id or the date as NIGHT in
-    show, delete, export and report. Nights that repeat a recording stored before them (analysed
-    twice before stop 38, when Somni did not yet know a recording again, or dated by hand and
-    then analysed again without the date before stop 44) are named below it.
+    bed, snoring episodes, snoring minutes and share of the night (of the time recorded, where a
+    night has gaps). Use the id or the date as NIGHT in show, delete, export and report. Nights
+    that repeat a recording stored before them (analysed twice before stop 38, when Somni did not
+    yet know a recording again, or dated by hand and then analysed again without the date before
+    stop 44) are named below it.
 
     \(NightRange.help(column: 16))
     \(StoreOptions.help())

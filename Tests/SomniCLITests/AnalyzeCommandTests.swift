@@ -740,10 +740,10 @@ extension AnalyzeDatingTests {
         return url
     }
 
-    /// `somni analyze`'s clock, h:mm:ss.
+    /// `somni analyze`'s clock, h:mm:ss (whole seconds passed, as `show` gives them).
     enum AnalyzeLines {
         static func clock(_ seconds: Double) -> String {
-            let s = Int(seconds.rounded())
+            let s = Int(seconds.rounded(.down))
             return String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
         }
     }

@@ -112,6 +112,12 @@ final class PacedMicrophone: AudioSource {
     }
 }
 
+/// The journal of a night-mode night of a 16 kHz microphone, its master "master.flac".
+func nightModeJournal() -> NightJournal {
+    NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_795_900_000), device: "test",
+                 captureRate: 16_000, master: "master.flac", keepAudio: false)
+}
+
 @Suite struct NightRecorderTests {
     /// Sound the microphone never gave (a stall of 3 s, 2 s in) is time the night still passes:
     /// silence, recorded as a gap, so a burst 7 s in on the clock is 7 s in on the night (before,
@@ -133,7 +139,7 @@ final class PacedMicrophone: AudioSource {
         #expect(abs(gap.start - 2) < 0.5 && abs(gap.duration - 3) < 0.6, "\(gap)")
         #expect(gap.reason.contains("no sound came from the microphone"))
         #expect(notes.contains { $0.hasPrefix("no sound came from the microphone for 3 s") }, "\(notes)")
-        #expect(abs(journal.recordedSeconds - 9) < 0.6, "\(journal.recordedSeconds)")
+        #expect(abs(journal.secondsFlushed - 9) < 0.6, "\(journal.secondsFlushed)")
         let envelope = try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values
         let onset = try #require(envelope.indices.first { envelope[$0] > 0.15 })
         #expect(abs(Double(onset) / 10 - 7) < 0.6, "the burst at \(Double(onset) / 10) s")
@@ -145,9 +151,8 @@ final class PacedMicrophone: AudioSource {
     @Test func aNightWhoseMasterHoldsNoSoundIsClosedWithItsLevels() throws {
         let folder = try temporaryFolder("empty-master")
         defer { try? FileManager.default.removeItem(at: folder) }
-        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_795_900_000), device: "test",
-                                   captureRate: 16_000, master: "master.flac", keepAudio: false)
-        journal.recordedSeconds = 60
+        var journal = nightModeJournal()
+        journal.secondsFlushed = 60
         try journal.save(in: folder)
         try Data().write(to: folder.appendingPathComponent("master.flac"))
         try EnvelopeFile.write(values: [Float](repeating: 0.02, count: 600), rate: 10, start: nil,
@@ -171,9 +176,8 @@ final class PacedMicrophone: AudioSource {
     @Test func aNightWhoseAudioStoppedIsAsLongAsItWasWithTheRestAGap() throws {
         let folder = try temporaryFolder("audio-stopped")
         defer { try? FileManager.default.removeItem(at: folder) }
-        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_795_900_000), device: "test",
-                                   captureRate: 16_000, master: "master.flac", keepAudio: false)
-        journal.recordedSeconds = 300
+        var journal = nightModeJournal()
+        journal.secondsFlushed = 300
         journal.audioStoppedAt = 120
         let lost = RecordingGap(start: 30, duration: 10, reason: "capture device lost")
         journal.gaps = [lost, RecordingGap(start: 200, duration: 20, reason: "capture device lost again")]
@@ -212,9 +216,8 @@ final class PacedMicrophone: AudioSource {
     @Test func aGapPastTheAudioACrashLeftIsCutAtTheNightsEnd() throws {
         let folder = try temporaryFolder("gap-past-end")
         defer { try? FileManager.default.removeItem(at: folder) }
-        var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_795_900_000), device: "test",
-                                   captureRate: 16_000, master: "master.flac", keepAudio: false)
-        journal.recordedSeconds = 140
+        var journal = nightModeJournal()
+        journal.secondsFlushed = 140
         journal.gaps = [RecordingGap(start: 100, duration: 40, reason: "capture device lost")]
         try journal.save(in: folder)
         try Data([1]).write(to: folder.appendingPathComponent("master.flac"))
@@ -263,7 +266,7 @@ final class PacedMicrophone: AudioSource {
             openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
         let journal = try recorder.run()
         #expect(journal.status == .captured)
-        #expect(abs(journal.recordedSeconds - 100) < 0.01)
+        #expect(abs(journal.secondsFlushed - 100) < 0.01)
         let envelope = try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName))
         #expect(envelope.values.count == 1_000)
         // Loud where the bursts were (0.3 amplitude sine: RMS 0.21), faint elsewhere.
@@ -411,7 +414,7 @@ final class PacedMicrophone: AudioSource {
         // Waited 0.05 + 0.1 + 0.2 s (backoff) before the device came back.
         #expect(gap.duration >= 0.3 && gap.duration < 2)
         #expect(gap.reason.contains("vanished"))
-        #expect(abs(journal.recordedSeconds - (80 + gap.duration)) < 0.15)
+        #expect(abs(journal.secondsFlushed - (80 + gap.duration)) < 0.15)
     }
 
     /// A device that stalls, and stalls again each time it is reopened, until sound comes back, is
@@ -437,7 +440,7 @@ final class PacedMicrophone: AudioSource {
         #expect(gap.reason.hasPrefix("stalling gave no sound"), "\(gap.reason)")
         #expect(notes.filter { $0.hasPrefix("capture device lost") }.count == 1, "\(notes)")
         #expect(notes.filter { $0.hasPrefix("sound back after") }.count == 1, "\(notes)")
-        #expect(abs(journal.recordedSeconds - (40 + gap.duration)) < 0.15)
+        #expect(abs(journal.secondsFlushed - (40 + gap.duration)) < 0.15)
     }
 
     /// FLAC, the default master, is written frame by frame: a kill loses only the frame being
@@ -457,7 +460,7 @@ final class PacedMicrophone: AudioSource {
         #expect(throws: SomniError.self) { try recorder.run() }
         let journal = try NightJournal.load(in: folder)
         #expect(journal.status == .recording)
-        #expect(journal.recordedSeconds == 120)   // the last 30 s flush before the crash
+        #expect(journal.secondsFlushed == 120)   // the last 30 s flush before the crash
         #expect(NightJournal.unfinishedNights(under: folder.deletingLastPathComponent()).map(\.lastPathComponent)
             .contains(folder.lastPathComponent))
         var masterSeconds = 0.0

@@ -305,7 +305,7 @@ import Testing
         var flushed = 0.0
         let reached = CLIHarness.wait(timeout: 300) {
             guard let night = CLIHarness.nightFolder(under: recording), let j = try? NightJournal.load(in: night) else { return false }
-            flushed = j.recordedSeconds
+            flushed = j.secondsFlushed
             return flushed >= 90
         }
         #expect(reached)
@@ -358,7 +358,7 @@ import Testing
         let journal = try NightJournal.load(in: night)
         let stoppedAt = try #require(journal.audioStoppedAt)
         #expect(stoppedAt > 5 && stoppedAt < 170)
-        #expect(abs(journal.recordedSeconds - 180) < 0.5)
+        #expect(abs(journal.secondsFlushed - 180) < 0.5)
         // The envelope covers the whole night even though the audio stopped.
         let envelope = try EnvelopeFile.read(from: night.appendingPathComponent(EnvelopeFile.fileName))
         #expect(abs(Double(envelope.values.count) - 1_800) <= 1)
@@ -371,7 +371,7 @@ import Testing
         #expect(session.warnings.contains { $0.contains("audio stopped being saved") })
         // The night is as long as it was; what came after the audio that reached the disk (the
         // writer noticed the failure a little later) is a gap, and the rates are over the rest.
-        #expect(abs(session.duration - journal.recordedSeconds) < 0.5, "\(session.duration)")
+        #expect(abs(session.duration - journal.secondsFlushed) < 0.5, "\(session.duration)")
         let unsaved = try #require(session.gaps?.last)
         #expect(unsaved.start > 10 && unsaved.start <= stoppedAt && abs(unsaved.start + unsaved.duration - session.duration) < 0.01)
         #expect(unsaved.reason.hasPrefix("audio not saved"), "\(unsaved.reason)")

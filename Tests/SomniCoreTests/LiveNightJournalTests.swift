@@ -15,7 +15,7 @@ import Testing
         var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_800_000_000),
                                    device: "default", captureRate: 48_000, master: "master.flac", keepAudio: false)
         journal.gaps = [RecordingGap(start: 3600, duration: 42, reason: "capture device vanished")]
-        journal.recordedSeconds = 7200
+        journal.secondsFlushed = 7200
         for (name, status) in [("a", NightJournal.Status.recording), ("b", .analysed), ("c", .captured)] {
             let folder = root.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -27,7 +27,11 @@ import Testing
         #expect(NightJournal.unfinishedNights(under: root).map(\.lastPathComponent) == ["a", "c"])
         let loaded = try NightJournal.load(in: root.appendingPathComponent("a"))
         #expect(loaded.gaps == journal.gaps)
-        #expect(loaded.recordedSeconds == 7200)
+        #expect(loaded.secondsFlushed == 7200)
+        // Under the key journals on disk have always had, so a recorder's unfinished night is
+        // read by a newer Somni.
+        let text = try String(contentsOf: root.appendingPathComponent("a/\(NightJournal.fileName)"), encoding: .utf8)
+        #expect(text.contains("\"recordedSeconds\"") && !text.contains("secondsFlushed"), "\(text)")
         #expect(loaded.status == .recording)
     }
 
@@ -39,9 +43,9 @@ import Testing
         var journal = NightJournal(mode: .night, startedAt: Date(timeIntervalSince1970: 1_800_000_000),
                                    device: "default", captureRate: 48_000, master: "master.flac", keepAudio: false)
         for seconds in [30.0, 60.0, 90.0] {
-            journal.recordedSeconds = seconds
+            journal.secondsFlushed = seconds
             try journal.save(in: folder)
-            #expect(try NightJournal.load(in: folder).recordedSeconds == seconds)
+            #expect(try NightJournal.load(in: folder).secondsFlushed == seconds)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [NightJournal.fileName])
         // A folder in the journal's place: the rename cannot replace it, and nothing is left behind.

@@ -65,12 +65,7 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
         self.classes = classes
         totalEvents = classes.reduce(zero) { $0 + $1.events }
         totalSegments = classes.reduce(zero) { $0 + $1.segments }
-        falseEventsPerHour = Self.perHour(totalEvents.falsePositives, over: duration)
-    }
-
-    /// `count` per hour of `duration` seconds; 0 for no duration.
-    static func perHour(_ count: Int, over duration: Double) -> Double {
-        duration > 0 ? Double(count) / (duration / 3600) : 0
+        falseEventsPerHour = SessionSummary.rate(totalEvents.falsePositives, over: duration)
     }
 
     public func jsonData() throws -> Data {
@@ -172,7 +167,7 @@ public enum Evaluator {
                 eventClass: eventClass, settings: settings, referenceCount: ref.count, foundCount: hyp.count,
                 scoredReferenceCount: scoredRef.count, scoredFoundCount: scoredHyp.count,
                 events: events, segments: segments,
-                falseEventsPerHour: EvaluationReport.perHour(events.falsePositives, over: duration),
+                falseEventsPerHour: SessionSummary.rate(events.falsePositives, over: duration),
                 referenceSeconds: coveredSeconds(ref), foundSeconds: coveredSeconds(hyp)))
         }
         return EvaluationReport(duration: duration, classes: results)

@@ -131,7 +131,7 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
                 scoredReferenceCount: results.reduce(0) { $0 + $1.scoredReferenceCount },
                 scoredFoundCount: results.reduce(0) { $0 + $1.scoredFoundCount },
                 events: events, segments: results.reduce(zero) { $0 + $1.segments },
-                falseEventsPerHour: EvaluationReport.perHour(events.falsePositives, over: duration),
+                falseEventsPerHour: SessionSummary.rate(events.falsePositives, over: duration),
                 referenceSeconds: results.reduce(0) { $0 + $1.referenceSeconds },
                 foundSeconds: results.reduce(0) { $0 + $1.foundSeconds })
         }

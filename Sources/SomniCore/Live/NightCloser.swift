@@ -13,7 +13,7 @@ public enum NightCloser {
         var journal = try NightJournal.load(in: folder)
         adoptPartialFiles(in: folder)
         adoptPartialFiles(in: folder.appendingPathComponent("clips"))
-        let duration = max(journal.recordedSeconds, envelopeSeconds(at: folder.appendingPathComponent(EnvelopeFile.fileName)))
+        let duration = max(journal.secondsFlushed, envelopeSeconds(at: folder.appendingPathComponent(EnvelopeFile.fileName)))
         var session: Session
         switch journal.mode {
         case .live:

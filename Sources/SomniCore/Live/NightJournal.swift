@@ -13,6 +13,9 @@ public struct RecordingGap: Codable, Sendable, Equatable {
 
     /// The time the gaps leave unrecorded, together.
     public static func total(_ gaps: [RecordingGap]) -> Double { gaps.reduce(0) { $0 + $1.duration } }
+
+    /// The time of a night `duration` long that its gaps leave recorded.
+    public static func recorded(of duration: Double, less gaps: [RecordingGap]) -> Double { max(0, duration - total(gaps)) }
 }
 
 /// A closed (or, after a crash, still open) live episode and the clip written for it.
@@ -68,7 +71,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
     /// The classifier live mode ran (its `name`); nil in night mode, where the morning chooses.
     public var classifier: String?
     /// Seconds of the night, its gaps included, flushed to disk as of `updatedAt` (envelope, journal).
-    public var recordedSeconds: Double
+    public var secondsFlushed: Double
     /// Unix seconds of the last flush.
     public var updatedAt: Double
     public var gaps: [RecordingGap]
@@ -82,6 +85,13 @@ public struct NightJournal: Codable, Sendable, Equatable {
     /// recorder from a dead one whatever recording lock each was given; nil in journals from
     /// before stop 43.
     public var recorder: RecorderIdentity? = nil
+
+    /// The file's keys: `secondsFlushed` keeps the name journals on disk have always had.
+    enum CodingKeys: String, CodingKey {
+        case version, status, mode, startedAt, timeZone, device, captureRate, master, keepAudio, classifier
+        case secondsFlushed = "recordedSeconds"
+        case updatedAt, gaps, audioStoppedAt, episodes, openEpisode, warnings, recorder
+    }
 
     /// A process on a host, in one boot of it (Linux's boot_id): after a reboot its pid may name
     /// another process.
@@ -102,7 +112,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
         self.captureRate = captureRate
         self.master = master
         self.keepAudio = keepAudio
-        recordedSeconds = 0
+        secondsFlushed = 0
         updatedAt = startedAt.timeIntervalSince1970
         gaps = []
         episodes = []
@@ -155,13 +165,11 @@ public struct NightJournal: Codable, Sendable, Equatable {
         }.sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
-    /// The live episodes as a Session: one snoring event per episode, grouped as episodes.
-    /// An episode still open at a crash is closed at its last positive window.
     /// A night-mode night whose master holds no sound: its overnight levels (envelope.bin), its
     /// length and gaps, and no events. (The journal's own warnings are the closer's to add.)
     public func levelsOnlySession(duration: Double, classifierName: String, sensitivity: Int, why: String) -> Session {
         let summary = SessionSummary(duration: duration, analysedSeconds: 0, activeShare: 0, gateBypassed: false,
-                                     events: [], episodes: [], recordedSeconds: duration - RecordingGap.total(gaps))
+                                     events: [], episodes: [], recordedSeconds: RecordingGap.recorded(of: duration, less: gaps))
         var session = Session(source: "microphone (\(device))", startedAt: startedAt, duration: duration, analysedSeconds: 0,
                               activeShare: 0, settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifierName),
                               summary: summary, episodes: [], events: [],
@@ -171,6 +179,8 @@ public struct NightJournal: Codable, Sendable, Equatable {
         return session
     }
 
+    /// The live episodes as a Session: one snoring event per episode, grouped as episodes.
+    /// An episode still open at a crash is closed at its last positive window.
     public func liveSession(duration: Double, classifierName: String, sensitivity: Int) -> Session {
         var records = episodes
         if let open = openEpisode { records.append(open) }
@@ -187,7 +197,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
         }
         let summary = SessionSummary(duration: duration, analysedSeconds: duration, activeShare: 1,
                                      gateBypassed: false, events: events, episodes: grouped,
-                                     recordedSeconds: duration - RecordingGap.total(gaps))
+                                     recordedSeconds: RecordingGap.recorded(of: duration, less: gaps))
         var warnings = self.warnings
         if openEpisode != nil { warnings.append("the recorder stopped during an episode; it was closed at its last positive window") }
         var session = Session(source: "microphone (\(device), live)", startedAt: startedAt, duration: duration,

@@ -189,7 +189,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         let analysed = recordedOnly(SilenceGate.union(gate.stretches, contextStretches, mergeGap: 0)).reduce(0) { $0 + ($1.end - $1.start) }
         let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
                                      gateBypassed: gate.bypassed, events: events, episodes: episodes,
-                                     recordedSeconds: duration - RecordingGap.total(source.gaps))
+                                     recordedSeconds: RecordingGap.recorded(of: duration, less: source.gaps))
         var session = Session(source: sourceName, startedAt: started.map { isoDateString($0.date) }, duration: duration,
                               analysedSeconds: analysed, activeShare: gate.activeShare,
                               settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifier.name),

@@ -166,7 +166,7 @@ public struct Session: Codable, Sendable, Equatable {
     /// The night's time without a recording: its gaps, together.
     public var secondsNotRecorded: Double { RecordingGap.total(gaps ?? []) }
     /// The night's time with a recording, over which its rates are.
-    public var recordedSeconds: Double { max(0, duration - secondsNotRecorded) }
+    public var recordedSeconds: Double { RecordingGap.recorded(of: duration, less: gaps ?? []) }
     /// How `startedAt` is known: the recorder's clock, given, the file's creation time, its
     /// recording date tag or its name; nil when not said (nights analysed before stop 37) or not known.
     public var startedFrom: RecordingStart.Origin? = nil
