@@ -400,7 +400,7 @@ public final class NightRecorder<C: SoundClassifier> {
             return CrashSafeWriter(sink: writer, synchronize: { try? writer.synchronize() })
         }
         // Under the fixed hidden name `NightCloser.adoptPartialFiles` looks for after a crash.
-        let partial = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        let partial = NightCloser.partialURL(of: url)
         let writer = try EncodedAudioWriter(url: url, format: format, sampleRate: rate, temporaryURL: partial)
         do {
             try? FileManager.default.removeItem(at: url)

@@ -80,7 +80,7 @@ struct AnalyzeCommand: Command {
         // As record and recover: a night goes to a bare folder or into the store, and one of
         // them given in vain would be a night the user looks for where it is not.
         if out != nil && store != nil { throw UsageError("give --out or --store, not both") }
-        sensitivity = try a.option("--sensitivity", as: Int.self) ?? 5
+        sensitivity = try a.sensitivity()
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         json = a.flag("--json")
         join = a.flag("--join")
@@ -91,7 +91,6 @@ struct AnalyzeCommand: Command {
     }
 
     func validate() throws {
-        guard (1...10).contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
         if started != nil, files.count > 1, !join { throw UsageError("--started dates one night; give one FILE with it, or --join") }
         if replace, out != nil { throw UsageError("--replace replaces a night in the store; --out writes a bare folder instead") }
     }

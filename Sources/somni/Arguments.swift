@@ -51,6 +51,13 @@ struct Arguments {
     }
 
     /// The next positional argument, if any (options must have been read first).
+    /// `--sensitivity N` for the analysis (analyze, record, recover): 1…10, 5 when not given.
+    mutating func sensitivity() throws -> Int {
+        let level = try option("--sensitivity", as: Int.self) ?? Sensitivity.standard
+        guard Sensitivity.range.contains(level) else { throw UsageError("--sensitivity must be 1…10, not \(level)") }
+        return level
+    }
+
     mutating func positional() -> String? {
         guard let i = items.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else { return nil }
         return items.remove(at: i)

@@ -89,7 +89,7 @@ struct RecordCommand: Command {
             throw UsageError("--master must be flac or opus, not '\(masterValue)'")
         }
         masterFormat = f
-        sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
+        sensitivity = try a.sensitivity()
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         threshold = try a.option("--threshold", as: Float.self) ?? 0.6
         continuationShare = try a.option("--continuation", as: Float.self) ?? EventDetector.snoringContinuationShare
@@ -101,7 +101,6 @@ struct RecordCommand: Command {
         guard duration > 0 else { throw UsageError("the night must last longer than 0 s") }
         guard duration <= 24 * 3600 else { throw UsageError("a night lasts at most 24 h") }
         guard (8_000...384_000).contains(rate) else { throw UsageError("--rate must be 8000…384000, not \(rate)") }
-        guard Sensitivity.range.contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold must be in (0, 1], not \(threshold)") }
         guard continuationShare > 0, continuationShare <= 1 else {
             throw UsageError("--continuation must be in (0, 1], not \(continuationShare)")

@@ -30,14 +30,10 @@ struct RecoverCommand: Command {
     var modelPaths: [String] = []
 
     init(_ a: inout Arguments) throws {
-        sensitivity = try a.option("--sensitivity", as: Int.self) ?? Sensitivity.standard
+        sensitivity = try a.sensitivity()
         options = try RecordingOptions(&a)
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         while let f = a.positional() { folders.append(f) }
-    }
-
-    func validate() throws {
-        guard Sensitivity.range.contains(sensitivity) else { throw UsageError("--sensitivity must be 1…10, not \(sensitivity)") }
     }
 
     func run() throws {

@@ -276,6 +276,13 @@ import Testing
         let r = try CLI.run(["analyze", "x.wav", "--sensitivity", "11"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("--sensitivity"))
+        // The commands that analyse a night take the same levels, checked the same way.
+        for command in [["record", "--for", "1m"], ["recover"]] {
+            for level in ["0", "11", "five"] {
+                let bad = try CLI.run(command + ["--sensitivity", level])
+                #expect(bad.status == 64 && bad.errorLines.count == 1 && bad.stderr.contains("--sensitivity"), "\(command) \(level): \(bad.stderr)")
+            }
+        }
         // A bare folder and the store at once: one would be ignored.
         let both = try CLI.run(["analyze", "x.wav", "--out", "night", "--store", "store"])
         #expect(both.status == 64 && both.stderr.contains("give --out or --store, not both"), "\(both.stderr)")

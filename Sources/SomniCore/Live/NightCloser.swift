@@ -84,13 +84,20 @@ public enum NightCloser {
         return FileManager.default.fileExists(atPath: url.path) ? url : nil
     }
 
-    /// Encoders write under a hidden ".NAME.partial" and the recorder links NAME to it; after a
-    /// crash one or both names are left. Keep NAME, holding whatever reached the disk.
+    /// The hidden name ".NAME.partial" the recorder's encoders write `url` under while it grows.
+    public static func partialURL(of url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent("." + url.lastPathComponent + partialSuffix)
+    }
+
+    private static let partialSuffix = ".partial"
+
+    /// Encoders write under `partialURL` and the recorder links NAME to it; after a crash one or
+    /// both names are left. Keep NAME, holding whatever reached the disk.
     static func adoptPartialFiles(in folder: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        for hidden in names where hidden.hasPrefix(".") && hidden.hasSuffix(".partial") {
+        for hidden in names where hidden.hasPrefix(".") && hidden.hasSuffix(partialSuffix) {
             let partial = folder.appendingPathComponent(hidden)
-            let final = folder.appendingPathComponent(String(hidden.dropFirst().dropLast(".partial".count)))
+            let final = folder.appendingPathComponent(String(hidden.dropFirst().dropLast(partialSuffix.count)))
             if FileManager.default.fileExists(atPath: final.path) {
                 try? FileManager.default.removeItem(at: partial)
             } else {
