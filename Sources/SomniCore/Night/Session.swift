@@ -102,23 +102,18 @@ public struct SessionSummary: Codable, Sendable, Equatable {
             snoringSeconds += max(0, e.end - max(e.start, coveredUntil))
             coveredUntil = max(coveredUntil, e.end)
         }
-        let recorded = min(recordedSeconds ?? duration, duration)
-        var counts: [String: Int] = [:]
-        var perHour: [String: Double] = [:]
-        for c in EventClass.allCases {
-            let n = events.filter { $0.eventClass == c }.count
-            counts[c.rawValue] = n
-            perHour[c.rawValue] = Self.rate(n, over: recorded)
-        }
+        let counts = Dictionary(uniqueKeysWithValues: EventClass.allCases.map { c in
+            (c.rawValue, events.filter { $0.eventClass == c }.count)
+        })
         self.init(duration: duration, analysedSeconds: analysedSeconds, activeShare: activeShare,
-                  gateBypassed: gateBypassed, snoringMinutes: snoringSeconds / 60,
-                  snoringPercent: Self.snoringPercent(snoringSeconds / 60, over: recorded),
-                  snoringEpisodes: episodes.count, eventCounts: counts, eventsPerHour: perHour,
-                  recordedSeconds: recorded)
+                  gateBypassed: gateBypassed, snoringMinutes: snoringSeconds / 60, snoringPercent: 0,
+                  snoringEpisodes: episodes.count, eventCounts: counts, eventsPerHour: [:])
+        self = overRecordedTime(recordedSeconds ?? duration)
     }
 
-    /// This summary with its rates and snoring share over `recordedSeconds`: for a session.json
-    /// from before stop 48, whose night has gaps its rates were spread over.
+    /// This summary with its rates and snoring share over `recordedSeconds` (at most the night):
+    /// the one computation of both, also for a session.json from before stop 48, whose night has
+    /// gaps its rates were spread over.
     func overRecordedTime(_ recordedSeconds: Double) -> SessionSummary {
         var s = self
         let recorded = min(max(recordedSeconds, 0), duration)
@@ -282,19 +277,24 @@ public struct Session: Codable, Sendable, Equatable {
     public mutating func extend(to length: Double, notRecordedBecause reason: String) {
         let end = duration
         guard length > end + 1 else { return }
-        setGaps(gaps ?? [])
         duration = length
         summary.duration = length
-        setGaps((gaps ?? []) + [RecordingGap(start: end, duration: length - end, reason: reason)])
+        setGaps(Self.cut(gaps ?? [], at: end) + [RecordingGap(start: end, duration: length - end, reason: reason)])
     }
 
     /// Takes `given` as the night's gaps (the recorder's, which may run past the audio a crash
     /// left), cut at its end, and its summary's rates over the time recorded.
     public mutating func setGaps(_ given: [RecordingGap]) {
-        var kept = given.filter { $0.start < duration }
-        for i in kept.indices { kept[i].duration = min(kept[i].duration, duration - kept[i].start) }
+        let kept = Self.cut(given, at: duration)
         gaps = kept.isEmpty ? nil : kept
         summary = summary.overRecordedTime(recordedSeconds)
+    }
+
+    /// The gaps before `end`, each ending there at the latest.
+    private static func cut(_ gaps: [RecordingGap], at end: Double) -> [RecordingGap] {
+        gaps.filter { $0.start < end }.map { g in
+            RecordingGap(start: g.start, duration: min(g.duration, end - g.start), reason: g.reason)
+        }
     }
 
     /// The loudest event (by peak level) of each snoring episode, keyed by the episode's index.
