@@ -326,6 +326,13 @@ public final class NightStore {
     /// the second throws `AlreadyStored` and the store is left as it was.
     @discardableResult
     public func add(nightFolder: URL, moving: Bool, replacing: [NightRecord] = [], unlessStored: Bool = false) throws -> NightRecord {
+        try save(nightFolder: nightFolder, moving: moving, replacing: replacing, unlessStored: unlessStored).record
+    }
+
+    /// `add`, telling also which of the nights `replacing` it replaced: those still in the store
+    /// when it committed (one deleted meanwhile by another `somni delete` is not among them).
+    public func save(nightFolder: URL, moving: Bool, replacing: [NightRecord],
+                     unlessStored: Bool) throws -> (record: NightRecord, replaced: [NightRecord]) {
         if let readOnlyBecause { throw readOnlyBecause == .diskFull ? NightStore.diskFull(directory) : NightStore.notWritable(directory) }
         let fm = FileManager.default
         let source = nightFolder.standardizedFileURL
@@ -400,7 +407,7 @@ public final class NightStore {
             // Left behind, the old folder set aside is swept as the replaced night's (its row is gone).
             if let setAside { try? fm.removeItem(at: setAside.folder) }
             for old in replaced where old.id != record.id { try? removeFolder(ofDeleted: old.id) }
-            return record
+            return (record, replaced)
         } catch let crash as SimulatedCrash {
             throw crash  // tests: stop dead, as a killed process would
         } catch {

@@ -282,8 +282,8 @@ struct AnalyzeCommand: Command {
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)
         let session = try analyse(incoming)
-        let record: NightRecord
-        do { record = try store.add(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true) } catch let saved as NightStore.AlreadyStored {
+        let saved: (record: NightRecord, replaced: [NightRecord])
+        do { saved = try store.save(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true) } catch let saved as NightStore.AlreadyStored {
             // Another analysis of this recording saved it first: one night, as when run one after the other.
             try? FileManager.default.removeItem(at: incoming)
             return AnalysedNight(session: try store.session(of: saved.night), folder: store.folder(of: saved.night),
@@ -293,7 +293,8 @@ struct AnalyzeCommand: Command {
             throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
                              + "\(kept.path): 'somni import \(kept.path) --move' adds it later")
         }
-        return AnalysedNight(session: session, folder: store.folder(of: record), savedAs: record.id, replaced: earlier.map(\.id))
+        return AnalysedNight(session: session, folder: store.folder(of: saved.record), savedAs: saved.record.id,
+                             replaced: saved.replaced.map(\.id))
     }
 }
 

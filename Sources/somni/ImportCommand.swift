@@ -43,8 +43,10 @@ struct ImportCommand: Command {
             throw SomniError(.badInput, "\(source.path) is a night of \(stored.source), already in the store as \(stored.id); "
                              + "--replace puts it in that night's place")
         }
-        let record: NightRecord
-        do { record = try store.add(nightFolder: source, moving: false, replacing: earlier, unlessStored: true) } catch let saved as NightStore.AlreadyStored {
+        let record: NightRecord, replaced: [NightRecord]
+        do {
+            (record, replaced) = try store.save(nightFolder: source, moving: false, replacing: earlier, unlessStored: true)
+        } catch let saved as NightStore.AlreadyStored {
             throw SomniError(.badInput, "\(source.path) is a night of \(saved.night.source), stored as \(saved.night.id) while this "
                              + "import ran; --replace puts it in that night's place")
         }
@@ -56,7 +58,7 @@ struct ImportCommand: Command {
         if options.json { return try printJSON(record) }
         print("Imported night \(record.id)" + (record.nightDate.map { " (night of \($0))" } ?? "")
               + ": \(record.eventTotal) events, stored in \(store.folder(of: record).path)"
-              + Self.replacing(earlier.map(\.id), by: record.id))
+              + Self.replacing(replaced.map(\.id), by: record.id))
     }
 
     /// What the import says of the nights it replaced.

@@ -233,6 +233,30 @@ import SomniCore
         #expect(try store.session(of: first).settings.sensitivity == 3)
     }
 
+    /// A replace tells which nights it replaced: the night asked for, unless another process
+    /// deleted it meanwhile. Before, analyze and import said "it replaces" the night they had been
+    /// asked to replace whether or not it was still there.
+    @Test func aReplaceTellsOnlyTheNightsItReplaced() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let store = try NightStore(directory: dir)
+        let session = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        let old = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: session), moving: false)
+        var again = session
+        again.settings.sensitivity = 8
+        let replaced = try store.save(nightFolder: NightFixture.folder(at: scratch.path("again"), session: again), moving: false,
+                                      replacing: [old], unlessStored: true)
+        #expect(replaced.record.id == old.id && replaced.replaced == [old])
+
+        // Another process deletes the night between this one finding it and saving in its place.
+        try NightStore(directory: dir).delete(replaced.record)
+        again.settings.sensitivity = 3
+        let afterDelete = try store.save(nightFolder: NightFixture.folder(at: scratch.path("third"), session: again), moving: false,
+                                         replacing: [replaced.record], unlessStored: true)
+        #expect(afterDelete.replaced.isEmpty)
+        #expect(try store.nights() == [afterDelete.record])
+    }
+
     /// A night replaced from the same start keeps its id whatever it is: a second night of one
     /// start ("-2"), an undated night's. Dated only now, it takes its start's.
     @Test func aReplacedNightKeepsAnyIdItHadFromTheSameStart() throws {
