@@ -177,15 +177,10 @@ enum ReportMath {
         let events = n.session.events.sorted { $0.start < $1.start }
         let reference = percentile(events.map { amplitude(dBFS: $0.peakDBFS) }, 0.95)
         return events.map { e in
-            let bins: [Float]
-            if let given = n.clipWaveforms[e.id], !given.isEmpty {
-                bins = given
-            } else if let env = envelope {
-                // The clip spans the event ± 1 s.
-                bins = peakBins(env, from: e.start - 1, to: e.end + 1, count: waveformBins)
-            } else {
-                bins = []
-            }
+            // The waveform spans what the clip plays: the event ± 1 s within the recording, so
+            // that the page's playhead, which maps the width onto the clip's length, is in step.
+            let clip = ClipMaker.clipRange(start: e.start, end: e.end, duration: n.session.duration)
+            let bins = envelope.map { peakBins($0, from: clip.start, to: clip.end, count: waveformBins) } ?? []
             let loudest = bins.max() ?? 0
             return EventData(
                 id: e.id, c: e.eventClass.rawValue, s: e.start, e: e.end, pk: e.peakDBFS, sev: e.severity,

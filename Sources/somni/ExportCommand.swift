@@ -63,8 +63,10 @@ struct ExportCommand: Command {
         if store == nil { printError("somni export: no night store at \(options.directory.path) yet: nothing to export") }
         let records = try store.map { s in try all ? range.filter(s.nights()) : [s.night(matching: key ?? "")] } ?? []
         let text: String
+        let exported: Int  // nights in the export: not one left out for a lost folder
         if rowPerNight {
             text = NightExport.nightsCSV(records)  // the store's records alone
+            exported = records.count
         } else {
             // With --all, a night whose folder is lost (or unreadable) is left out with a word, not
             // every other night with it.
@@ -77,12 +79,14 @@ struct ExportCommand: Command {
                 }
             } ?? []
             text = try NightExport.render(nights, as: format)
+            exported = nights.count
         }
         guard let output else { return print(text, terminator: "") }
         let url = URL(fileURLWithPath: output)
         do { try OutputFile.write(Data(text.utf8), to: url) } catch {
             throw SomniError(.io, "cannot write \(url.path)", cause: error)
         }
-        printError("Exported \(records.count) night\(records.count == 1 ? "" : "s") to \(url.path)")
+        printError("Exported \(exported) night\(exported == 1 ? "" : "s") to \(url.path)"
+                   + (exported < records.count ? " (\(records.count - exported) left out)" : ""))
     }
 }

@@ -343,6 +343,10 @@ import Testing
         }
         #expect(exported.stdout.contains(kept) && !exported.stdout.contains("\(id),"), "\(exported.stdout)")
         #expect(try String(contentsOf: all, encoding: .utf8).contains(kept))
+        // To a file, it counts the nights it wrote (before, "Exported 2 nights" of a file with one).
+        let csv = dir.appendingPathComponent("all.csv")
+        let toFile = try CLI.run(["export", "--all", "-o", csv.path], environment: store)
+        #expect(toFile.status == 0 && toFile.stderr.contains("Exported 1 night to \(csv.path) (1 left out)"), "\(toFile.stderr)")
         // The way out it names works.
         let deleted = try CLI.run(["delete", id], environment: store)
         #expect(deleted.status == 0 && deleted.stdout.contains("its folder was already gone"), "\(deleted.stdout)")

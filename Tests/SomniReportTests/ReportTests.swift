@@ -56,10 +56,21 @@ import SomniStore
         let snore = data.events[0]
         #expect(snore.bins[0] < 20 && snore.bins[95] < 20)
         #expect(snore.bins[48] > 30)
-        // Bins from the decoded clip win over the envelope.
-        var n = ReportTests.fixtureNight()
-        n.clipWaveforms["evt-0001"] = (0..<96).map { Float($0) }
-        #expect(ReportMath.night(n).events[0].bins[95] == 100 && ReportMath.night(n).events[0].bins[0] == 0)
+    }
+
+    /// An event within a second of either end of the night has a clip cut short by the recording,
+    /// and its waveform spans the same time. Before, it spanned the event ± 1 s regardless, so
+    /// the snore at 0.2 s was drawn at 40 % of the width while it played at 12 %.
+    @Test func aWaveformSpansWhatItsClipPlaysAtTheEndsOfTheNight() {
+        let events = [ReportFixture.event(1, .snoring, 0.2, 0.7, peak: -20),
+                      ReportFixture.event(2, .cough, 7199.5, 7199.8, peak: -15)]
+        let data = ReportMath.night(ReportTests.fixtureNight(events: events))
+        // The first clip plays 0–1.7 s: the snore fills bins 11–40 of 96, then quiet.
+        let first = data.events[0].bins
+        #expect(first[5] < 20 && first[12] > 30 && first[25] > 30 && first[60] < 20, "\(first)")
+        // The last plays 7198.5–7200 s: quiet for its first two thirds, the cough after.
+        let last = data.events[1].bins
+        #expect(last[30] < 20 && last[64...90].max()! > 30, "\(last)")
     }
 
     @Test func aNightWithoutStartOrEnvelopeStillRenders() {

@@ -40,10 +40,6 @@ public enum ClipMaker {
         TimeRange(start: min(max(0, start - padding), duration), end: max(0, min(duration, end + padding)))
     }
 
-    public static func clipRange(of event: DetectedEvent, padding: Double = 1, duration: Double) -> TimeRange {
-        clipRange(start: event.start, end: event.end, padding: padding, duration: duration)
-    }
-
     /// The samples of an event's clip: the event ± `padding` seconds at the analysis rate,
     /// clamped to the recording. The morning pass and its speculative pass both ask this, and
     /// a clip written ahead is used only for exactly the same range.
