@@ -10,22 +10,20 @@ public struct ReportNight: Sendable {
     public var envelope: EnvelopeFile.Contents?
     /// Event id → the clip's address in the page (a relative URL or a data: URI).
     public var clipSources: [String: String]
-    /// Event id → peak bins computed from the clip's audio, when the caller decoded it; otherwise
-    /// the waveform comes from the envelope over the clip's span.
-    public var clipWaveforms: [String: [Float]]
     /// Clips session.json names that were not in the night folder (their events get no player).
     public var missingClips: [String] = []
 
-    public init(id: String, session: Session, envelope: EnvelopeFile.Contents?,
-                clipSources: [String: String] = [:], clipWaveforms: [String: [Float]] = [:]) {
+    public init(id: String, session: Session, envelope: EnvelopeFile.Contents?, clipSources: [String: String] = [:]) {
         self.id = id; self.session = session; self.envelope = envelope
-        self.clipSources = clipSources; self.clipWaveforms = clipWaveforms
+        self.clipSources = clipSources
     }
 
     /// Reads a night folder: session.json, envelope.bin when present (a missing or damaged envelope
     /// only costs the loudness views, never the report), clip sources per `clips`.
     public static func load(id: String, folder: URL, clips: ClipLinking) throws -> ReportNight {
-        let session = try Session.load(from: folder.appendingPathComponent(Session.fileName))
+        let sessionFile = folder.appendingPathComponent(Session.fileName)
+        let session = try Session.load(from: sessionFile)
+        try session.refuseIfInconsistent(readFrom: sessionFile)
         let envelope = try? EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName))
         var sources: [String: String] = [:]
         var missing: [String] = []

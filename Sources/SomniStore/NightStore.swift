@@ -422,9 +422,7 @@ public final class NightStore {
     /// A night folder must hold a consistent session.json and every clip it names, each inside the
     /// folder; an envelope.bin, when present, must be one.
     static func checkFolder(_ folder: URL, session: Session) throws {
-        if let problem = session.inconsistency {
-            throw SomniError(.badInput, "\(folder.appendingPathComponent(Session.fileName).path) is not a night Somni could have written: \(problem)")
-        }
+        try session.refuseIfInconsistent(readFrom: folder.appendingPathComponent(Session.fileName))
         let fm = FileManager.default
         let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
         if fm.fileExists(atPath: envelope.path) { _ = try EnvelopeFile.read(from: envelope) }

@@ -12,7 +12,8 @@ struct EvaluateCommand: Command {
     Compares the events in a night's session.json (or a CSV of found events in the reference
     format, with --duration) with reference annotations and prints, per class and in total,
     event-based precision/recall/F1 (one-to-one matching), segment-based F1 and false events per
-    hour, over the night's duration from session.json.
+    hour, over the night's duration from session.json (false events per hour recorded, for a
+    night with gaps).
 
     Default protocol: snoring as episodes (events < 10 s apart merged on both sides) with a 3 s
     collar and 10 s segments; sleep_talk with a 1 s collar and 1 s segments; single coughs with a
@@ -74,7 +75,9 @@ struct EvaluateCommand: Command {
         listsErrors = a.flag("--errors")
         ignoredLabels = try Self.labels(&a)
         duration = try a.option("--duration", as: Double.self)
-        if let d = duration, !(d.isFinite && d > 0) { throw UsageError("--duration takes a positive number of seconds") }
+        if let d = duration, !(d.isFinite && d > 0 && d <= Session.longestPlausible) {
+            throw UsageError("--duration takes a positive number of seconds, at most \(Int(Session.longestPlausible)) (31 days)")
+        }
         var rules = EvaluationProtocol.somniDefault
         func override(_ flag: String, allowNone: Bool, _ apply: (inout ClassProtocol, Double?) -> Void) throws {
             for value in try Self.repeated(&a, flag) {
@@ -177,9 +180,9 @@ struct EvaluateCommand: Command {
         if pairs.count > 1 {
             let names = Self.nightNames(pairs.map(\.night))
             let nights = try zip(names, pairs).map { name, pair in
-                let (reference, found, length) = try Self.load(reference: pair.reference, night: pair.night,
-                                                               duration: duration, ignoring: ignoredLabels)
-                return (name: name, report: Evaluator.evaluate(reference: reference, found: found, duration: length, protocol: rules))
+                let night = try Self.load(reference: pair.reference, night: pair.night, duration: duration, ignoring: ignoredLabels)
+                return (name: name, report: Evaluator.evaluate(reference: night.reference, found: night.found, duration: night.length,
+                                                               recordedSeconds: night.recordedSeconds, protocol: rules))
             }
             let evaluation = NightsEvaluation(nights: nights)
             if json {
@@ -189,9 +192,10 @@ struct EvaluateCommand: Command {
             }
             return
         }
-        let (reference, found, recordingLength) = try Self.load(reference: pairs[0].reference, night: pairs[0].night,
-                                                                duration: duration, ignoring: ignoredLabels)
-        var report = Evaluator.evaluate(reference: reference, found: found, duration: recordingLength, protocol: rules)
+        let night = try Self.load(reference: pairs[0].reference, night: pairs[0].night, duration: duration, ignoring: ignoredLabels)
+        let (reference, found, recordingLength) = (night.reference, night.found, night.length)
+        var report = Evaluator.evaluate(reference: reference, found: found, duration: recordingLength,
+                                        recordedSeconds: night.recordedSeconds, protocol: rules)
         if let audioPath {
             let frames = try Self.frames(of: URL(fileURLWithPath: audioPath))
             let seconds = Double(frames.count) / FrameTrack.rate
@@ -226,13 +230,19 @@ struct EvaluateCommand: Command {
         return zip(urls, short).map { "\($0.deletingLastPathComponent().lastPathComponent)/\($1)" }
     }
 
-    /// The reference, the found events and the recording's length of one night.
+    /// One night to score: its reference, its found events, the recording's length and, for a
+    /// night with gaps, the seconds of it recorded.
+    private struct LoadedNight {
+        var reference: [ReferenceEvent], found: [ReferenceEvent], length: Double, recordedSeconds: Double?
+    }
+
     private static func load(reference referencePath: String, night nightPath: String, duration: Double?,
-                             ignoring ignoredLabels: Set<String>) throws -> ([ReferenceEvent], [ReferenceEvent], Double) {
+                             ignoring ignoredLabels: Set<String>) throws -> LoadedNight {
         // Read first, so a missing reference is said before anything about the night.
         let referenceText = try TextFile.read(URL(fileURLWithPath: referencePath), what: "the reference")
         let found: [ReferenceEvent]
         let recordingLength: Double
+        var recordedSeconds: Double?
         // The night's recording, for a reference covering many (DCASE's filename column).
         let recording: String
         if nightPath.lowercased().hasSuffix(".csv") {
@@ -248,8 +258,10 @@ struct EvaluateCommand: Command {
             }
             if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
             let session = try Session.load(from: sessionURL)
+            try session.refuseIfInconsistent(readFrom: sessionURL)
             found = session.events.map(ReferenceEvent.init)
             recordingLength = duration ?? session.duration
+            if duration == nil, session.secondsNotRecorded > 0 { recordedSeconds = session.recordedSeconds }
             recording = session.source
         }
         let reference = try parseCSV(referenceText, path: referencePath, ignoring: ignoredLabels, recording: recording)
@@ -264,6 +276,6 @@ struct EvaluateCommand: Command {
             printError(String(format: "somni evaluate: warning: %@: %d of %d reference events run on past the night's end (%.1f s): their time after it counts as missed segments",
                               referencePath, overrunning, reference.count, recordingLength))
         }
-        return (reference, found, recordingLength)
+        return LoadedNight(reference: reference, found: found, length: recordingLength, recordedSeconds: recordedSeconds)
     }
 }

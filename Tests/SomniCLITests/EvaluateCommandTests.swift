@@ -65,6 +65,43 @@ import Testing
         }
     }
 
+    /// A night folder whose session.json no analysis writes (edited by hand, made by another
+    /// program) is refused by evaluate and report as by import, before its numbers size anything:
+    /// a month-long night, a --duration of 1e12 s. Before, report laid out 1e11 ribbon cells and
+    /// evaluate 1e12 segments, and an event at 1e19 s trapped in the report's clock.
+    @Test func aNightNoAnalysisWritesIsRefusedBeforeItsNumbersSizeAnything() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let reference = dir.appendingPathComponent("reference.csv")
+        try "start,end,class\n100,101,cough\n".write(to: reference, atomically: true, encoding: .utf8)
+        let summary = SessionSummary(duration: 60, analysedSeconds: 60, activeShare: 0.5, gateBypassed: false,
+                                     events: [], episodes: [])
+        let valid = Session(source: "night.wav", startedAt: nil, duration: 60, analysedSeconds: 60, activeShare: 0.5,
+                            settings: AnalysisSettings(sensitivity: 5, classifier: "heuristic"), summary: summary,
+                            episodes: [], events: [], warnings: [])
+        let found = dir.appendingPathComponent("found.csv")
+        try "start,end,class\n".write(to: found, atomically: true, encoding: .utf8)
+        for (name, edit) in [("long", { (s: inout Session) in s.duration = 1e12 }),
+                             ("late", { (s: inout Session) in
+                                 s.events = [SessionEvent(id: "evt-0001", eventClass: .cough, start: 1e19, end: 1e19, confidence: 0.9,
+                                                          peakDBFS: -20, meanDBFS: -25, severity: 50, clip: nil)] })] {
+            var session = valid
+            edit(&session)
+            let folder = dir.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try session.jsonData().write(to: folder.appendingPathComponent("session.json"))
+            let page = dir.appendingPathComponent("\(name).html")
+            for arguments in [["evaluate", "--reference", reference.path, folder.path], ["report", folder.path, "-o", page.path]] {
+                let r = try CLI.run(arguments)
+                #expect(r.status == 65 && r.errorLines.count == 1
+                        && r.stderr.contains("session.json is not a night Somni could have written"), "\(arguments): \(r.stderr)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: page.path))
+        }
+        let huge = try CLI.run(["evaluate", "--reference", reference.path, found.path, "--duration", "1e12"])
+        #expect(huge.status == 64 && huge.stderr.contains("--duration takes a positive number of seconds, at most"), "\(huge.stderr)")
+    }
+
     /// A night annotated in Audacity, its label track exported as it is: the annotator's other
     /// labels stop the score with a hint until they are named with --ignore.
     @Test func anAudacityLabelTrackIsScoredOnceItsOtherLabelsAreNamed() throws {

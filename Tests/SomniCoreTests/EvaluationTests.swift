@@ -128,6 +128,22 @@ import Testing
         #expect(result(r, .cough).events.recall == nil)
     }
 
+    /// A night with gaps (a joined night's pause, a lost microphone) gives its false events per
+    /// hour recorded, as every other rate Somni gives; before, the gap lowered them.
+    @Test func falseEventsPerHourAreOverTheTimeRecorded() throws {
+        let found = [event(.cough, 100, 100.3), event(.cough, 200, 200.3)]
+        let r = Evaluator.evaluate(reference: [], found: found, duration: 7200, recordedSeconds: 3600)
+        #expect(result(r, .cough).falseEventsPerHour == 2 && r.falseEventsPerHour == 2)
+        #expect(r.text().hasPrefix("Evaluation over 2.0 h, 1.0 h of it recorded"), "\(r.text())")
+        let decoded = try JSONDecoder().decode(EvaluationReport.self, from: r.jsonData())
+        #expect(decoded.recordedSeconds == 3600 && decoded.falseEventsPerHour == 2)
+        // Pooled with a night without gaps: 3 false events in 1 h + 2 h recorded.
+        let whole = Evaluator.evaluate(reference: [], found: [event(.cough, 50, 50.3)], duration: 7200)
+        #expect(whole.recordedSeconds == nil && !whole.text().contains("recorded"))
+        let pooled = NightsEvaluation(nights: [("gapped", r), ("whole", whole)]).pooled
+        #expect(pooled.duration == 14_400 && pooled.recordedSeconds == 10_800 && pooled.falseEventsPerHour == 1)
+    }
+
     @Test func scoringErrorsSayHowEachUnmatchedEventWasLost() throws {
         let ref = [
             event(.cough, 10, 10.3),                                    // found: no error

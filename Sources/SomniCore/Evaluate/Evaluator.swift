@@ -39,7 +39,7 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
         public var scoredFoundCount: Int
         public var events: DetectionScores
         public var segments: DetectionScores
-        /// Unmatched found (scored) events per hour of recording.
+        /// Unmatched found (scored) events per hour recorded.
         public var falseEventsPerHour: Double
         /// Seconds the class's reference and found events cover (overlaps counted once): the
         /// night's snoring minutes against the truth, which the segment F1 (10 s for snoring)
@@ -49,6 +49,10 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
     }
 
     public var duration: Double
+    /// The seconds of `duration` recorded, for a night with gaps (a joined night's pause, a lost
+    /// microphone); nil when all of it was. False events per hour are over these, as every rate
+    /// Somni gives: a gap is not an hour in which nothing was falsely found.
+    public var recordedSeconds: Double?
     public var classes: [ClassResult]
     public var totalEvents: DetectionScores
     public var totalSegments: DetectionScores
@@ -58,14 +62,15 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
     /// Where each class's event score was lost, when asked for (`Evaluator.scoringErrors`).
     public var errors: [ScoringError]?
 
-    /// A report whose totals are its classes' summed, false events per hour over `duration`.
-    init(duration: Double, classes: [ClassResult]) {
+    /// A report whose totals are its classes' summed, false events per hour over the time recorded.
+    init(duration: Double, recordedSeconds: Double? = nil, classes: [ClassResult]) {
         let zero = DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0)
         self.duration = duration
+        self.recordedSeconds = recordedSeconds
         self.classes = classes
         totalEvents = classes.reduce(zero) { $0 + $1.events }
         totalSegments = classes.reduce(zero) { $0 + $1.segments }
-        falseEventsPerHour = SessionSummary.rate(totalEvents.falsePositives, over: duration)
+        falseEventsPerHour = SessionSummary.rate(totalEvents.falsePositives, over: recordedSeconds ?? duration)
     }
 
     public func jsonData() throws -> Data {
@@ -94,8 +99,9 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
              ratio(e.precision), ratio(e.recall), ratio(e.f1), ratio(s.precision), ratio(s.recall), ratio(s.f1),
              String(format: "%.2f", perHour)]
         }
-        var lines = [String(format: "Evaluation over %.1f h (event scores on scored units; segments per class)",
-                            duration / 3600), row(header)]
+        let recorded = recordedSeconds.map { String(format: ", %.1f h of it recorded", $0 / 3600) } ?? ""
+        var lines = [String(format: "Evaluation over %.1f h%@ (event scores on scored units; segments per class)",
+                            duration / 3600, recorded), row(header)]
         for c in classes {
             lines.append(row(cells(c.eventClass.rawValue, c.scoredReferenceCount, c.scoredFoundCount,
                                    c.events, c.segments, c.falseEventsPerHour)))
@@ -153,7 +159,9 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
 /// DCASE-style scoring with sed_eval's semantics: event-based scores with an optimal one-to-one
 /// matching, segment-based scores on fixed segments, and false events per hour.
 public enum Evaluator {
+    /// `recordedSeconds`: the part of `duration` recorded, for a night with gaps (nil: all of it).
     public static func evaluate(reference: [ReferenceEvent], found: [ReferenceEvent], duration: Double,
+                                recordedSeconds: Double? = nil,
                                 protocol rules: EvaluationProtocol = .somniDefault) -> EvaluationReport {
         var results: [EvaluationReport.ClassResult] = []
         for eventClass in EventClass.allCases {
@@ -167,10 +175,10 @@ public enum Evaluator {
                 eventClass: eventClass, settings: settings, referenceCount: ref.count, foundCount: hyp.count,
                 scoredReferenceCount: scoredRef.count, scoredFoundCount: scoredHyp.count,
                 events: events, segments: segments,
-                falseEventsPerHour: SessionSummary.rate(events.falsePositives, over: duration),
+                falseEventsPerHour: SessionSummary.rate(events.falsePositives, over: recordedSeconds ?? duration),
                 referenceSeconds: coveredSeconds(ref), foundSeconds: coveredSeconds(hyp)))
         }
-        return EvaluationReport(duration: duration, classes: results)
+        return EvaluationReport(duration: duration, recordedSeconds: recordedSeconds, classes: results)
     }
 
     /// One class's events sorted by start, and the units its event scores count: those events

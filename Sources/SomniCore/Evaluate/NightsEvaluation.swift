@@ -117,10 +117,12 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
         }
     }
 
-    /// Every night's counts summed, class by class; false events per hour over all the hours.
+    /// Every night's counts summed, class by class; false events per hour over all the hours recorded.
     static func pool(_ reports: [EvaluationReport]) -> EvaluationReport {
         let zero = DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0)
         let duration = reports.reduce(0) { $0 + $1.duration }
+        let recorded = reports.contains { $0.recordedSeconds != nil }
+            ? reports.reduce(0) { $0 + ($1.recordedSeconds ?? $1.duration) } : nil
         let classes: [EvaluationReport.ClassResult] = EventClass.allCases.compactMap { eventClass in
             let results = reports.compactMap { $0.classes.first { $0.eventClass == eventClass } }
             guard let first = results.first else { return nil }
@@ -131,11 +133,11 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
                 scoredReferenceCount: results.reduce(0) { $0 + $1.scoredReferenceCount },
                 scoredFoundCount: results.reduce(0) { $0 + $1.scoredFoundCount },
                 events: events, segments: results.reduce(zero) { $0 + $1.segments },
-                falseEventsPerHour: SessionSummary.rate(events.falsePositives, over: duration),
+                falseEventsPerHour: SessionSummary.rate(events.falsePositives, over: recorded ?? duration),
                 referenceSeconds: results.reduce(0) { $0 + $1.referenceSeconds },
                 foundSeconds: results.reduce(0) { $0 + $1.foundSeconds })
         }
-        return EvaluationReport(duration: duration, classes: classes)
+        return EvaluationReport(duration: duration, recordedSeconds: recorded, classes: classes)
     }
 
     public func jsonData() throws -> Data {

@@ -205,6 +205,14 @@ public struct Session: Codable, Sendable, Equatable {
         return session
     }
 
+    /// Throws unless the session is one Somni could have written (`inconsistency`): what reads a
+    /// night folder made elsewhere checks it before its numbers size anything.
+    public func refuseIfInconsistent(readFrom url: URL) throws {
+        if let problem = inconsistency {
+            throw SomniError(.badInput, "\(url.path) is not a night Somni could have written: \(problem)")
+        }
+    }
+
     /// The longest night a session may say it is: 31 days.
     public static let longestPlausible: Double = 31 * 86_400
 
