@@ -242,7 +242,9 @@ public enum Format {
         return m >= 60 ? "\(m / 60) h \(padded(m % 60)) min" : "\(m) min"
     }
 
-    public static func minutes(_ m: Double) -> String { fixed(m, 0) + " min" }
+    /// Snoring minutes: tenths under 10 min (a light night's "0.4 min", not "0 min"), whole above.
+    /// Every command that shows the figure to a person shows it so.
+    public static func minutes(_ m: Double) -> String { fixed(m, abs(m) < 9.95 ? 1 : 0) + " min" }
     public static func percent(_ p: Double) -> String { fixed(p, 1) + " %" }
 
     /// A moment of the night on its clock ("02:10:08 (2nd)"), or "+1:02:03" into an undated one.

@@ -378,7 +378,7 @@ enum ReportAssets {
         var percent = trends.map(function (t) { return t.percent; });
         var maxMinutes = Math.max.apply(null, minutes), maxPercent = Math.max(1, Math.max.apply(null, percent));
         el.querySelector('[data-chart="minutes"]').innerHTML =
-          svg(bars(minutes, 'min', maxMinutes, function (v) { return v.toFixed(1) + ' min'; }), maxMinutes.toFixed(0) + ' min');
+          svg(bars(minutes, 'min', maxMinutes, function (v) { return v.toFixed(Math.abs(v) < 9.95 ? 1 : 0) + ' min'; }), maxMinutes.toFixed(0) + ' min');
         el.querySelector('[data-chart="percent"]').innerHTML =
           svg(bars(percent, 'pct', maxPercent, function (v) { return v.toFixed(1) + ' %'; }), maxPercent.toFixed(1) + ' %');
         var classes = ['snoring', 'sleep_talk', 'cough'], maxRate = 0, stacked = [];

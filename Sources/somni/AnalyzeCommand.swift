@@ -426,7 +426,7 @@ enum NightSummaryText {
         }
         // Rates and the share are over the time recorded; a night with gaps says so.
         let of = missing > 0 ? "of the time recorded" : "of the night", perHour = missing > 0 ? "per hour recorded" : "per hour"
-        lines.append("  snoring: \(Format.fixed(m.snoringMinutes, 1)) min (\(Format.fixed(m.snoringPercent, 1))% \(of)) in "
+        lines.append("  snoring: \(Format.minutes(m.snoringMinutes)) (\(Format.fixed(m.snoringPercent, 1))% \(of)) in "
                      + "\(m.snoringEpisodes) episode\(m.snoringEpisodes == 1 ? "" : "s")")
         for c in EventClass.allCases {
             let n = m.eventCounts[c.rawValue] ?? 0

@@ -161,14 +161,16 @@ import SomniStore
             #expect(Format.fixed(v, 0) == String(format: "%.0f", v).replacingOccurrences(of: "-0", with: "0"), "\(v)")
         }
         #expect(Format.duration(7 * 3600 + 5 * 60) == "7 h 05 min")
+        // Snoring minutes, as analyze, show, nights and the report all give them.
+        #expect([0.04, 0.4, 9.94, 9.96, 12.5, 95.2].map(Format.minutes) == ["0.0 min", "0.4 min", "9.9 min", "10 min", "13 min", "95 min"])
         #expect(Format.elapsed(3725) == "1:02:05")
         #expect(padded(7) == "07" && padded(2026, 4) == "2026" && padded(-5, 3) == "-005")
     }
 
     @Test func summaryNumbersAreShown() {
         let html = NightReport.html(nights: [ReportTests.fixtureNight()])
-        // 2 h in bed, 37 s snoring → 1 min, 0.5 %.
-        #expect(html.contains(">2 h 00 min<") && html.contains(">1 min<") && html.contains(">0.5 %<"))
+        // 2 h in bed, 37 s snoring → 0.6 min, 0.5 %.
+        #expect(html.contains(">2 h 00 min<") && html.contains(">0.6 min<") && html.contains(">0.5 %<"))
         #expect(html.contains("23:40 → 01:40"))
         #expect(html.contains(">23:50:00<"), "event clock time in the recording's offset")
     }
