@@ -336,6 +336,14 @@ public final class NightStore {
         if let readOnlyBecause { throw readOnlyBecause == .diskFull ? NightStore.diskFull(directory) : NightStore.notWritable(directory) }
         let fm = FileManager.default
         let source = nightFolder.standardizedFileURL
+        // A stored night's own folder: replacing that night with it, and --move, would remove it.
+        let resolved = source.resolvingSymlinksInPath().path
+        for own in [nightsDirectory, stagingDirectory] {
+            let ownPath = own.resolvingSymlinksInPath().path
+            if resolved == ownPath || resolved.hasPrefix(ownPath + "/") {
+                throw SomniError(.badInput, "\(source.path) is inside the night store itself; a copy of it elsewhere can be imported")
+            }
+        }
         let sessionFile = source.appendingPathComponent(Session.fileName)
         guard fm.fileExists(atPath: sessionFile.path) else {
             throw SomniError(.badInput, "\(source.path) is not a night folder: it has no \(Session.fileName)")
@@ -424,6 +432,13 @@ public final class NightStore {
     static func checkFolder(_ folder: URL, session: Session) throws {
         try session.refuseIfInconsistent(readFrom: folder.appendingPathComponent(Session.fileName))
         let fm = FileManager.default
+        // The store copies a folder as it is: a link would be stored as a link, dangling once the
+        // folder it points into is moved or removed, or reaching outside the night.
+        if let entries = fm.enumerator(at: folder, includingPropertiesForKeys: [.isSymbolicLinkKey]) {
+            for case let entry as URL in entries where (try? entry.resourceValues(forKeys: [.isSymbolicLinkKey]))?.isSymbolicLink == true {
+                throw SomniError(.badInput, "\(entry.path) is a symbolic link; a night folder to import holds its files themselves")
+            }
+        }
         let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
         if fm.fileExists(atPath: envelope.path) { _ = try EnvelopeFile.read(from: envelope) }
         for e in session.events {

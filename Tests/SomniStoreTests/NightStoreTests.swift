@@ -257,6 +257,43 @@ import SomniCore
         #expect(try store.nights() == [afterDelete.record])
     }
 
+    /// A stored night's own folder is not a folder to import: replacing that night with it, and
+    /// --move, removed it (found by a fresh-eyes pass: "Imported", then "has lost its folder").
+    @Test func aStoredNightsOwnFolderIsRefusedAndKept() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let night = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"), session: NightFixture.session(
+            startedAt: "2026-11-01T23:00:00Z")), moving: false)
+        for folder in [store.folder(of: night), store.folder(of: night).appendingPathComponent("clips/..")] {
+            #expect { try store.add(nightFolder: folder, moving: true, replacing: [night]) } throws: {
+                "\($0)".contains("is inside the night store itself")
+            }
+        }
+        #expect(try store.nights() == [night])
+        #expect(try store.session(of: night).events.count == 3)
+        #expect(FileManager.default.fileExists(atPath: store.folder(of: night).appendingPathComponent("clips/evt-0001.m4a").path))
+    }
+
+    /// A link in a folder to import (a clip, session.json) is refused: copied as a link, it
+    /// dangled once --move removed what it pointed into, or reached outside the night.
+    @Test func aFolderWithASymbolicLinkIsRefused() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let fm = FileManager.default
+        for linked in ["clips/evt-0002.m4a", Session.fileName] {
+            let folder = try NightFixture.folder(at: scratch.path("night-\(linked.count)"),
+                                                 session: NightFixture.session(startedAt: "2026-11-01T23:00:00Z"))
+            let real = scratch.path("elsewhere-\(linked.count)")
+            try fm.moveItem(at: folder.appendingPathComponent(linked), to: real)
+            try fm.createSymbolicLink(at: folder.appendingPathComponent(linked), withDestinationURL: real)
+            #expect { try store.add(nightFolder: folder, moving: true) } throws: {
+                "\($0)".contains("\(linked) is a symbolic link")
+            }
+            #expect(fm.fileExists(atPath: folder.appendingPathComponent(linked).path))
+        }
+        #expect(try store.nights().isEmpty)
+    }
+
     /// A night replaced from the same start keeps its id whatever it is: a second night of one
     /// start ("-2"), an undated night's. Dated only now, it takes its start's.
     @Test func aReplacedNightKeepsAnyIdItHadFromTheSameStart() throws {
@@ -464,6 +501,7 @@ import SomniCore
         ("share", "its active share 2.0 is not between 0 and 1"),
         ("episode", "a snoring episode runs -5.0–10.0 s"),
         ("snoring minutes", "its summary says 100.0 min"),
+        ("episodes counted", "its summary says 7 snoring episodes and it lists 0"),
         ("version", "version 2; this Somni reads version 1"),
         ("a trillion seconds", "its duration is 1000000000000.0 s"),
         ("levels", "event evt-0002 has levels 1e+300"),
@@ -487,7 +525,8 @@ import SomniCore
         case "confidence": s.events[2].confidence = 1.5
         case "severity": s.events[2].severity = -3
         case "share": s.activeShare = 2
-        case "episode": s.episodes = [SnoringEpisode(start: -5, end: 10, eventCount: 2)]
+        case "episode": s.episodes = [SnoringEpisode(start: -5, end: 10, eventCount: 2)]; s.summary.snoringEpisodes = 1
+        case "episodes counted": s.summary.snoringEpisodes = 7
         case "snoring minutes": s.summary.snoringMinutes = 100
         case "a trillion seconds": s.duration = 1e12; s.analysedSeconds = 1e12
         case "levels": s.events[1].peakDBFS = 1e300

@@ -241,6 +241,9 @@ public struct Session: Codable, Sendable, Equatable {
             return "its summary says \(recorded) s were recorded of a \(duration) s night"
                 + (secondsNotRecorded > 0 ? " with \(secondsNotRecorded) s not recorded" : "")
         }
+        guard summary.snoringEpisodes == episodes.count else {
+            return "its summary says \(summary.snoringEpisodes) snoring episodes and it lists \(episodes.count)"
+        }
         guard summary.snoringEpisodes >= 0, summary.eventCounts.values.allSatisfy({ $0 >= 0 }),
               summary.eventsPerHour.values.allSatisfy({ $0 >= 0 && $0.isFinite }) else {
             return "its summary counts less than nothing"
