@@ -159,6 +159,7 @@ struct AnalyzeCommand: Command {
         guard !json else { return }
         let others = night.replaced.filter { $0 != night.savedAs }
         if others.count < night.replaced.count { print("It replaces the earlier analysis of this recording, and keeps its id.") }
+        if night.keptStart { print("The recording does not say when it started: it keeps the start given before (--started gives another).") }
         if !others.isEmpty { print("It replaces \(others.joined(separator: ", ")), the same recording analysed before.") }
         Self.sayIfUndated(night.session, savedAs: night.savedAs)
     }
@@ -244,6 +245,8 @@ struct AnalyzeCommand: Command {
         var replaced: [String] = []
         /// For a night stored dated from when its recording stopped: its start.
         var startsEarlier: RecordingStart? = nil
+        /// Whether it kept the start the night it replaced was given (the recording says none).
+        var keptStart = false
     }
 
     /// One night, from one file or (`--join`) several parts, into a bare folder (`destination`)
@@ -258,12 +261,12 @@ struct AnalyzeCommand: Command {
         let name = inputs.count == 1 ? inputs[0].lastPathComponent : inputs.map(\.lastPathComponent).joined(separator: " + ")
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
                                                    recordedSampleRate: source.recordedSampleRate, command: "analyze")
-        let analyse = { (destination: URL) in
+        let analyse = { (destination: URL, start: RecordingStart?) in
             try classifier.analyze(source: source, sourceName: name, started: start,
                                    sensitivity: sensitivity, destination: destination, showProgress: !json,
                                    keepsClips: keepsClips)
         }
-        if let destination { return AnalysedNight(session: try analyse(destination), folder: destination, savedAs: nil) }
+        if let destination { return AnalysedNight(session: try analyse(destination, start), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
         // With --replace and --started, an undated copy of the recording is dated in place.
         var earlier = try store.nights(recordedFrom: name, startedAt: start?.date, fingerprint: source.fingerprint)
@@ -279,9 +282,15 @@ struct AnalyzeCommand: Command {
                                  storedBefore: stored, datesUndated: stored.start == nil ? started : nil,
                                  startsEarlier: storedAtItsEnd ? start : nil)
         }
+        // Analysed again with new settings, a recording that does not say when it started keeps
+        // the start given for it before (--started), rather than falling out of every dated list.
+        var keptStart: RecordingStart?
+        if start == nil, let dated = earlier.first(where: { $0.start != nil }), let date = dated.start {
+            keptStart = RecordingStart(date: date, origin: (try? store.session(of: dated))?.startedFrom ?? .given)
+        }
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)
-        let session = try analyse(incoming)
+        let session = try analyse(incoming, keptStart ?? start)
         let saved: (record: NightRecord, replaced: [NightRecord])
         do { saved = try store.save(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true) } catch let saved as NightStore.AlreadyStored {
             // Another analysis of this recording saved it first: one night, as when run one after the other.
@@ -294,7 +303,7 @@ struct AnalyzeCommand: Command {
                              + "\(kept.path): 'somni import \(kept.path) --move' adds it later")
         }
         return AnalysedNight(session: session, folder: store.folder(of: saved.record), savedAs: saved.record.id,
-                             replaced: saved.replaced.map(\.id))
+                             replaced: saved.replaced.map(\.id), keptStart: keptStart != nil)
     }
 }
 

@@ -627,6 +627,16 @@ import Testing
         #expect(batch.status == 0 && batch.stdout.contains("is already in the night store"), "\(batch.stdout)")
         let afterBatch = try JSONSerialization.jsonObject(with: Data(try CLI.run(["nights", "--json"], environment: utc).stdout.utf8))
         #expect((afterBatch as? [[String: Any]])?.count == nights.count, "\(afterBatch)")
+        // Analysed again with new settings and no --started, it keeps the date given by hand
+        // (before, it fell back to undated, out of every dated list, under a new id).
+        let resettled = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--replace",
+                                     "--sensitivity", "7"], environment: utc)
+        #expect(resettled.status == 0 && resettled.stdout.contains("It replaces the earlier analysis of this recording, and keeps its id.")
+                && resettled.stdout.contains("it keeps the start given before"), "\(resettled.stdout)")
+        let afterResettle = try #require(try JSONSerialization.jsonObject(
+            with: Data(try CLI.run(["nights", "--json"], environment: utc).stdout.utf8)) as? [[String: Any]])
+        #expect(afterResettle.count == nights.count && afterResettle.contains { $0["id"] as? String == "20261201-2300" }
+                && afterResettle.allSatisfy { $0["date"] != nil }, "\(afterResettle)")
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
         #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")
