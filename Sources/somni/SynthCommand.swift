@@ -119,6 +119,10 @@ struct SynthCommand: Command {
 
     func run() throws {
         let outURL = URL(fileURLWithPath: out)
+        // Both places are checked before the clips load and the night is rendered (an 8-hour
+        // night takes half a minute and 0.9 GB): audio without its reference is of no use.
+        try OutputPlace.check(outURL, what: "the night's audio")
+        try OutputPlace.check(referenceURL, what: "the reference CSV")
         let bank: any SoundBank = try data.map {
             try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, loader: AudioDecoder.decodeWhole)
         } ?? GeneratedSoundBank()
@@ -130,7 +134,8 @@ struct SynthCommand: Command {
         do {
             try OutputFile.write(Data(ReferenceCSV.write(night.plan.events).utf8), to: referenceURL)
         } catch {
-            throw SomniError(.io, "cannot write \(referenceURL.path)", cause: error)
+            try? FileManager.default.removeItem(at: outURL)  // one without the other is no test night
+            throw SomniError(.io, "cannot write \(referenceURL.path), so the night's audio is not kept either", cause: error)
         }
         var counts: [String] = []
         for c in EventClass.allCases {

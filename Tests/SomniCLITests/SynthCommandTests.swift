@@ -95,6 +95,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.wav").path))
     }
 
+    /// A reference or an audio file that cannot be written is said before the night is rendered,
+    /// and nothing is written: before, a whole night's audio was left (or an earlier one
+    /// replaced) with no reference beside it.
+    @Test func anUnwritablePlaceIsSaidBeforeAnythingIsWritten() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let audio = dir.appendingPathComponent("n.wav")
+        let folder = dir.appendingPathComponent("a folder")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (arguments, said) in [
+            (["--reference", folder.path], "cannot write the reference CSV to \(folder.path): it is a folder"),
+            (["--reference", dir.appendingPathComponent("none/ref.csv").path], "there is no folder \(dir.appendingPathComponent("none").path)"),
+        ] {
+            let r = try CLI.run(["synth", "--out", audio.path, "--hours", "0.01"] + arguments)
+            #expect(r.status == 74 && r.errorLines.count == 1 && r.stderr.contains(said), "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: audio.path))
+        }
+        let intoFolder = try CLI.run(["synth", "--out", folder.path, "--hours", "0.01", "--format", "wav"])
+        #expect(intoFolder.status == 74 && intoFolder.stderr.contains("cannot write the night's audio to \(folder.path): it is a folder"),
+                "\(intoFolder.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
     @Test func noRecordedBedWithoutDataIsAUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

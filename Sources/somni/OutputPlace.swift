@@ -1,0 +1,25 @@
+import Foundation
+import SomniCore
+
+/// Where a command will write a file, checked before its long work (a night rendered, a model
+/// trained) rather than found unwritable after it, leaving half its output.
+enum OutputPlace {
+    /// Throws unless `url` can be written: not a folder, and in a folder that exists and may be
+    /// written (a device such as /dev/stdout only needs to be writable itself).
+    static func check(_ url: URL, what: String) throws {
+        let fm = FileManager.default
+        var isFolder: ObjCBool = false
+        if fm.fileExists(atPath: url.path, isDirectory: &isFolder) {
+            if isFolder.boolValue { throw SomniError(.io, "cannot write \(what) to \(url.path): it is a folder") }
+            let type = (try? fm.attributesOfItem(atPath: url.resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+            if type != .typeRegular, fm.isWritableFile(atPath: url.path) { return }
+        }
+        let folder = url.deletingLastPathComponent()
+        guard fm.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw SomniError(.io, "cannot write \(what) to \(url.path): there is no folder \(folder.path)")
+        }
+        guard fm.isWritableFile(atPath: folder.path) else {
+            throw SomniError(.io, "cannot write \(what) to \(url.path): the folder \(folder.path) is not writable")
+        }
+    }
+}
