@@ -56,3 +56,12 @@ public enum OutputFile {
     }
 }
 
+
+extension String {
+    /// Followed by spaces to `width` characters as a terminal shows them, for a table's column.
+    /// Foundation's `padding(toLength:)` counts UTF-16 units, so it cut a class folder named
+    /// with an emoji in half (and left its column a space short).
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -94,6 +94,11 @@ struct ClassifyCommand: Command {
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold takes a score above 0 and at most 1") }
         if referencePath != nil, input == "-" { throw UsageError("--reference needs a recording, not standard input") }
         if like != nil, input == "-" { throw UsageError("--like goes with a recording, not standard input") }
+        // Options the other way of classifying takes would be quietly ignored.
+        if referencePath == nil, let option = given.first(where: { $0 == "--threshold" || $0 == "--ignore" }), !isClassFolders {
+            throw UsageError("\(option) goes with --reference")
+        }
+        if referencePath != nil, given.contains("--top") { throw UsageError("--top lists labels per window; with --reference no window is listed") }
         if let split, split != "shared-data" { throw UsageError("--split takes 'shared-data', not '\(split)'") }
         if isClassFolders {
             if let option = given.first { throw UsageError("\(option) goes with a recording, not a folder of class folders") }

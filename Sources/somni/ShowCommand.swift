@@ -36,6 +36,9 @@ struct ShowCommand: Command {
             }
             return c
         })
+        if !classes.isEmpty, options.json {
+            throw UsageError("--class chooses the events listed in the text; --json gives the whole session.json")
+        }
         if classes.isEmpty { classes = Set(EventClass.allCases) }
         key = try a.requiredPositional("NIGHT (an id or a date)")
     }

@@ -50,6 +50,9 @@ struct SynthCommand: Command {
     var data: String?
     var split: DataSplit?
     var format: String
+    /// Options given that only some nights take, to refuse where they would be ignored.
+    var splitGiven = false
+    var ratesGiven: [String] = []
 
     init(_ a: inout Arguments) throws {
         guard let out = try a.option("--out") else { throw UsageError("--out FILE is required") }
@@ -73,15 +76,20 @@ struct SynthCommand: Command {
         configuration.backgroundLevel = try a.option("--background", as: Double.self)
         configuration.noiseOnly = a.flag("--noise-only")
         configuration.recordedBed = !a.flag("--no-recorded-bed")
-        if let rate = try a.option("--talk-per-hour", as: Double.self) { configuration.speechPerHour = rate }
-        if let rate = try a.option("--cough-bouts-per-hour", as: Double.self) { configuration.coughBoutsPerHour = rate }
+        if let rate = try a.option("--talk-per-hour", as: Double.self) { configuration.speechPerHour = rate; ratesGiven.append("--talk-per-hour") }
+        if let rate = try a.option("--cough-bouts-per-hour", as: Double.self) {
+            configuration.coughBoutsPerHour = rate
+            ratesGiven.append("--cough-bouts-per-hour")
+        }
         if let scene = try a.option("--scene") {
             guard let s = NightConfiguration.Scene(rawValue: scene) else {
                 throw UsageError("--scene takes quiet, fan or street, not '\(scene)'")
             }
             configuration.scene = s
         }
-        switch try a.option("--split") ?? "test" {
+        let givenSplit = try a.option("--split")
+        splitGiven = givenSplit != nil
+        switch givenSplit ?? "test" {
         case "all": split = nil
         case let s: guard let value = DataSplit(rawValue: s) else { throw UsageError("--split takes test, train or all, not '\(s)'") }
             split = value
@@ -98,6 +106,12 @@ struct SynthCommand: Command {
         for (flag, rate) in [("--talk-per-hour", configuration.speechPerHour), ("--cough-bouts-per-hour", configuration.coughBoutsPerHour)]
         where !(rate.isFinite && rate >= 0 && rate <= 3600) {
             throw UsageError("\(flag) takes a number of events per hour from 0 to 3600")
+        }
+        if splitGiven, data == nil {
+            throw UsageError("--split only applies with --data: generated nights use no recorded clips")
+        }
+        if configuration.noiseOnly, let rate = ratesGiven.first {
+            throw UsageError("\(rate) does not go with --noise-only, a night of background and bedroom sounds alone")
         }
         if !configuration.recordedBed, data == nil {
             throw UsageError("--no-recorded-bed only applies with --data: generated nights have no recorded bed")

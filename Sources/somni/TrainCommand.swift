@@ -198,10 +198,18 @@ struct TrainCommand: Command {
         let started = Date()
         // Held-out folders that are the training folder would measure the model on what it learnt.
         let dataPath = URL(fileURLWithPath: dataDirectory).resolvingSymlinksInPath().path
-        for (flag, dir) in [("--validation", validationDirectory), ("--test", testDirectory)] {
-            if let dir, URL(fileURLWithPath: dir).resolvingSymlinksInPath().path == dataPath {
-                throw UsageError("\(flag) \(dir) is DATA_DIR itself: its figures would be of the examples trained on")
+        func resolved(_ dir: String?) -> String? { dir.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path } }
+        for (flag, dir) in [("--validation", validationDirectory), ("--test", testDirectory), ("--training-only", trainingOnlyDirectory)] {
+            if let dir, resolved(dir) == dataPath {
+                throw UsageError(flag == "--training-only"
+                    ? "--training-only \(dir) is DATA_DIR itself: every example would be trained on twice"
+                    : "\(flag) \(dir) is DATA_DIR itself: its figures would be of the examples trained on")
             }
+        }
+        // The test figures are of examples nothing chose the model by: not early stopping's.
+        if let test = resolved(testDirectory), test == resolved(validationDirectory) || test == resolved(trainingOnlyDirectory) {
+            throw UsageError("--test \(testDirectory ?? "") is also the \(test == resolved(validationDirectory) ? "--validation" : "--training-only") "
+                             + "folder: its figures would not be of examples held out")
         }
         let list = try TrainingFileList.scan(URL(fileURLWithPath: dataDirectory), blockSize: groupBlock)
         let gapLabel = try gapsAs.map { name -> Int in

@@ -115,6 +115,9 @@ import Testing
         #expect(!coughs.stdout.contains("Snoring ") && !coughs.stdout.contains("Episode"), "\(coughs.stdout)")
         let wrongClass = try CLI.run(["show", listed[0], "--class", "snore"], environment: store)
         #expect(wrongClass.status == 64 && wrongClass.errorLines.count == 1, "\(wrongClass.stderr)")
+        // JSON is the whole session.json: a --class it would not apply is refused, not ignored.
+        let classJSON = try CLI.run(["show", listed[0], "--class", "cough", "--json"], environment: store)
+        #expect(classJSON.status == 64 && classJSON.stderr.contains("--json gives the whole session.json"), "\(classJSON.stderr)")
 
         // report: a page whose every clip link resolves beside it, one per event with a clip.
         let page = dir.appendingPathComponent("out/report.html")

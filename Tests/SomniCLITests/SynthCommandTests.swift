@@ -125,5 +125,12 @@ import Testing
         #expect(r.status == 64)
         #expect(r.stderr.contains("--no-recorded-bed only applies with --data"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.wav").path))
+        // Nor is any other option that the night asked for would quietly ignore.
+        for (arguments, said) in [(["--split", "train"], "--split only applies with --data"),
+                                  (["--noise-only", "--talk-per-hour", "5"], "--talk-per-hour does not go with --noise-only"),
+                                  (["--noise-only", "--cough-bouts-per-hour", "0"], "--cough-bouts-per-hour does not go with --noise-only")] {
+            let ignored = try CLI.run(["synth", "--out", dir.appendingPathComponent("n.wav").path] + arguments)
+            #expect(ignored.status == 64 && ignored.stderr.contains(said), "\(arguments): \(ignored.stderr)")
+        }
     }
 }

@@ -245,6 +245,13 @@ import Testing
         #expect(missing.stderr.contains("none.csv") && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
         let stdin = try CLI.run(["classify", "-", "--reference", csv.path])
         #expect(stdin.status == 64, "\(stdin.stderr)")
+        // An option of the other way of classifying is refused, not quietly ignored.
+        for (arguments, said) in [(["--threshold", "0.3"], "--threshold goes with --reference"),
+                                  (["--ignore", "door"], "--ignore goes with --reference"),
+                                  (["--reference", csv.path, "--top", "2"], "--top lists labels per window")] {
+            let ignored = try CLI.run(["classify", audio.path] + arguments)
+            #expect(ignored.status == 64 && ignored.stderr.contains(said), "\(arguments): \(ignored.stderr)")
+        }
 
         // A whole night's reference against a recording cut short: events past its end are
         // counted as such, however far past (one 100 s past had stopped the process).
@@ -401,6 +408,13 @@ import Testing
         let quick = ["--channels", "4,8,8,16", "--epochs", "1", "--examples-per-class", "16", "--mel-bands", "24"]
         let same = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("a.somnimodel").path, "--test", data.path] + quick)
         #expect(same.status == 64 && same.stderr.contains("--test \(data.path) is DATA_DIR itself"), "\(same.stderr)")
+        // Nor is a test folder that is also the validation folder (early stopping chose the
+        // model by it), or a training-only folder that is DATA_DIR (each example twice).
+        for (arguments, said) in [(["--validation", validation.path, "--test", validation.path], "--test \(validation.path) is also the --validation folder"),
+                                  (["--training-only", data.path], "--training-only \(data.path) is DATA_DIR itself")] {
+            let r = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("c.somnimodel").path] + arguments + quick)
+            #expect(r.status == 64 && r.stderr.contains(said), "\(arguments): \(r.stderr)")
+        }
         let r = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("b.somnimodel").path,
                              "--validation", validation.path] + quick)
         #expect(r.status == 0, "\(r.stderr)")

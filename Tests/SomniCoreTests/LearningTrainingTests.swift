@@ -224,8 +224,9 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         let text = m.formatted(labels: ["a", "b", "c"])
         #expect(text.contains("accuracy 0.500 (0.188–0.812) over 6 windows"), "\(text)")
         // Long labels are given whole in both tables (cut to 12 and 10 characters, two read the same).
-        let long = ["white-noise-long", "white-noise-loud"]
-        let table = ClassificationMetrics(labels: long, truth: [0, 1], predicted: [0, 1], sources: ["s", "s"]).formatted(labels: long)
+        // So are labels beyond ASCII: a class folder named with an emoji was cut in half.
+        let long = ["white-noise-long", "white-noise-loud", "schnarchen ü 😴"]
+        let table = ClassificationMetrics(labels: long, truth: [0, 1, 2], predicted: [0, 1, 2], sources: ["s", "s", "s"]).formatted(labels: long)
         // Each whole, at the start of its class row and of its confusion row.
         let lines = table.split(separator: "\n")
         for label in long {

@@ -155,7 +155,7 @@ public struct NightsEvaluation: Codable, Sendable, Equatable {
         let nameWidth = max(12, nights.map(\.name.count).max() ?? 0)
         let widths = Measure.allCases.map { max($0.rawValue.count, 6) }
         func row(_ first: String, _ cells: [String]) -> String {
-            ([first.padding(toLength: nameWidth, withPad: " ", startingAt: 0)]
+            ([first.padded(to: nameWidth)]
                 + zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }).joined(separator: "  ")
         }
         let hours = pooled.duration / 3600

@@ -159,7 +159,7 @@ public struct ClassificationMetrics: Codable, Sendable {
         var s = "accuracy " + share(accuracy, accuracyInterval).trimmingCharacters(in: .whitespaces) + " over \(count) windows (95 % intervals)\n"
         s += "class".padding(toLength: width, withPad: " ", startingAt: 0) + " precision            recall               F1     support  against the rest\n"
         for c in classes {
-            s += c.label.padding(toLength: width, withPad: " ", startingAt: 0) + " " + share(c.precision, c.precisionInterval) + " "
+            s += c.label.padded(to: width) + " " + share(c.precision, c.precisionInterval) + " "
                 + share(c.recall, c.recallInterval) + " "
                 + (c.f1.map { String(format: "%.3f", $0) } ?? "–    ")
                 + String(format: "  %-7d  ", c.support)
@@ -167,7 +167,7 @@ public struct ClassificationMetrics: Codable, Sendable {
         }
         s += "confusion (rows truth, columns predicted: \(labels.joined(separator: ", ")))\n"
         for (i, row) in confusion.enumerated() {
-            s += "  " + labels[i].padding(toLength: width, withPad: " ", startingAt: 0) + row.map { String(format: "%6d", $0) }.joined() + "\n"
+            s += "  " + labels[i].padded(to: width) + row.map { String(format: "%6d", $0) }.joined() + "\n"
         }
         s += "by source:\n"
         for src in sources { s += String(format: "  %@ accuracy %.4f (%d)\n", src.source, src.accuracy, src.count) }
