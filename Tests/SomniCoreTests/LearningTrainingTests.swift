@@ -381,6 +381,17 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         let (beds, notBeds) = try AudioFileNames.files(under: dir.appendingPathComponent("other"))
         #expect(beds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["e.wma", "f.caf", "g.Wav"])
         #expect(notBeds.map { URL(fileURLWithPath: $0).lastPathComponent } == ["README.txt", "g.wav.bak", "live.wav"])
+
+        // A recording reached twice in one class (a link to one) is taken once ...
+        try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("speech/same.m4a"),
+                                                   withDestinationURL: dir.appendingPathComponent("speech/d.m4a"))
+        #expect(try TrainingFileList.scan(dir, blockSize: 25).files.count == audio.count)
+        // ... and one reached from two classes (a link to "..": the whole data folder) stops the scan
+        // by name; before, every speech recording also trained "other".
+        try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("other/loop"), withDestinationURL: dir)
+        #expect { try TrainingFileList.scan(dir, blockSize: 25) } throws: {
+            "\($0)".contains("is in class folders") && "\($0)".contains("a recording can teach only one class")
+        }
     }
 
     /// A name whose bytes are not UTF-8 (Latin-1 "café") reaches Swift spelt with U+FFFD and

@@ -67,6 +67,9 @@ public struct TrainingFileList: Sendable {
             throw SomniError(.badInput, "\(directory.path) needs at least two class folders, found \(classFolders)")
         }
         var files: [File] = [], notAudio: [String] = []
+        // Each recording once, under one class: a link in a class folder (to "..", to another
+        // class's folder) must not train one file under two labels, or twice under one.
+        var classOfFile: [String: String] = [:]
         for name in classFolders {
             guard let label = labels.firstIndex(of: name) else {
                 throw SomniError(.badInput, "\(directory.path)/\(name) is not one of the model's classes \(labels)")
@@ -79,6 +82,15 @@ public struct TrainingFileList: Sendable {
             }
             notAudio += others
             for path in paths {
+                let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+                if let earlier = classOfFile[resolved] {
+                    guard earlier == name else {
+                        throw SomniError(.badInput, "\(path) is in class folders \(earlier) and \(name) (through a link): "
+                                         + "a recording can teach only one class")
+                    }
+                    continue
+                }
+                classOfFile[resolved] = name
                 let relative = path.dropFirst(root.path.count + 1)
                 let parts = relative.split(separator: "/")
                 let stratum = parts.count > 1 ? "\(name)/\(parts[0])" : name
