@@ -67,7 +67,7 @@ public enum NightReport {
     public static func rates(_ s: Session) -> [String: Double] {
         var out: [String: Double] = [:]
         for c in EventClass.allCases {
-            out[c.rawValue] = SessionSummary.rate(s.events.filter { $0.eventClass == c }.count, over: s.recordedSeconds)
+            out[c.rawValue] = SessionSummary.rate(s.events.count(of: c), over: s.recordedSeconds)
         }
         return out
     }
@@ -122,7 +122,7 @@ public enum NightReport {
         let gapped = s.secondsNotRecorded > 0
         var rateRows = ""
         for c in EventClass.allCases {
-            let count = s.events.filter { $0.eventClass == c }.count
+            let count = s.events.count(of: c)
             rateRows += "<tr><td><i class=\"dot \(c.rawValue)\"></i>\(Format.className(c))</td>"
                 + "<td class=\"num\">\(count)</td><td class=\"num\">\(Format.fixed(rates[c.rawValue] ?? 0, 1))</td></tr>"
         }
@@ -148,7 +148,7 @@ public enum NightReport {
         // hidden, and the list put loudest first.
         var shows = ""
         for c in EventClass.allCases {
-            let count = s.events.filter { $0.eventClass == c }.count
+            let count = s.events.count(of: c)
             shows += "<label><input type=\"checkbox\" data-show=\"\(c.rawValue)\" checked\(count == 0 ? " disabled" : "")>"
                 + "<i class=\"dot \(c.rawValue)\"></i>\(Format.className(c)) (\(count))</label>"
         }

@@ -79,14 +79,7 @@ enum ReportMath {
     static func amplitude(dBFS: Double) -> Double { pow(10, dBFS / 20) }
 
     /// The p-th percentile (0–1) by nearest rank; 0 for no values.
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let rank = Int((p * Double(sorted.count - 1)).rounded())
-        return sorted[min(max(rank, 0), sorted.count - 1)]
-    }
-
-    static func percentile(_ values: [Float], _ p: Double) -> Double {
+    static func percentile<Value: BinaryFloatingPoint>(_ values: [Value], _ p: Double) -> Double {
         guard !values.isEmpty else { return 0 }
         let sorted = values.sorted()
         let rank = Int((p * Double(sorted.count - 1)).rounded())

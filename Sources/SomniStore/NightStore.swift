@@ -481,7 +481,7 @@ public final class NightStore {
             snoringMinutes: summary.snoringMinutes, snoringPercent: summary.snoringPercent,
             snoringEpisodes: summary.snoringEpisodes,
             eventCounts: Dictionary(uniqueKeysWithValues: EventClass.allCases.map { c in
-                (c.rawValue, session.events.filter { $0.eventClass == c }.count) }),
+                (c.rawValue, session.events.count(of: c)) }),
             addedAt: added, sourceFingerprint: session.sourceFingerprint, timeZone: session.timeZone,
             secondsNotRecorded: session.secondsNotRecorded)
         try db.prepare("""

@@ -448,7 +448,7 @@ enum NightSummaryText {
             // By severity, which weighs a sound's loudness and its length, as the report ranks them.
             lines.append("  most severe events" + (wallClock == nil ? " (time into the recording):" : ":"))
             for e in s.events.sorted(by: { $0.severity > $1.severity }).prefix(5) {
-                let when = wallClock?.displayTime(at: e.start) ?? clock(e.start)
+                let when = Format.time(e.start, on: wallClock)  // "+0:12:03" into an undated night, as `show` says
                 lines.append("    \(when)  " + e.eventClass.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
                              + " \(number(e.duration, 1, width: 5)) s  peak \(number(e.peakDBFS, 1, width: 6)) dBFS  "
                              + "severity \(number(e.severity, 0, width: 3))")

@@ -187,9 +187,7 @@ struct ClassifyCommand: Command {
                                                    frames: levels.frames, threshold: threshold)
             if json {
                 struct Output: Encodable { var hearing: [ClassifierHearing] }
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(Output(hearing: hearing)), as: UTF8.self))
+                try printJSON(Output(hearing: hearing))
             } else {
                 print(hearing.text(), terminator: "")
             }
@@ -197,9 +195,7 @@ struct ClassifyCommand: Command {
         }
         guard json else { return }
         struct Output: Encodable { var windows: [WindowResult]; var clip: [String: Float] }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        print(String(decoding: try encoder.encode(Output(windows: results, clip: clipMax)), as: UTF8.self))
+        try printJSON(Output(windows: results, clip: clipMax))
     }
 }
 
@@ -229,9 +225,7 @@ extension ClassifyCommand {
         let splitName = split ?? "all"
         if json {
             struct Output: Encodable { var labels: [String]; var split: String; var metrics: ClassificationMetrics }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(Output(labels: classifier.labels, split: splitName, metrics: metrics)), as: UTF8.self))
+            try printJSON(Output(labels: classifier.labels, split: splitName, metrics: metrics))
             return
         }
         let part = split == nil ? "every example in \(input)" : "the examples in \(input) that ../shared/data's rule holds out"

@@ -14,8 +14,8 @@ struct ExportCommand: Command {
     with the bedroom clock's offset, for joining with other records). With --rows night it has
     one row per night instead: night, night_date, started_at, bedtime, wake, source, duration_h,
     analysed_h, active_share, sensitivity, classifier, snoring_minutes, snoring_percent,
-    snoring_episodes, snoring/sleep_talk/cough _events and _per_h. JSON holds each night's record
-    and its full session.json.
+    snoring_episodes, snoring/sleep_talk/cough _events and _per_h (per hour recorded), recorded_h
+    (the night less its gaps). JSON holds each night's record and its full session.json.
 
       --all            every night in the store
     \(NightRange.help(column: 19))

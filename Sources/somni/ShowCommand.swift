@@ -68,7 +68,7 @@ struct ShowCommand: Command {
                      + "\(s.snoringEpisodes) episode\(s.snoringEpisodes == 1 ? "" : "s")")
         let rates = NightReport.rates(session)
         lines.append("  per hour      " + EventClass.allCases.map { c in
-            "\(Format.className(c).lowercased()) \(session.events.filter { $0.eventClass == c }.count) "
+            "\(Format.className(c).lowercased()) \(session.events.count(of: c)) "
                 + "(\(Format.fixed(rates[c.rawValue] ?? 0, 1))/h\(gapped ? " recorded" : ""))"
         }.joined(separator: " · "))
         for w in session.warnings { lines.append("  warning: \(w)") }

@@ -647,7 +647,7 @@ import Testing
         }
         #expect(!loudest(text.stdout).isEmpty && loudest(text.stdout).allSatisfy { $0.hasPrefix("    23:") }, "\(text.stdout)")
         #expect(plainText.stdout.contains("most severe events (time into the recording):")
-                && loudest(plainText.stdout).allSatisfy { $0.hasPrefix("    0:") }, "\(plainText.stdout)")
+                && loudest(plainText.stdout).allSatisfy { $0.hasPrefix("    +0:") }, "\(plainText.stdout)")
 
         for bad in [[m4a.path, "--started", "tonight"], [m4a.path, named.path, "--started", "2026-11-30 23:05"]] {
             let r = try CLI.run(["analyze"] + bad, environment: utc)

@@ -43,7 +43,9 @@ public struct DetectedEvent: Sendable, Equatable {
 /// 1. Each window's top five labels are scanned; the first one in a class set whose confidence
 ///    reaches the sensitivity's minimum decides the window (a fan holding first place does not
 ///    hide snoring in third).
-/// 2. Positive windows of one class whose gap is 2 s or less form a span.
+/// 2. Positive windows of one class form spans: sleep-talk and cough windows whose gap is 2 s or
+///    less; snoring windows one run of overlapping windows at a time (`windowRunGap`), merged at
+///    2 s once placed (4).
 /// 3. The span's edges are refined from the 50 ms frames: the relevant band (low for snoring, mid
 ///    for sleep-talk and coughs) is compared with a local floor (20th percentile of the frames
 ///    within ±15 s) × 3 (× 2 for snoring); the event runs from where the band rises above that
@@ -53,8 +55,8 @@ public struct DetectedEvent: Sendable, Equatable {
 ///    drops; snoring whose band core is under 0.2 s keeps its windows' span instead.
 /// 5. Context: an unsure word or cough between snores is another snore, and snoring needs a
 ///    train: three snores less than 10 s apart heard at the full threshold, or 30 s of such
-///    snoring; snores heard only at the lowered continuation threshold extend a train (lower
-///    still before it: `snoringLeadInShare`). A snore heard by one window alone needs a sure
+///    snoring; snores heard only at the lowered continuation threshold extend a train (before
+///    it, a level of its own: `snoringLeadInShare`). A snore heard by one window alone needs a sure
 ///    one (0.9) to count as sure or to lead in (`heardAsSnore`). A piece heard fewer times that snore-band bursts
 ///    chain to a train at under 10 s a step is part of it (`rejoinedLoneSnores`).
 /// 6. Sleep-talk heard by a single window needs a sure one (0.9): a deviation from the seeds,
@@ -178,7 +180,7 @@ public enum EventDetector {
     /// talk heard by one window there however sure: words fill two windows or more, and in quiet
     /// rooms nearly every false sleep-talk event was one window reading a snore of a train as
     /// speech at 0.9 or more (synthesised nights 1–12: 15 of 18).
-    static func reassignUnsureSoundsWithinSnoring(_ hits: inout [EventClass: [Hit]], gap: Double = 10) {
+    static func reassignUnsureSoundsWithinSnoring(_ hits: inout [EventClass: [Hit]], gap: Double = episodeGap) {
         let snoring = hits[.snoring] ?? []
         guard !snoring.isEmpty else { return }
         for c in [EventClass.sleepTalk, .cough] {
@@ -232,7 +234,7 @@ public enum EventDetector {
     /// A burst here needs `bridgeFactor` × the band's local floor, not the 2 × that places a
     /// snore's edges.
     static func bridgedSnores(_ events: [DetectedEvent], windows: [WindowLabels], frames: FrameTrack,
-                              gap: Double = 10) -> [DetectedEvent] {
+                              gap: Double = episodeGap) -> [DetectedEvent] {
         let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
         let others = events.filter { $0.eventClass != .snoring }
         var bridged: [TimeRange] = []
@@ -245,7 +247,7 @@ public enum EventDetector {
     /// The bursts that chain across `between` (from one snore's end to the next one's start),
     /// every step shorter than `gap`; nil when the chain breaks.
     static func bridge(_ between: TimeRange, frames: FrameTrack, apartFrom others: [DetectedEvent],
-                       gap: Double = 10) -> [TimeRange]? {
+                       gap: Double = episodeGap) -> [TimeRange]? {
         var chain: [TimeRange] = []
         var last = between.start
         for burst in snoreBursts(in: between, frames: frames, apartFrom: others,
@@ -264,7 +266,7 @@ public enum EventDetector {
     /// train next to it, or a piece next to it already joined to one, up to `rejoinReach`
     /// away; two lone pieces still make no train.
     static func rejoinedLoneSnores(_ lone: [DetectedEvent], trains: [DetectedEvent], frames: FrameTrack,
-                                   gap: Double = 10, reach: Double = rejoinReach) -> [DetectedEvent] {
+                                   gap: Double = episodeGap, reach: Double = rejoinReach) -> [DetectedEvent] {
         let pieces = episodes(of: lone)
         guard !pieces.isEmpty else { return [] }
         let others = trains.filter { $0.eventClass != .snoring }
@@ -301,7 +303,7 @@ public enum EventDetector {
     /// It must end less than an episode's gap before the snore it leads into: a slow snorer's
     /// period reaches 1.5 × 7 s, and a burst further back split the train it was to begin.
     static func leadingSnores(_ events: [DetectedEvent], windows: [WindowLabels], frames: FrameTrack,
-                              gap: Double = 10) -> [DetectedEvent] {
+                              gap: Double = episodeGap) -> [DetectedEvent] {
         let snores = events.filter { $0.eventClass == .snoring }.sorted { $0.start < $1.start }
         let others = events.filter { $0.eventClass != .snoring }
         var found: [TimeRange] = []
@@ -503,6 +505,10 @@ public enum EventDetector {
         return events.filter { e in !isSnippet(e) || !episodes.contains { e.start >= $0.start && e.end <= $0.end } }
     }
 
+    /// Snoring events less than this many seconds apart are one episode (Snore Detector's 10 s
+    /// hangover); the context rules reach as far around a train.
+    public static let episodeGap: Double = 10
+
     /// Snoring is a train of breaths: an episode needs this many snores the classifier heard at
     /// the full threshold (runs of such windows, apart from each other), or
     /// `minimumEpisodeSnoring` seconds of such windows (a snorer whose snores run together).
@@ -548,8 +554,8 @@ public enum EventDetector {
     public static let snoringContinuationShare: Float = 0.2
 
     /// Before snoring that is found, windows need only this share of the threshold to lead into
-    /// it. A quiet snorer's train was found late, its first snores scored under the continuation
-    /// level, and a train whose start is more than 3 s out is a missed episode. What leads in
+    /// it. A quiet snorer's train was found late, its first snores scored under the full
+    /// threshold, and a train whose start is more than 3 s out is a missed episode. What leads in
     /// must still chain to the train less than an episode's gap apart, and starts no train.
     /// A window leading in must be heard as a snore (`heardAsSnore`, its neighbour at this level).
     /// 0.4, chosen on synthesised nights 1–3 with the model trained with nights (stop 23: 0.1,
@@ -585,7 +591,7 @@ public enum EventDetector {
     /// the caller has it.
     static func continuedSnoring(_ windows: [WindowLabels], undecided: [Int], accepted: [Hit], minimum: Float,
                                  leadIn: Float? = nil, snoring: [Float]? = nil, leadsIn: (Int) -> Bool = { _ in true },
-                                 gap: Double = 10) -> [Hit] {
+                                 gap: Double = episodeGap) -> [Hit] {
         let leadIn = leadIn ?? minimum
         guard !accepted.isEmpty, !undecided.isEmpty else { return [] }
         let acceptedRanges = accepted.map(\.range).sorted { $0.start < $1.start }
@@ -672,7 +678,7 @@ public enum EventDetector {
     }
 
     /// Snoring events less than `maxGap` seconds apart, grouped.
-    public static func episodes(of events: [DetectedEvent], maxGap: Double = 10) -> [SnoringEpisode] {
+    public static func episodes(of events: [DetectedEvent], maxGap: Double = episodeGap) -> [SnoringEpisode] {
         var episodes: [SnoringEpisode] = []
         for e in events.filter({ $0.eventClass == .snoring }).sorted(by: { $0.start < $1.start }) {
             if var last = episodes.last, e.start - last.end < maxGap {

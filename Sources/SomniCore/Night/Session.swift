@@ -102,9 +102,7 @@ public struct SessionSummary: Codable, Sendable, Equatable {
             snoringSeconds += max(0, e.end - max(e.start, coveredUntil))
             coveredUntil = max(coveredUntil, e.end)
         }
-        let counts = Dictionary(uniqueKeysWithValues: EventClass.allCases.map { c in
-            (c.rawValue, events.filter { $0.eventClass == c }.count)
-        })
+        let counts = Dictionary(uniqueKeysWithValues: EventClass.allCases.map { c in (c.rawValue, events.count(of: c)) })
         self.init(duration: duration, analysedSeconds: analysedSeconds, activeShare: activeShare,
                   gateBypassed: gateBypassed, snoringMinutes: snoringSeconds / 60, snoringPercent: 0,
                   snoringEpisodes: episodes.count, eventCounts: counts, eventsPerHour: [:])
@@ -327,4 +325,10 @@ public struct Session: Codable, Sendable, Equatable {
         f.formatOptions = [.withInternetDateTime]
         return f.date(from: s)
     }
+}
+
+extension Array where Element == SessionEvent {
+    /// How many of the events are of class `c`: the count every view of a night gives, from the
+    /// events themselves.
+    public func count(of c: EventClass) -> Int { self.count { $0.eventClass == c } }
 }
