@@ -5,14 +5,17 @@ import SomniCore
 /// trained) rather than found unwritable after it, leaving half its output.
 enum OutputPlace {
     /// Throws unless `url` can be written: not a folder, and in a folder that exists and may be
-    /// written (a device such as /dev/stdout only needs to be writable itself).
-    static func check(_ url: URL, what: String) throws {
+    /// written. A device such as /dev/stdout only needs to be writable itself, where `devices`
+    /// are taken; a file that is renamed into place when whole cannot go to one.
+    static func check(_ url: URL, what: String, devices: Bool = true) throws {
         let fm = FileManager.default
         var isFolder: ObjCBool = false
         if fm.fileExists(atPath: url.path, isDirectory: &isFolder) {
             if isFolder.boolValue { throw SomniError(.io, "cannot write \(what) to \(url.path): it is a folder") }
-            let type = (try? fm.attributesOfItem(atPath: url.resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
-            if type != .typeRegular, fm.isWritableFile(atPath: url.path) { return }
+            if isDevice(url) {
+                guard devices else { throw SomniError(.io, "cannot write \(what) to \(url.path): it is not a plain file") }
+                if fm.isWritableFile(atPath: url.path) { return }
+            }
         }
         let folder = url.deletingLastPathComponent()
         guard fm.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
@@ -21,5 +24,26 @@ enum OutputPlace {
         guard fm.isWritableFile(atPath: folder.path) else {
             throw SomniError(.io, "cannot write \(what) to \(url.path): the folder \(folder.path) is not writable")
         }
+    }
+
+    /// Where `url` leads through its links, also to a file not made yet (Foundation's
+    /// `resolvingSymlinksInPath` leaves a link to nothing as it is): a file renamed into place
+    /// there replaces the file the link names, not the link.
+    static func followingLinks(_ url: URL) -> URL {
+        var current = url.standardizedFileURL
+        for _ in 0..<40 {  // as the kernel's own limit on links in a row
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current.path) else { break }
+            current = destination.hasPrefix("/") ? URL(fileURLWithPath: destination)
+                : current.deletingLastPathComponent().appendingPathComponent(destination)
+            current = current.standardizedFileURL
+        }
+        return current
+    }
+
+    /// Whether `url` (through any link) is something other than a plain file or a folder: a
+    /// device or a pipe, written into rather than replaced.
+    static func isDevice(_ url: URL) -> Bool {
+        let type = (try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+        return type != nil && type != .typeRegular && type != .typeDirectory
     }
 }

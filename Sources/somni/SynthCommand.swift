@@ -132,10 +132,12 @@ struct SynthCommand: Command {
     }
 
     func run() throws {
-        let outURL = URL(fileURLWithPath: out)
+        // A link is written through (the audio is renamed into place when whole: over a link it
+        // replaced the link, over a device the device).
+        let outURL = OutputPlace.followingLinks(URL(fileURLWithPath: out))
         // Both places are checked before the clips load and the night is rendered (an 8-hour
         // night takes half a minute and 0.9 GB): audio without its reference is of no use.
-        try OutputPlace.check(outURL, what: "the night's audio")
+        try OutputPlace.check(outURL, what: "the night's audio", devices: false)
         try OutputPlace.check(referenceURL, what: "the reference CSV")
         let bank: any SoundBank = try data.map {
             try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, loader: AudioDecoder.decodeWhole)
@@ -144,18 +146,41 @@ struct SynthCommand: Command {
         guard let makeSink = synthSinkFactories[format] else { return }
         // What an earlier synth into this file left when it was killed: up to 0.9 GB of WAV.
         PartialFile.removeAbandoned(of: outURL)
-        try night.render(to: makeSink(outURL))
+        // The reference is written first beside its place and put there after the audio: a disk
+        // too full for it fails before the night is rendered, and neither file of an earlier
+        // night of these names is lost.
+        let reference = Data(ReferenceCSV.write(night.plan.events).utf8)
+        let fm = FileManager.default
+        let referenceTarget = OutputPlace.followingLinks(referenceURL)
+        let stagedReference = OutputPlace.isDevice(referenceTarget) ? nil : PartialFile.url(for: referenceTarget)
+        if let stagedReference {
+            do { try reference.write(to: stagedReference) } catch {
+                try? fm.removeItem(at: stagedReference)
+                throw SomniError(.io, "cannot write \(referenceURL.path)", cause: error)
+            }
+        }
+        do { try night.render(to: makeSink(outURL)) } catch {
+            if let stagedReference { try? fm.removeItem(at: stagedReference) }
+            throw error
+        }
         do {
-            try OutputFile.write(Data(ReferenceCSV.write(night.plan.events).utf8), to: referenceURL)
+            if let stagedReference {
+                guard rename(stagedReference.path, referenceTarget.path) == 0 else {
+                    throw SomniError(.io, String(cString: strerror(errno)))
+                }
+            } else {
+                try OutputFile.write(reference, to: referenceTarget)
+            }
         } catch {
-            try? FileManager.default.removeItem(at: outURL)  // one without the other is no test night
-            throw SomniError(.io, "cannot write \(referenceURL.path), so the night's audio is not kept either", cause: error)
+            if let stagedReference { try? fm.removeItem(at: stagedReference) }
+            throw SomniError(.io, "the night's audio is in \(outURL.path), but its reference could not be written to \(referenceURL.path)",
+                             cause: error)
         }
         var counts: [String] = []
         for c in EventClass.allCases {
             counts.append("\(night.plan.events.filter { $0.eventClass == c }.count) \(c.rawValue)")
         }
-        print(String(format: "%.2f h", night.plan.duration / 3600) + " \(configuration.scene.rawValue) night → \(outURL.path)")
+        print(String(format: "%.2f h", night.plan.duration / 3600) + " \(configuration.scene.rawValue) night → \(URL(fileURLWithPath: out).path)")
         print("reference: \(counts.joined(separator: ", ")) → \(referenceURL.path)")
         for w in night.warnings { printError("warning: \(w)") }
     }

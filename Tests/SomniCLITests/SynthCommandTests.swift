@@ -116,6 +116,22 @@ import Testing
         #expect(intoFolder.status == 74 && intoFolder.stderr.contains("cannot write the night's audio to \(folder.path): it is a folder"),
                 "\(intoFolder.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+
+        // Not a plain file (a pipe here; as root, /dev/null was replaced by a WAV): refused.
+        let pipe = dir.appendingPathComponent("pipe.wav")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        let intoPipe = try CLI.run(["synth", "--out", pipe.path, "--hours", "0.01"])
+        #expect(intoPipe.status == 74 && intoPipe.stderr.contains("it is not a plain file"), "\(intoPipe.stderr)")
+        #expect((try FileManager.default.attributesOfItem(atPath: pipe.path)[.type] as? FileAttributeType) != .typeRegular)
+        // A link is written through: the night goes where it points, and the link stays.
+        let target = dir.appendingPathComponent("target.wav"), link = dir.appendingPathComponent("link.wav")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
+        let throughLink = try CLI.run(["synth", "--out", link.path, "--hours", "0.01", "--reference", dir.appendingPathComponent("l.csv").path])
+        #expect(throughLink.status == 0, "\(throughLink.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
+        #expect(((try FileManager.default.attributesOfItem(atPath: target.path))[.size] as? Int ?? 0) > 10_000)
+        // The reference is written beside its place first: none of its working files is left.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial-") }.isEmpty)
     }
 
     @Test func noRecordedBedWithoutDataIsAUsageError() throws {
