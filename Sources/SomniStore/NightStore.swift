@@ -198,6 +198,13 @@ public final class NightStore {
         return candidates.filter { Recording($0).isSame(as: wanted) }
     }
 
+    /// Nights analysed from a file of this name and content, whatever start each has: what
+    /// `analyze --replace` puts a new analysis in place of when no night of the recording's own
+    /// start is stored (it was dated by hand with --started, or is being so now).
+    public func nights(ofFile source: String, fingerprint: String) throws -> [NightRecord] {
+        try records(where: "WHERE source = ? AND source_fingerprint = ?", [.text(source), .text(fingerprint)])
+    }
+
     /// What a night was analysed from, as far as knowing a recording again goes.
     private struct Recording {
         var source: String
@@ -335,12 +342,12 @@ public final class NightStore {
                      unlessStored: Bool) throws -> (record: NightRecord, replaced: [NightRecord]) {
         if let readOnlyBecause { throw readOnlyBecause == .diskFull ? NightStore.diskFull(directory) : NightStore.notWritable(directory) }
         let fm = FileManager.default
-        let source = nightFolder.standardizedFileURL
+        // The folder itself, not a link to it (a link would be copied as a link).
+        let source = nightFolder.standardizedFileURL.resolvingSymlinksInPath()
         // A stored night's own folder: replacing that night with it, and --move, would remove it.
-        let resolved = source.resolvingSymlinksInPath().path
         for own in [nightsDirectory, stagingDirectory] {
             let ownPath = own.resolvingSymlinksInPath().path
-            if resolved == ownPath || resolved.hasPrefix(ownPath + "/") {
+            if source.path == ownPath || source.path.hasPrefix(ownPath + "/") {
                 throw SomniError(.badInput, "\(source.path) is inside the night store itself; a copy of it elsewhere can be imported")
             }
         }

@@ -159,7 +159,7 @@ struct AnalyzeCommand: Command {
         guard !json else { return }
         let others = night.replaced.filter { $0 != night.savedAs }
         if others.count < night.replaced.count { print("It replaces the earlier analysis of this recording, and keeps its id.") }
-        if night.keptStart { print("The recording does not say when it started: it keeps the start given before (--started gives another).") }
+        if night.keptStart { print("It keeps the start given before (--started gives another).") }
         if !others.isEmpty { print("It replaces \(others.joined(separator: ", ")), the same recording analysed before.") }
         Self.sayIfUndated(night.session, savedAs: night.savedAs)
     }
@@ -277,16 +277,22 @@ struct AnalyzeCommand: Command {
             earlier = try store.nights(recordedFrom: name, startedAt: own, fingerprint: source.fingerprint)
             storedAtItsEnd = !earlier.isEmpty
         }
+        if replace, earlier.isEmpty, let fingerprint = source.fingerprint {
+            // The same file stored under another start: dated by hand then, or being so now.
+            earlier = try store.nights(ofFile: name, fingerprint: fingerprint)
+        }
         if let stored = earlier.first, !replace {
             return AnalysedNight(session: try store.session(of: stored), folder: store.folder(of: stored), savedAs: stored.id,
                                  storedBefore: stored, datesUndated: stored.start == nil ? started : nil,
                                  startsEarlier: storedAtItsEnd ? start : nil)
         }
-        // Analysed again with new settings, a recording that does not say when it started keeps
-        // the start given for it before (--started), rather than falling out of every dated list.
+        // Analysed again with new settings and no --started, a night keeps the start it was
+        // given by hand before (a recording that says none, or whose clock was wrong), rather
+        // than falling out of every dated list or back to the wrong clock.
         var keptStart: RecordingStart?
-        if start == nil, let dated = earlier.first(where: { $0.start != nil }), let date = dated.start {
-            keptStart = RecordingStart(date: date, origin: (try? store.session(of: dated))?.startedFrom ?? .given)
+        if started == nil, let dated = earlier.first(where: { $0.start != nil }), let date = dated.start {
+            let origin = (try? store.session(of: dated))?.startedFrom
+            if start == nil || origin == .given { keptStart = RecordingStart(date: date, origin: origin ?? .given) }
         }
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)

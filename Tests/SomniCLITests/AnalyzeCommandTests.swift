@@ -632,11 +632,24 @@ import Testing
         let resettled = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--replace",
                                      "--sensitivity", "7"], environment: utc)
         #expect(resettled.status == 0 && resettled.stdout.contains("It replaces the earlier analysis of this recording, and keeps its id.")
-                && resettled.stdout.contains("it keeps the start given before"), "\(resettled.stdout)")
+                && resettled.stdout.contains("It keeps the start given before"), "\(resettled.stdout)")
         let afterResettle = try #require(try JSONSerialization.jsonObject(
             with: Data(try CLI.run(["nights", "--json"], environment: utc).stdout.utf8)) as? [[String: Any]])
         #expect(afterResettle.count == nights.count && afterResettle.contains { $0["id"] as? String == "20261201-2300" }
-                && afterResettle.allSatisfy { $0["date"] != nil }, "\(afterResettle)")
+                && afterResettle.allSatisfy { $0["date"] != nil }, "\(nights.map { $0["id"] ?? "" }) → \(afterResettle.map { $0["id"] ?? "" })")
+        // A file whose name dates it, dated otherwise by hand (its clock was wrong): analysed
+        // again without --started it keeps the hand's start, in that night's place (before, the
+        // file name's start found no night and stored a second); with --started, it takes that.
+        let wrongClock = dir.appendingPathComponent("Q_20261211_230000.wav")
+        try CLI.synthesiseShortNight(at: wrongClock, seed: 11)
+        let quick = ["--classifier", "heuristic", "--no-clips"]
+        #expect(try CLI.run(["analyze", wrongClock.path, "--started", "2026-12-11 22:00"] + quick, environment: utc).status == 0)
+        let kept = try CLI.run(["analyze", wrongClock.path, "--replace", "--sensitivity", "6"] + quick, environment: utc)
+        #expect(kept.status == 0 && kept.stdout.contains("It keeps the start given before"), "\(kept.stdout)")
+        let redated = try CLI.run(["analyze", wrongClock.path, "--replace", "--started", "2026-12-11 22:30"] + quick, environment: utc)
+        #expect(redated.status == 0 && redated.stdout.contains("It replaces 20261211-2200"), "\(redated.stdout)")
+        let ids = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: utc).stdout)
+        #expect(ids.filter { $0.hasPrefix("20261211") } == ["20261211-2230"], "\(ids)")
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
         #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")

@@ -292,6 +292,12 @@ import SomniCore
             #expect(fm.fileExists(atPath: folder.appendingPathComponent(linked).path))
         }
         #expect(try store.nights().isEmpty)
+        // A link to the folder itself is the folder: imported, not "cannot list" its copy.
+        let whole = try NightFixture.folder(at: scratch.path("whole"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z"))
+        let link = scratch.path("link-to-whole")
+        try fm.createSymbolicLink(at: link, withDestinationURL: whole)
+        let added = try store.add(nightFolder: link, moving: false)
+        #expect(try store.session(of: added).events.count == 3 && !NightFixture.tree(store.folder(of: added)).isEmpty)
     }
 
     /// A night replaced from the same start keeps its id whatever it is: a second night of one
