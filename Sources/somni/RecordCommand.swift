@@ -119,8 +119,12 @@ struct RecordCommand: Command {
     private func record<C: SoundClassifier>(with classifier: C, choice: ClassifierChoice) throws {
         let stop = StopRequest()
         let root = options.root
-        let folder = root.appendingPathComponent("night-" + RecordingOptions.folderStamp(Date()))
-        let lock = try options.takeLock(nightFolder: folder)
+        let folder = try NightJournal.claimFolder(under: root, stamp: RecordingOptions.folderStamp(Date()))
+        let lock: RecordingLock
+        do { lock = try options.takeLock(nightFolder: folder) } catch {
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
         defer { lock.release() }
         for unfinished in NightJournal.unfinishedNights(under: root) {
             if let journal = try? NightJournal.load(in: unfinished), let recorder = LocalProcess.liveRecorder(of: journal, in: unfinished) {

@@ -210,6 +210,38 @@ func nightModeJournal() -> NightJournal {
         #expect(try EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).values.count == 3_000)
     }
 
+    /// A disk still full when the recorder last wrote its journal leaves no word that the audio
+    /// stopped: the envelope going on past the audio says it. Before, such a night ended where
+    /// its audio did (a fresh-eyes pass: 65 s of a 90 s night). A crash's few seconds more of
+    /// envelope than audio are not that.
+    @Test(arguments: [(envelope: 3_000, gapFrom: 118.0 as Double?), (envelope: 1_200, gapFrom: nil)])
+    func anEnvelopeFarPastTheAudioIsAudioNotSavedEvenUnsaid(envelope: Int, gapFrom: Double?) throws {
+        let folder = try temporaryFolder("audio-stopped-unsaid")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var journal = nightModeJournal()
+        journal.secondsFlushed = 60  // the last journal the full disk let through
+        journal.audioStoppedAt = nil
+        try journal.save(in: folder)
+        try Data([1]).write(to: folder.appendingPathComponent("master.flac"))
+        try EnvelopeFile.write(values: [Float](repeating: 0.02, count: envelope), rate: 10, start: nil,
+                               to: folder.appendingPathComponent(EnvelopeFile.fileName))
+        let audio = gapFrom ?? 118
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { _, _, _ in
+            Session(source: "microphone", startedAt: nil, duration: audio, analysedSeconds: 60, activeShare: 0.5,
+                    settings: .init(sensitivity: 5, classifier: "test"),
+                    summary: SessionSummary(duration: audio, analysedSeconds: 60, activeShare: 0.5, gateBypassed: false,
+                                            events: [], episodes: []),
+                    episodes: [], events: [], warnings: [])
+        }
+        if let gapFrom {
+            #expect(session.duration == 300 && session.gaps?.map(\.start) == [gapFrom], "\(session.gaps ?? [])")
+            #expect(session.gaps?.first?.reason.hasPrefix("audio not saved") == true && session.recordedSeconds == gapFrom)
+        } else {
+            #expect(session.duration == 118 && session.gaps == nil, "\(session.gaps ?? [])")
+        }
+        #expect(session.inconsistency == nil)
+    }
+
     /// A night closed after a crash has audio up to the master's last flush; a gap the recorder
     /// was in when it died runs past that. It is cut at the night's end, where before the night
     /// said a gap ran outside it, and the store refused it.

@@ -67,6 +67,16 @@ import Testing
         }
     }
 
+    /// Two recorders under different locks that start in the same second each get a folder.
+    @Test func eachRecorderClaimsAFolderOfItsOwn() throws {
+        let root = try tempFolder().appendingPathComponent("recording")
+        defer { try? FileManager.default.removeItem(at: root.deletingLastPathComponent()) }
+        let first = try NightJournal.claimFolder(under: root, stamp: "2026-12-05T192334")
+        let second = try NightJournal.claimFolder(under: root, stamp: "2026-12-05T192334")
+        #expect(first.lastPathComponent == "night-2026-12-05T192334" && second.lastPathComponent == "night-2026-12-05T192334-2")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() == [first.lastPathComponent, second.lastPathComponent])
+    }
+
     @Test func aCorruptJournalIsBadInput() throws {
         let folder = try tempFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -93,5 +103,22 @@ import Testing
         #expect(abs(session.summary.snoringMinutes - 35.0 / 60) < 1e-9)
         #expect(session.gaps?.count == 1)
         #expect(session.warnings.contains { $0.contains("closed at its last positive window") })
+        // Live mode analysed the time it recorded, not its gap (before: all 600 s).
+        #expect(session.analysedSeconds == 590 && session.summary.analysedSeconds == 590 && session.inconsistency == nil)
+    }
+
+    /// An episode whose last window straddled the start of a gap (the microphone went mid-snore)
+    /// ends where the gap begins: before, it ran 0.45 s into it, and a night of one such
+    /// episode snored more than the time it recorded.
+    @Test func anEpisodeOpenWhenTheMicrophoneWentEndsWhereTheGapBegins() {
+        var journal = NightJournal(mode: .live, startedAt: Date(), device: "default", captureRate: 16_000,
+                                   master: nil, keepAudio: false)
+        journal.episodes = [LiveEpisodeRecord(episode: LiveEpisode(start: 0, end: 25.35, peakConfidence: 0.9, positiveWindows: 40),
+                                              clip: nil, clipStart: 0, peakDBFS: -20, meanDBFS: -30)]
+        journal.gaps = [RecordingGap(start: 24.9, duration: 25.1, reason: "the microphone stopped giving sound")]
+        let session = journal.liveSession(duration: 50, classifierName: "heuristic", sensitivity: 5)
+        #expect(session.events.map(\.end) == [24.9] && session.episodes.map(\.end) == [24.9])
+        #expect(abs(session.summary.snoringMinutes * 60 - 24.9) < 1e-9 && session.summary.snoringPercent == 100)
+        #expect(abs(session.analysedSeconds - 24.9) < 1e-9 && session.inconsistency == nil)
     }
 }

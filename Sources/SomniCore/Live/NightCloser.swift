@@ -42,7 +42,8 @@ public enum NightCloser {
             // rename(2), which puts the overnight one in place in one step: Foundation's
             // replaceItemAt on Linux left the morning's at the overnight one's name, which the
             // next line removed, and the night had no envelope at all.
-            if envelopeSeconds(at: overnight) > envelopeSeconds(at: envelope) {
+            let overnightSeconds = envelopeSeconds(at: overnight)
+            if overnightSeconds > envelopeSeconds(at: envelope) {
                 _ = rename(overnight.path, envelope.path)
             }
             try? FileManager.default.removeItem(at: overnight)
@@ -53,7 +54,14 @@ public enum NightCloser {
             session.setGaps(journal.gaps)
             // The audio stopped before the night did (a full disk): the rest of the night, its
             // levels in the envelope, is a gap, where before the night ended with its audio.
-            if journal.audioStoppedAt != nil { session.extend(to: duration, notRecordedBecause: audioNotSaved) }
+            // A journal that could not say so (the disk still full when the recorder last wrote
+            // it) leaves the envelope going on past the audio: the audio and the envelope reach
+            // the disk together at each flush, so more than a few seconds more is that.
+            if journal.audioStoppedAt != nil {
+                session.extend(to: duration, notRecordedBecause: audioNotSaved)
+            } else if overnightSeconds > session.duration + audioBehindEnvelope {
+                session.extend(to: duration, notRecordedBecause: audioEnded)
+            }
         }
         session.startedFrom = session.startedAt == nil ? nil : .recorder
         session.timeZone = journal.timeZone
@@ -77,6 +85,9 @@ public enum NightCloser {
 
     /// The reason of the gap at the end of a night whose audio stopped being saved.
     static let audioNotSaved = "audio not saved: the disk was full or the file too large"
+    static let audioEnded = "audio not saved: the recording ends here while its levels go on (a full disk, most likely)"
+    /// How far the envelope may run past the audio before the rest is taken for audio not saved.
+    static let audioBehindEnvelope = 5.0
 
     static func masterFile(in folder: URL, journal: NightJournal) -> URL? {
         guard let name = journal.master else { return nil }

@@ -156,6 +156,28 @@ public struct NightJournal: Codable, Sendable, Equatable {
         }
     }
 
+    /// A night folder of its own under `root`, made here: "night-STAMP", or "-2", "-3"… when
+    /// another recorder (under another --lock) started in the same second and made that one.
+    /// Before, two such recorders wrote into one folder and one night was lost.
+    public static func claimFolder(under root: URL, stamp: String) throws -> URL {
+        let fm = FileManager.default
+        do { try fm.createDirectory(at: root, withIntermediateDirectories: true) } catch {
+            throw SomniError(.io, "cannot create \(root.path)", cause: error)
+        }
+        for n in 1...100 {
+            let folder = root.appendingPathComponent("night-" + stamp + (n == 1 ? "" : "-\(n)"), isDirectory: true)
+            do {
+                try fm.createDirectory(at: folder, withIntermediateDirectories: false)
+                return folder
+            } catch where fm.fileExists(atPath: folder.path) {
+                continue
+            } catch {
+                throw SomniError(.io, "cannot create \(folder.path)", cause: error)
+            }
+        }
+        throw SomniError(.io, "cannot make a night folder under \(root.path): night-\(stamp) to -100 are all taken")
+    }
+
     /// Night folders directly under `root` whose journal says the night was never finished.
     public static func unfinishedNights(under root: URL) -> [URL] {
         let entries = (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? []
@@ -188,20 +210,25 @@ public struct NightJournal: Codable, Sendable, Equatable {
         var grouped: [SnoringEpisode] = []
         for (i, r) in records.enumerated() {
             let e = r.episode
+            // An episode open when the microphone went ends where its sound did, not in the gap
+            // (its last window straddled the gap's start).
+            let end = gaps.filter { $0.start > e.start && $0.start < e.end }.map(\.start).min() ?? e.end
             events.append(SessionEvent(
-                id: String(format: "evt-%04d", i + 1), eventClass: .snoring, start: e.start, end: e.end,
+                id: String(format: "evt-%04d", i + 1), eventClass: .snoring, start: e.start, end: end,
                 confidence: e.peakConfidence, peakDBFS: r.peakDBFS, meanDBFS: r.meanDBFS,
-                severity: Severity.score(peakDBFS: r.peakDBFS, duration: e.end - e.start),
+                severity: Severity.score(peakDBFS: r.peakDBFS, duration: end - e.start),
                 clip: r.clip, episode: i))
-            grouped.append(SnoringEpisode(start: e.start, end: e.end, eventCount: 1))
+            grouped.append(SnoringEpisode(start: e.start, end: end, eventCount: 1))
         }
-        let summary = SessionSummary(duration: duration, analysedSeconds: duration, activeShare: 1,
+        // Live mode hears all the time it records, and nothing of its gaps.
+        let recorded = RecordingGap.recorded(of: duration, less: gaps)
+        let summary = SessionSummary(duration: duration, analysedSeconds: recorded, activeShare: 1,
                                      gateBypassed: false, events: events, episodes: grouped,
-                                     recordedSeconds: RecordingGap.recorded(of: duration, less: gaps))
+                                     recordedSeconds: recorded)
         var warnings = self.warnings
         if openEpisode != nil { warnings.append("the recorder stopped during an episode; it was closed at its last positive window") }
         var session = Session(source: "microphone (\(device), live)", startedAt: startedAt, duration: duration,
-                              analysedSeconds: duration, activeShare: 1,
+                              analysedSeconds: recorded, activeShare: 1,
                               settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifierName),
                               summary: summary, episodes: grouped, events: events, warnings: warnings)
         session.gaps = gaps.isEmpty ? nil : gaps
