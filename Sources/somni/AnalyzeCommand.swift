@@ -290,7 +290,9 @@ struct AnalyzeCommand: Command {
         // given by hand before (a recording that says none, or whose clock was wrong), rather
         // than falling out of every dated list or back to the wrong clock.
         var keptStart: RecordingStart?
-        if started == nil, let dated = earlier.first(where: { $0.start != nil }), let date = dated.start {
+        // (Not a night stored dated from a creation time written at the stop: that start was
+        // the file's, known wrong, and --replace dates it from its start.)
+        if started == nil, !storedAtItsEnd, let dated = earlier.first(where: { $0.start != nil }), let date = dated.start {
             let origin = (try? store.session(of: dated))?.startedFrom
             if start == nil || origin == .given { keptStart = RecordingStart(date: date, origin: origin ?? .given) }
         }
