@@ -44,15 +44,19 @@ public enum TextFile {
 public enum OutputFile {
     public static func write(_ data: Data, to url: URL) throws {
         let target = url.resolvingSymlinksInPath()
-        let type = (try? FileManager.default.attributesOfItem(atPath: target.path))?[.type] as? FileAttributeType
-        guard let type, type != .typeRegular, type != .typeDirectory else {
-            return try data.write(to: target, options: .atomic)
-        }
+        guard isDevice(target) else { return try data.write(to: target, options: .atomic) }
         guard let handle = FileHandle(forWritingAtPath: target.path) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: target.path])
         }
         defer { try? handle.close() }
         try handle.write(contentsOf: data)
+    }
+
+    /// Whether `url` (through any link) is something other than a plain file or a folder: a
+    /// device or a pipe, written into rather than replaced.
+    public static func isDevice(_ url: URL) -> Bool {
+        let type = (try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+        return type != nil && type != .typeRegular && type != .typeDirectory
     }
 }
 

@@ -12,7 +12,7 @@ enum OutputPlace {
         var isFolder: ObjCBool = false
         if fm.fileExists(atPath: url.path, isDirectory: &isFolder) {
             if isFolder.boolValue { throw SomniError(.io, "cannot write \(what) to \(url.path): it is a folder") }
-            if isDevice(url) {
+            if OutputFile.isDevice(url) {
                 guard devices else { throw SomniError(.io, "cannot write \(what) to \(url.path): it is not a plain file") }
                 if fm.isWritableFile(atPath: url.path) { return }
             }
@@ -38,12 +38,5 @@ enum OutputPlace {
             current = current.standardizedFileURL
         }
         return current
-    }
-
-    /// Whether `url` (through any link) is something other than a plain file or a folder: a
-    /// device or a pipe, written into rather than replaced.
-    static func isDevice(_ url: URL) -> Bool {
-        let type = (try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
-        return type != nil && type != .typeRegular && type != .typeDirectory
     }
 }

@@ -152,7 +152,7 @@ struct SynthCommand: Command {
         let reference = Data(ReferenceCSV.write(night.plan.events).utf8)
         let fm = FileManager.default
         let referenceTarget = OutputPlace.followingLinks(referenceURL)
-        let stagedReference = OutputPlace.isDevice(referenceTarget) ? nil : PartialFile.url(for: referenceTarget)
+        let stagedReference = OutputFile.isDevice(referenceTarget) ? nil : PartialFile.url(for: referenceTarget)
         if let stagedReference {
             do { try reference.write(to: stagedReference) } catch {
                 try? fm.removeItem(at: stagedReference)
