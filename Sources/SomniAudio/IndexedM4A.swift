@@ -29,7 +29,7 @@ final class IndexedM4A: AACFrameSource {
 
     private let file: FileHandle
     private let fileSize: UInt64
-    private let sizes: [UInt32]
+    private let sizes: FrameSizes
     private let chunkOffsets: [UInt64]
     /// `stsc`: from which chunk (0-based) on, how many frames each chunk holds.
     private let chunkRuns: [(firstChunk: Int, framesPerChunk: Int)]
@@ -39,6 +39,17 @@ final class IndexedM4A: AACFrameSource {
     private var buffer: [UInt8] = []
     private var bufferStart: UInt64 = 0
     private static let bufferBytes = 256 * 1024
+    /// Far above any AAC frame (6,144 bits a channel, two channels here).
+    private static let largestFrame = 1 << 16
+
+    /// `stsz`: one size for every frame, or each frame's own; a single size is not spread into
+    /// a table, which a damaged count could make as large as the file four times over.
+    struct FrameSizes {
+        var fixed: UInt32 = 0
+        var table: [UInt32] = []
+        var count = 0
+        subscript(frame: Int) -> UInt32 { fixed != 0 ? fixed : table[frame] }
+    }
 
     /// The index of `path` when it is a plain AAC-LC M4A; nil otherwise (FFmpeg reads it).
     static func open(path: String) -> IndexedM4A? {
@@ -78,7 +89,9 @@ final class IndexedM4A: AACFrameSource {
             framesInChunk = chunkRuns[run].framesPerChunk
         }
         let length = Int(sizes[frame])
-        guard position + UInt64(length) <= fileSize else {
+        // A damaged table may name any offset or size: compared without overflowing, and no
+        // frame longer than an AAC frame can be, so every size fits the packet's Int32.
+        guard length <= Self.largestFrame, position <= fileSize, UInt64(length) <= fileSize - position else {
             stoppedAtDamage = true
             return false
         }
@@ -120,7 +133,7 @@ final class IndexedM4A: AACFrameSource {
         var priming = 0
         var movieCreation: Date?
         var trackCreation: Date?
-        var sizes: [UInt32] = []
+        var sizes = FrameSizes()
         var chunkOffsets: [UInt64] = []
         var chunkRuns: [(firstChunk: Int, framesPerChunk: Int)] = []
     }
@@ -235,13 +248,13 @@ final class IndexedM4A: AACFrameSource {
         let frames = Int(bigEndian(bytes, stsz.lowerBound + 8, 4))
         guard frames > 0 else { throw Unsupported() }
         if fixed != 0 {
-            // Every frame lies in the file, so no more of them than it has bytes: a damaged count
-            // must not ask for gigabytes of table.
+            // Every frame lies in the file, so no more of them than it has bytes.
             guard UInt64(frames) * UInt64(fixed) <= fileSize else { throw Unsupported() }
-            tables.sizes = [UInt32](repeating: fixed, count: frames)
+            tables.sizes = FrameSizes(fixed: fixed, count: frames)
         } else {
             guard stsz.lowerBound + 12 + 4 * frames <= stsz.upperBound else { throw Unsupported() }
-            tables.sizes = (0..<frames).map { UInt32(bigEndian(bytes, stsz.lowerBound + 12 + 4 * $0, 4)) }
+            tables.sizes = FrameSizes(table: (0..<frames).map { UInt32(bigEndian(bytes, stsz.lowerBound + 12 + 4 * $0, 4)) },
+                                      count: frames)
         }
 
         if let stco = stbl.first(where: { $0.type == "stco" || $0.type == "co64" }) {

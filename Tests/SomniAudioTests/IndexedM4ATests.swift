@@ -86,6 +86,49 @@ import Testing
         #expect(IndexedM4A.open(path: mp3.path) == nil)
     }
 
+    /// A damaged index naming a chunk near the top of the 64-bit range, or a frame longer than
+    /// the file, is damage read up to: before, the offset's sum overflowed and trapped.
+    @Test func anIndexPointingPastEveryByteIsDamageNotACrash() throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(steppedTone(seconds: 12.3, sampleRate: 48_000, channels: 1), as: .m4a,
+                                         sampleRate: 48_000, channels: 1, in: folder.url)
+        let bytes = [UInt8](try Data(contentsOf: url))
+        func at(_ type: String) throws -> Int {
+            try #require((0..<bytes.count - 4).first { bytes[$0..<$0 + 4].elementsEqual(type.utf8) })
+        }
+        func number(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+
+        // stco (one chunk, 20 bytes) written as a co64 of 24 whose one offset is 0xFF…FFF0, which
+        // any frame of 16 bytes or more overflowed; the boxes holding it grow by the 4 bytes.
+        var farChunk = bytes
+        let stco = try at("stco")
+        try #require(number(stco + 8) == 1 && number(stco - 4) == 20, "one chunk")
+        farChunk.replaceSubrange(stco - 4..<stco + 16, with: [0, 0, 0, 24] + Array("co64".utf8) + [0, 0, 0, 0, 0, 0, 0, 1]
+                                 + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0])
+        for parent in ["moov", "trak", "mdia", "minf", "stbl"] {
+            let box = try at(parent) - 4
+            try #require(box < stco)
+            farChunk.replaceSubrange(box..<box + 4, with: withUnsafeBytes(of: UInt32(number(box) + 4).bigEndian) { Array($0) })
+        }
+        // The first frame's size as large as an unsigned 32-bit size goes.
+        var longFrame = bytes
+        let stsz = try at("stsz")
+        try #require(number(stsz + 8) == 0, "each frame has its own size")
+        longFrame.replaceSubrange(stsz + 16..<stsz + 20, with: [0xFF, 0xFF, 0xFF, 0xFF])
+
+        for (name, damaged) in [("far-chunk.m4a", farChunk), ("long-frame.m4a", longFrame)] {
+            let file = try folder.file(name, contents: Data(damaged))
+            #expect(IndexedM4A.open(path: file.path) != nil, "\(name) is still read through its own index")
+            do {
+                let own = try decoded(file, itself: true)
+                #expect(own.samples.isEmpty && own.decoder.warnings.contains { $0.hasPrefix("the file ends early or is damaged") },
+                        "\(name): \(own.samples.count) samples, \(own.decoder.warnings)")
+            } catch let error as SomniError {
+                #expect(error.message.contains("damaged") || error.message.contains("no audio"), "\(name): \(error.message)")
+            }
+        }
+    }
+
     /// A date tag (`©day`) beside a creation time changes nothing, and such a file is read here;
     /// one without a creation time is dated by its tag, which FFmpeg reads: left to it.
     @Test func aDateTagIsFFmpegsOnlyWhenNoCreationTimeIsThere() throws {
