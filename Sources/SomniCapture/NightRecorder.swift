@@ -332,9 +332,10 @@ public final class NightRecorder<C: SoundClassifier> {
         let fresh = features.takeNewEnvelopeValues()
         pendingEnvelope += fresh
         if settings.mode == .live { updateNoiseFloor(fresh) }
-        // The extractor keeps every frame; starting a fresh one on a frame-pair boundary keeps
-        // memory flat over the night (only its band filters restart, which the envelope never uses).
-        if processed % (2 * features.frameLength) == 0 { features = FeatureExtractor() }
+        // The extractor keeps every frame until told to forget them. Starting a fresh one only
+        // when the count of samples fell on a frame pair never happened again after a gap's
+        // silence of any length, and the frames then grew all night.
+        features.forgetTakenFrames()
         if appendEnvelope(pendingEnvelope) { pendingEnvelope.removeAll(keepingCapacity: true) }
         master?.synchronize()
         lastFlush = processed

@@ -165,4 +165,32 @@ import Testing
         #expect(Self.close(fx.envelope, [0.5, 0.3, 0.05, 0.9, 0.2]))
         #expect(Self.close(fx.frames.raw, levels))
     }
+
+    /// A recorder forgets the frames it took the envelope of every 30 s. Blocks of 1,600
+    /// samples after a gap of 1,234 left the count off a frame pair for good, which the old
+    /// reset waited for, so the frames grew all night; forgetting keeps them few and the
+    /// envelope as without forgetting.
+    @Test func forgettingTakenFramesKeepsMemoryFlatAndTheEnvelopeExact() {
+        let x = Signals.mix(Signals.noise(seconds: 60, rms: 0.01), Signals.snore(seconds: 20), at: 15)
+        let whole = Self.extract(x)
+        whole.finish()
+        let fx = FeatureExtractor()
+        var taken: [Float] = [], offset = 0, blocks = 0, mostFrames = 0
+        x.withUnsafeBufferPointer { p in
+            while offset < p.count {
+                let n = min(blocks == 3 ? 1_234 : 1_600, p.count - offset)
+                fx.process(UnsafeBufferPointer(rebasing: p[offset..<offset + n]))
+                offset += n; blocks += 1
+                if blocks % 10 == 0 {
+                    taken += fx.takeNewEnvelopeValues()
+                    fx.forgetTakenFrames()
+                    mostFrames = max(mostFrames, fx.frames.count)
+                }
+            }
+        }
+        fx.finish()
+        taken += fx.takeNewEnvelopeValues()
+        #expect(mostFrames <= 1, "\(mostFrames) frames kept after forgetting")
+        #expect(Self.close(taken, whole.envelope, tolerance: 0), "\(taken.count) values against \(whole.envelope.count)")
+    }
 }

@@ -118,6 +118,21 @@ public final class FeatureExtractor {
         return new
     }
 
+    /// Forgets the frames whose envelope values `takeNewEnvelopeValues` has handed out, and those
+    /// values: a recorder that takes them every 30 s keeps its memory flat all night. A partial
+    /// frame, an odd frame awaiting its pair and the filters carry on, so blocks of any size, a
+    /// gap's silence included, keep their envelope exactly as without forgetting.
+    public func forgetTakenFrames() {
+        let pairs = envelopeTaken
+        guard pairs > 0 else { return }
+        frames.raw.removeFirst(2 * pairs)
+        frames.low.removeFirst(2 * pairs)
+        frames.mid.removeFirst(2 * pairs)
+        if keepsZeroCrossingRate { frames.zcr.removeFirst(2 * pairs) }
+        envelope.removeFirst(pairs)
+        envelopeTaken = 0
+    }
+
     private func accumulate(_ block: UnsafeBufferPointer<Float>) {
         // Checking every sample cost a third of this loop's time; a block whose sums come out
         // beyond what samples within full scale can give is taken again, each sample checked.
