@@ -371,7 +371,8 @@ public final class NightStore {
             }
         }
 
-        var placed: URL?
+        var placed: URL?, placing: URL?
+        defer { if let placing { StagingNames.shared.end(placing.lastPathComponent) } }
         // The folder of the night replaced under the same id, while the new one takes its place.
         var setAside: (folder: URL, home: URL)?
         defer { if let setAside { StagingNames.shared.end(setAside.folder.lastPathComponent) } }
@@ -411,6 +412,7 @@ public final class NightStore {
                 setAside = (aside, destination)
                 try saveStepHook?(.setAside)
             }
+            placing = try notePlacing(record.id)
             do { try fm.moveItem(at: staged, to: destination) } catch {
                 throw SomniError(.io, "cannot move the night into \(destination.path)", cause: error)
             }
@@ -418,6 +420,7 @@ public final class NightStore {
             try NightFolder.flushOne(nightsDirectory)  // the rename stands before the row can
             try saveStepHook?(.renamed)
             try db.execute("COMMIT")
+            if let placing { try? fm.removeItem(at: placing) }
             if moving && !movedAway { try? fm.removeItem(at: source) }
             // Left behind, the old folder set aside is swept as the replaced night's (its row is gone).
             if let setAside { try? fm.removeItem(at: setAside.folder) }
@@ -430,6 +433,7 @@ public final class NightStore {
             let current = placed ?? staged
             if movedAway { try? fm.moveItem(at: current, to: source) } else { try? fm.removeItem(at: current) }
             if let setAside { try? fm.moveItem(at: setAside.folder, to: setAside.home) }
+            if let placing { try? fm.removeItem(at: placing) }
             throw error
         }
     }
@@ -470,12 +474,16 @@ public final class NightStore {
         let base = clock?.compactDateTime() ?? NightClock(start: Date(timeIntervalSince1970: added), offsetSeconds: 0)
             .compactDateTime() + "-undated"
         let taken = try db.prepare("SELECT 1 FROM nights WHERE id = ?")
+        // A folder in nights/ without a row is not the store's to replace (see `unlistedFolders`).
+        func onDisk(_ id: String) -> Bool {
+            FileManager.default.fileExists(atPath: nightsDirectory.appendingPathComponent(id).path)
+        }
         var id = base
         if let preferred, try !taken.bind([.text(preferred)]).step() {
             id = preferred
         } else {
             var n = 1
-            while try taken.bind([.text(id)]).step() {
+            while try taken.bind([.text(id)]).step() || onDisk(id) {
                 n += 1
                 id = "\(base)-\(n)"
             }
@@ -571,6 +579,29 @@ public final class NightStore {
 
     // MARK: Cleaning up after crashes
 
+    /// Writes the note that this save's folder is about to become nights/`id`, and forces it to
+    /// the disk first, so that a crash can never leave the folder without the note.
+    private func notePlacing(_ id: String) throws -> URL {
+        let note = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(placing: id))
+        guard FileManager.default.createFile(atPath: note.path, contents: nil) else {
+            StagingNames.shared.end(note.lastPathComponent)
+            throw SomniError(.io, "cannot write in \(stagingDirectory.path)")
+        }
+        try NightFolder.flushOne(stagingDirectory)
+        return note
+    }
+
+    /// Folders in nights/ that no night of the store names: put there by hand, or kept from
+    /// before an older copy of the database was put back. They are left alone; `somni nights`
+    /// names them. (A file there, a report written into it, is left alone unnamed.)
+    public func unlistedFolders() throws -> [URL] {
+        let ids = Set(try records().map(\.id))
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: nightsDirectory.path)) ?? []
+        return names.filter { !ids.contains($0) && !$0.hasPrefix(".") }.sorted()
+            .map { nightsDirectory.appendingPathComponent($0, isDirectory: true) }
+            .filter { (try? $0.resourceValues(forKeys: [.isDirectoryKey]))?.isDirectory == true }
+    }
+
     /// Sweeps when no other connection is writing right now; never waits for one.
     private func sweepIfUnlocked() throws {
         db.setBusyTimeout(0)
@@ -589,15 +620,20 @@ public final class NightStore {
         }
     }
 
-    /// Removes night folders without a row and staging folders of saves no longer running.
+    /// Removes the folder a save that died put in nights/ before its commit, and staging folders
+    /// of saves no longer running. Any other folder in nights/ without a row stays: it was put
+    /// there by hand, or kept from before an older copy of the database was put back, and
+    /// removing every such folder lost those nights without a word, on `somni nights` too.
     /// Must run while holding the write lock, so that no save is between its rename and its commit.
     private func sweepOrphans() throws {
         let fm = FileManager.default
         try restoreFoldersSetAside()
         try Schema.fillTimeNotRecorded(db)
-        let ids = Set(try records().map(\.id))
-        for name in (try? fm.contentsOfDirectory(atPath: nightsDirectory.path)) ?? [] where !ids.contains(name) {
-            try? fm.removeItem(at: nightsDirectory.appendingPathComponent(name))
+        let staging = (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
+        let hasRow = try db.prepare("SELECT 1 FROM nights WHERE id = ?")
+        for name in staging where !StagingNames.shared.isRunning(name) {
+            guard let id = StagingNames.placing(name), try !hasRow.bind([.text(id)]).step() else { continue }
+            try? fm.removeItem(at: nightsDirectory.appendingPathComponent(id))
         }
         for name in (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
         where !StagingNames.shared.isRunning(name) {
@@ -672,6 +708,18 @@ final class StagingNames: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         active.insert(name)
         return name
+    }
+
+    /// A note, "<pid>-placing-<id>", that a save is about to rename its folder to nights/<id>:
+    /// on disk before the rename, removed after the commit. Left by a save that died, it tells
+    /// the sweep which folder in nights/ that save put there, when no row names it.
+    func begin(placing id: String) -> String { begin(name: "\(pid)-placing-\(id)") }
+
+    /// The night id a placing note names; nil for other names.
+    static func placing(_ name: String) -> String? {
+        let parts = name.split(separator: "-", maxSplits: 2)
+        guard parts.count == 3, parts[1] == "placing" else { return nil }
+        return String(parts[2])
     }
 
     /// The night id and time added a set-aside folder's name holds; nil for other names.

@@ -186,6 +186,7 @@ struct RecordingOptions {
         out = try a.option("--out")
         store = try a.option("--store")
         if out != nil && store != nil { throw UsageError("give --out or --store, not both") }
+        if let out { try refuseNightFolderInsideTheStore(out) }
         lockPath = try a.option("--lock")
         lease = try RecordingOptions.seconds(try a.option("--lease") ?? "15m", option: "--lease")
         guard lease >= 3 else { throw UsageError("--lease must be at least 3 s") }

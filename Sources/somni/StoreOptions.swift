@@ -73,6 +73,16 @@ struct StoreOptions {
     }
 }
 
+/// Refuses a bare night folder (`--out`) inside the default night store's own folders: the
+/// store would take it for a leftover of its own, or for a night it does not list.
+func refuseNightFolderInsideTheStore(_ out: String) throws {
+    let path = URL(fileURLWithPath: out).standardizedFileURL.resolvingSymlinksInPath().path
+    let store = NightStore.defaultDirectory(explicit: nil).standardizedFileURL.resolvingSymlinksInPath().path
+    if ["nights", "staging", "incoming"].contains(where: { path == store + "/" + $0 || path.hasPrefix(store + "/" + $0 + "/") }) {
+        throw UsageError("--out \(out) is inside the night store's own folders; without --out the night is saved in the store")
+    }
+}
+
 /// Prints a value as pretty JSON with sorted keys.
 func printJSON<T: Encodable>(_ value: T) throws {
     let encoder = JSONEncoder()

@@ -56,6 +56,36 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: page.path))
     }
 
+    /// A night folder copied into the store's nights folder by hand is kept and named by
+    /// `somni nights` (before, listing the nights deleted it without a word), and a bare night
+    /// folder is not written inside the store's own folders, where it would be taken for one.
+    @Test func aFolderPutInTheStoreByHandIsKeptAndNamedAndNoBareNightGoesThere() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let storeDirectory = dir.appendingPathComponent("store")
+        let store = ["SOMNI_STORE": storeDirectory.path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-11-28 23:00"],
+                            environment: store).status == 0)
+        let id = try #require(CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).first)
+        let copied = storeDirectory.appendingPathComponent("nights/my-copy")
+        try FileManager.default.copyItem(at: storeDirectory.appendingPathComponent("nights/\(id)"), to: copied)
+        let listed = try CLI.run(["nights"], environment: store)
+        #expect(listed.status == 0 && listed.stdout.contains(id), "\(listed.stdout)")
+        #expect(listed.errorLines.count == 1 && listed.stderr.contains("no stored night names") && listed.stderr.contains(copied.path),
+                "\(listed.stderr)")
+        #expect(FileManager.default.fileExists(atPath: copied.appendingPathComponent("session.json").path))
+
+        for place in ["nights/bare", "staging/bare", "incoming"] {
+            let out = storeDirectory.appendingPathComponent(place)
+            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--out", out.path], environment: store)
+            #expect(r.status == 64 && r.stderr.contains("is inside the night store's own folders"), "\(place): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("session.json").path))
+        }
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout) == [id])
+    }
+
     /// `show` rounds as the report does, half away from zero: a 1.25 s event is "1.3 s" in
     /// both (printf's %.1f had made it "1.2 s" in one and "1.3 s" in the other).
     @Test func showRoundsAsTheReportDoes() throws {

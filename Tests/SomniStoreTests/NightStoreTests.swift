@@ -274,6 +274,43 @@ import SomniCore
         #expect(FileManager.default.fileExists(atPath: store.folder(of: night).appendingPathComponent("clips/evt-0001.m4a").path))
     }
 
+    /// A folder in nights/ that no row names (copied in by hand, or kept from before an older
+    /// database was put back) is left where it is and named; a night saved since takes another
+    /// id rather than its place. Before, every store opened, `somni nights` too, removed it.
+    @Test func aFolderTheStoreDoesNotListIsKeptAndNamed() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let fm = FileManager.default
+        let first = try NightFixture.folder(at: scratch.path("first"), session: NightFixture.session(startedAt: "2026-11-01T23:00:00Z"))
+        let second = try NightFixture.folder(at: scratch.path("second"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z"))
+        var kept: URL?
+        do { try NightStore(directory: dir).add(nightFolder: first, moving: false) }  // closed: its log is in the file
+        let database = dir.appendingPathComponent(NightStore.databaseName)
+        try fm.copyItem(at: database, to: scratch.path("backup.sqlite"))
+        do {
+            let store = try NightStore(directory: dir)
+            kept = store.folder(of: try store.add(nightFolder: second, moving: false))
+        }
+        // The older database put back: the second night's folder has no row now.
+        try fm.removeItem(at: database)
+        try fm.copyItem(at: scratch.path("backup.sqlite"), to: database)
+        let byHand = dir.appendingPathComponent("nights/my-notes")
+        try fm.createDirectory(at: byHand, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: byHand.appendingPathComponent("notes.txt"))
+        let keptFolder = try #require(kept)
+        let keptTree = NightFixture.tree(keptFolder)
+
+        let reader = try NightStore(directory: dir, access: .readOnlyIfDiskFull)
+        #expect(try reader.nights().count == 1)
+        #expect(try reader.unlistedFolders().map(\.lastPathComponent) == [keptFolder.lastPathComponent, "my-notes"])
+        let store = try NightStore(directory: dir)
+        let again = try store.add(nightFolder: second, moving: false)
+        #expect(again.id == keptFolder.lastPathComponent + "-2", "\(again.id)")
+        #expect(NightFixture.tree(keptFolder) == keptTree, "the unlisted night is as it was")
+        #expect(fm.fileExists(atPath: byHand.appendingPathComponent("notes.txt").path))
+        #expect(try store.unlistedFolders().count == 2)
+    }
+
     /// A link in a folder to import (a clip, session.json) is refused: copied as a link, it
     /// dangled once --move removed what it pointed into, or reached outside the night.
     @Test func aFolderWithASymbolicLinkIsRefused() throws {
