@@ -130,7 +130,7 @@ struct AnalyzeCommand: Command {
                     }
                 } else {
                     if i > 0 { print("") }
-                    try printResult(night, given: [file])
+                    try printResult(night, given: [file], inBatch: true)
                     // Each night's lines out as it is saved: a batch stopped later loses none.
                     StandardStreams.flushOutput()
                 }
@@ -147,7 +147,8 @@ struct AnalyzeCommand: Command {
     }
 
     /// The night's summary (or session.json), or, for a recording found in the store, where it is.
-    private func printResult(_ night: AnalysedNight, given: [String]) throws {
+    /// `inBatch`: one of several recordings, whose warnings name it, as its errors do.
+    private func printResult(_ night: AnalysedNight, given: [String], inBatch: Bool = false) throws {
         if let stored = Self.alreadyStored(night, given: given) {
             guard !json else {
                 printError("somni analyze: \(stored)")
@@ -156,7 +157,7 @@ struct AnalyzeCommand: Command {
             return print(stored)
         }
         try NightSummaryText.printResult(night.session, folder: night.folder, savedAs: night.savedAs, json: json,
-                                         command: Self.name)
+                                         command: Self.name + (inBatch ? ": " + given.joined(separator: " + ") : ""))
         guard !json else { return }
         let others = night.replaced.filter { $0 != night.savedAs }
         if others.count < night.replaced.count { print("It replaces the earlier analysis of this recording, and keeps its id.") }
@@ -411,7 +412,7 @@ final class ProgressBar: @unchecked Sendable {
 /// The readable summary printed after an analysis.
 enum NightSummaryText {
     /// What `analyze` and `record` print when a night is done: session.json or the summary, then
-    /// the warnings on standard error.
+    /// the warnings on standard error (after "somni COMMAND: ", which may name the file too).
     static func printResult(_ session: Session, folder: URL, savedAs: String?, json: Bool, command: String) throws {
         if json {
             print(String(decoding: try session.jsonData(), as: UTF8.self))

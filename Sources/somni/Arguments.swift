@@ -5,10 +5,19 @@ import SomniCore
 /// positionals out of the list in `init`, and anything left over is an error.
 struct Arguments {
     private var items: [String]
+    /// What follows `--`: positionals only, a file named `--x` among them.
+    private var afterDoubleDash: [String] = []
     /// Flags and options already read, so one given twice is named as such by `finish()`.
     private var read: Set<String> = []
 
-    init(_ items: [String]) { self.items = items }
+    init(_ items: [String]) {
+        guard let end = items.firstIndex(of: "--") else {
+            self.items = items
+            return
+        }
+        self.items = Array(items[..<end])
+        afterDoubleDash = Array(items[(end + 1)...])
+    }
 
     /// `--name` present?
     mutating func flag(_ name: String) -> Bool {
@@ -59,7 +68,9 @@ struct Arguments {
     }
 
     mutating func positional() -> String? {
-        guard let i = items.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else { return nil }
+        guard let i = items.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else {
+            return afterDoubleDash.isEmpty ? nil : afterDoubleDash.removeFirst()
+        }
         return items.remove(at: i)
     }
 
@@ -70,7 +81,7 @@ struct Arguments {
 
     /// Throws when anything was not consumed.
     func finish() throws {
-        guard let extra = items.first else { return }
+        guard let extra = items.first ?? afterDoubleDash.first else { return }
         let name = String(extra.prefix { $0 != "=" })
         if read.contains(name) { throw UsageError("\(name) is given more than once") }
         throw UsageError("unexpected argument '\(extra)'")

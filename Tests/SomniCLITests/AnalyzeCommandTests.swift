@@ -257,6 +257,15 @@ import Testing
         #expect(session.events.isEmpty)
         #expect(abs(session.duration - 120) < 0.1)
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("envelope.bin").path))
+        // One of several: the warning names its file, as an error does (it did with --json only).
+        let quiet = dir.appendingPathComponent("quiet.wav")
+        try FileManager.default.copyItem(at: url, to: quiet)
+        let batch = try CLI.run(["analyze", url.path, quiet.path, "--out", dir.appendingPathComponent("batch").path, "--no-clips"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        for file in [url, quiet] {
+            #expect(batch.errorLines.contains { $0.hasPrefix("somni analyze: \(file.path): warning: ") && $0.contains("microphone") },
+                    "\(batch.stderr)")
+        }
     }
 
     @Test func existingDestinationIsNotOverwritten() throws {
@@ -286,6 +295,21 @@ import Testing
         // A bare folder and the store at once: one would be ignored.
         let both = try CLI.run(["analyze", "x.wav", "--out", "night", "--store", "store"])
         #expect(both.status == 64 && both.stderr.contains("give --out or --store, not both"), "\(both.stderr)")
+    }
+
+    /// `--` ends the options, as everywhere: a file whose name begins with two dashes is read.
+    @Test func aDoubleDashEndsTheOptions() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededRandom(seed: 4)
+        try writeWAV(dir.appendingPathComponent("--odd.wav"), seconds: 5) { _ in Float(rng.unit() - 0.5) * 0.01 }
+        let r = try CLI.run(["analyze", "--out", "odd.night", "--no-clips", "--json", "--", "--odd.wav"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Session.load(from: dir.appendingPathComponent("odd.night/session.json")).source == "--odd.wav")
+        let none = try CLI.run(["analyze", "--out", "none.night", "--"], in: dir)
+        #expect(none.status == 64 && none.stderr.contains("missing FILE"), "\(none.stderr)")
+        let extra = try CLI.run(["nights", "--", "x"], in: dir)
+        #expect(extra.status == 64 && extra.stderr.contains("unexpected argument 'x'"), "\(extra.stderr)")
     }
 
     @Test func anOptionGivenTwiceIsNamedAsSuch() throws {
