@@ -252,14 +252,23 @@ public final class NightStore {
         return found
     }
 
-    /// A night by id, or by date ("YYYY-MM-DD": the evening it began, else the calendar day it began).
-    public func night(matching key: String) throws -> NightRecord {
+    /// A night by id, or by date ("YYYY-MM-DD": the evening it began, else the calendar day it
+    /// began). `byEveningOnly` (for `delete`, which asks nothing first): a night that began after
+    /// midnight is not taken by its calendar day, which `nights --from/--to` does not list it
+    /// under; the error names its id.
+    public func night(matching key: String, byEveningOnly: Bool = false) throws -> NightRecord {
         if let r = try records(where: "WHERE id = ?", [.text(key)]).first { return r }
         guard NightStore.looksLikeDate(key) else {
             throw SomniError(.badInput, "no night with id '\(key)' in \(directory.path); 'somni nights' lists them")
         }
         var found = try records(where: "WHERE night_date = ?", [.text(key)])
         if found.isEmpty { found = try records(where: "WHERE start_date = ?", [.text(key)]) }
+        if byEveningOnly, let first = found.first, first.nightDate != key {
+            throw SomniError(.badInput, "no night began on the evening of \(key); "
+                             + found.map { "\($0.id) began after midnight that day (its evening is \($0.nightDate ?? "–"))" }
+                                 .joined(separator: ", ")
+                             + ": give its id to delete it")
+        }
         switch found.count {
         case 0: throw SomniError(.badInput, "no night on \(key) in \(directory.path); 'somni nights' lists them")
         case 1: return found[0]
@@ -338,8 +347,10 @@ public final class NightStore {
 
     /// `add`, telling also which of the nights `replacing` it replaced: those still in the store
     /// when it committed (one deleted meanwhile by another `somni delete` is not among them).
+    /// `datedLike`: for an undated night folder, the stored night it replaces, whose start (and
+    /// time zone) it takes, as `analyze --replace` keeps a start given before.
     public func save(nightFolder: URL, moving: Bool, replacing: [NightRecord],
-                     unlessStored: Bool) throws -> (record: NightRecord, replaced: [NightRecord]) {
+                     unlessStored: Bool, datedLike: Session? = nil) throws -> (record: NightRecord, replaced: [NightRecord]) {
         if let readOnlyBecause { throw readOnlyBecause == .diskFull ? NightStore.diskFull(directory) : NightStore.notWritable(directory) }
         let fm = FileManager.default
         // The folder itself, not a link to it (a link would be copied as a link).
@@ -355,8 +366,15 @@ public final class NightStore {
         guard fm.fileExists(atPath: sessionFile.path) else {
             throw SomniError(.badInput, "\(source.path) is not a night folder: it has no \(Session.fileName)")
         }
-        let session = try Session.load(from: sessionFile)
+        var session = try Session.load(from: sessionFile)
         try NightStore.checkFolder(source, session: session)
+        let originalSession = try Data(contentsOf: sessionFile)
+        let takesStart = session.startedAt == nil && datedLike?.startedAt != nil
+        if takesStart, let datedLike {
+            session.startedAt = datedLike.startedAt
+            session.timeZone = datedLike.timeZone
+            session.startedFrom = datedLike.startedFrom
+        }
 
         let staged = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(), isDirectory: true)
         defer { StagingNames.shared.end(staged.lastPathComponent) }
@@ -377,6 +395,11 @@ public final class NightStore {
         var setAside: (folder: URL, home: URL)?
         defer { if let setAside { StagingNames.shared.end(setAside.folder.lastPathComponent) } }
         do {
+            if takesStart {
+                do { try session.jsonData().write(to: staged.appendingPathComponent(Session.fileName), options: .atomic) } catch {
+                    throw SomniError(.io, "cannot date the night's \(Session.fileName) in the store", cause: error)
+                }
+            }
             // Nothing is committed as saved that a power cut could leave as empty names.
             try NightFolder.flushToDisk(staged)
             try saveStepHook?(.staged)
@@ -431,7 +454,12 @@ public final class NightStore {
         } catch {
             try? db.execute("ROLLBACK")
             let current = placed ?? staged
-            if movedAway { try? fm.moveItem(at: current, to: source) } else { try? fm.removeItem(at: current) }
+            if movedAway {
+                if takesStart { try? originalSession.write(to: current.appendingPathComponent(Session.fileName), options: .atomic) }
+                try? fm.moveItem(at: current, to: source)
+            } else {
+                try? fm.removeItem(at: current)
+            }
             if let setAside { try? fm.moveItem(at: setAside.folder, to: setAside.home) }
             if let placing { try? fm.removeItem(at: placing) }
             throw error

@@ -9,7 +9,8 @@ struct DeleteCommand: Command {
     Usage: somni delete NIGHT [--store DIR]
            somni delete [--from DATE] [--to DATE] [--yes] [--store DIR]
 
-    NIGHT is a night id or a date (YYYY-MM-DD). Removes the night's rows (events, stages and cough
+    NIGHT is a night id or a date (YYYY-MM-DD: the evening the night began; a night begun after
+    midnight is deleted by its id, not by that day's date). Removes the night's rows (events, stages and cough
     checks go with it) and its folder, clips included. There is no undo.
 
     With --from and --to instead, the dated nights between them (by the evening each began) are
@@ -40,7 +41,7 @@ struct DeleteCommand: Command {
     func run() throws {
         let store = try options.open(warnIfReadOnly: false)
         guard range.isGiven else {
-            let night = try store.night(matching: key ?? "")
+            let night = try store.night(matching: key ?? "", byEveningOnly: true)
             let hadFolder = FileManager.default.fileExists(atPath: store.folder(of: night).path)
             try store.delete(night)
             return print("Deleted night \(night.id) (\(night.eventTotal) events) "

@@ -43,9 +43,13 @@ struct ImportCommand: Command {
             throw SomniError(.badInput, "\(source.path) is a night of \(stored.source), already in the store as \(stored.id); "
                              + "--replace puts it in that night's place")
         }
+        // An undated folder of a recording stored dated keeps that start, as analyze --replace
+        // does: it stayed undated under a new id, and left every dated list.
+        let datedLike = session?.startedAt == nil ? try earlier.first { $0.start != nil }.map { try store.session(of: $0) } : nil
         let record: NightRecord, replaced: [NightRecord]
         do {
-            (record, replaced) = try store.save(nightFolder: source, moving: false, replacing: earlier, unlessStored: true)
+            (record, replaced) = try store.save(nightFolder: source, moving: false, replacing: earlier, unlessStored: true,
+                                                datedLike: datedLike)
         } catch let saved as NightStore.AlreadyStored {
             throw SomniError(.badInput, "\(source.path) is a night of \(saved.night.source), stored as \(saved.night.id) while this "
                              + "import ran; --replace puts it in that night's place")
@@ -58,7 +62,8 @@ struct ImportCommand: Command {
         if options.json { return try printJSON(record) }
         print("Imported night \(record.id)" + (record.nightDate.map { " (night of \($0))" } ?? "")
               + ": \(record.eventTotal) events, stored in \(store.folder(of: record).path)"
-              + Self.replacing(replaced.map(\.id), by: record.id))
+              + Self.replacing(replaced.map(\.id), by: record.id)
+              + (datedLike != nil && record.start != nil ? "; it keeps the start stored before, as the folder gives none" : ""))
     }
 
     /// What the import says of the nights it replaced.

@@ -219,6 +219,18 @@ import Testing
                 && replaced.stdout.contains("it replaces the night stored before under that id"), "\(replaced.stdout)")
         let after = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
         #expect(after.count == 2 && after.contains(listed[1]) && after.contains("20261120-2300"), "\(after)")
+        // An undated folder of that recording keeps the stored night's start and id, as
+        // analyze --replace does; before, it was stored undated under a new id.
+        let undated = dir.appendingPathComponent("undated")
+        #expect(try CLI.run(["analyze", dir.appendingPathComponent("night-5.wav").path, "--out", undated.path,
+                             "--classifier", "heuristic", "--sensitivity", "7"]).status == 0)
+        let dated = try CLI.run(["import", undated.path, "--replace"], environment: store)
+        #expect(dated.status == 0 && dated.stdout.contains("Imported night 20261120-2300")
+                && dated.stdout.contains("it keeps the start stored before"), "\(dated.stdout) \(dated.stderr)")
+        let replacedShown = try CLI.run(["show", "20261120-2300", "--json"], environment: store)
+        #expect(replacedShown.status == 0 && replacedShown.stdout.contains("\"sensitivity\" : 7"), "\(replacedShown.stdout.prefix(600))")
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).sorted() == after.sorted())
+        #expect(try Session.load(from: undated.appendingPathComponent("session.json")).startedAt == nil, "the folder is not changed")
     }
 
     /// --from and --to pick nights by the evening each began, for nights, export and report --all.

@@ -274,6 +274,23 @@ import SomniCore
         #expect(FileManager.default.fileExists(atPath: store.folder(of: night).appendingPathComponent("clips/evt-0001.m4a").path))
     }
 
+    /// A night begun after midnight is found by that calendar day's date for reading, but
+    /// `delete` (which asks nothing first) takes a date as the evening only, as `nights --from`
+    /// lists it, and names the id instead.
+    @Test func aDateIsTheEveningForDeletingAndAlsoTheDayForReading() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        let night = try store.add(nightFolder: NightFixture.folder(at: scratch.path("late"), session: NightFixture.session(
+            startedAt: "2026-03-29T00:55:00Z")), moving: false)
+        #expect(night.nightDate == "2026-03-28")
+        #expect(try store.night(matching: "2026-03-29") == night)
+        #expect(try store.night(matching: "2026-03-28", byEveningOnly: true) == night)
+        #expect { try store.night(matching: "2026-03-29", byEveningOnly: true) } throws: {
+            "\($0)".contains("no night began on the evening of 2026-03-29") && "\($0)".contains(night.id)
+        }
+        #expect(try store.night(matching: night.id, byEveningOnly: true) == night)
+    }
+
     /// A folder in nights/ that no row names (copied in by hand, or kept from before an older
     /// database was put back) is left where it is and named; a night saved since takes another
     /// id rather than its place. Before, every store opened, `somni nights` too, removed it.
