@@ -199,6 +199,28 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         #expect(abs(scores[0] + scores[1] - 1) < 1e-5 && scores.allSatisfy(\.isFinite))
     }
 
+    /// A forged file within every parameter bound: layers so wide and many that their
+    /// activations alone were 8 GB, allocated before the first window, are refused; weights
+    /// that compound past Float over seven layers gave NaN for every score, and now give
+    /// finite scores that sum to one.
+    @Test func aForgedNetworkIsRefusedOrGivesFiniteScores() throws {
+        let wide = [LayerSpec.conv3x3(channels: 4_096)] + [LayerSpec](repeating: .relu, count: 253) + [.globalAveragePool, .dense(outputs: 2)]
+        #expect { try Network(input: TensorShape(channels: 2, height: 48, width: 40), layers: wide) } throws: {
+            "\($0)".contains("activations per window")
+        }
+        let deep = [LayerSpec](repeating: .pointwise(channels: 64), count: 7) + [.globalAveragePool, .dense(outputs: 2)]
+        let network = try Network(input: tinyFeatures.inputShape, layers: deep)
+        let model = try CNNModel(name: "forged", labels: ["tone", "noise"], features: tinyFeatures,
+                                 bandMean: [Float](repeating: -1_000, count: 16), bandDeviation: [Float](repeating: 1e-4, count: 16),
+                                 layers: deep, parameters: [Float](repeating: 1_000, count: network.parameterCount), temperature: 1)
+        var classifier = try CNNClassifier(model: CNNModel(data: model.encoded()))
+        var scores = [Float](repeating: 0, count: 2)
+        let window = (0..<4_000).map { Float(0.3 * sin(Double($0) * 0.4)) }
+        window.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+        #expect(Array(classifier.lastLogits).contains { !$0.isFinite }, "the logits overflow, as the forged file means them to")
+        #expect(scores.allSatisfy(\.isFinite) && abs(scores[0] + scores[1] - 1) < 1e-5, "\(scores)")
+    }
+
     @Test func classifierCopiesKeepTheirOwnBuffersAndShortWindowsAreCentredAndPadded() throws {
         var a = try CNNClassifier(model: tinyModel())
         var b = a

@@ -224,12 +224,18 @@ func normalise(_ source: UnsafeBufferPointer<Float>, into values: UnsafeMutableB
 }
 
 enum Softmax {
+    /// Logits are taken within ±Float.greatestFiniteMagnitude, a NaN as the lowest: a network
+    /// whose activations overflowed (weights within the file's bounds can still compound over
+    /// layers) gave NaN for every score, (inf − inf); now its largest logits share the window.
     static func apply(_ logits: UnsafeBufferPointer<Float>, temperature: Float, into out: UnsafeMutableBufferPointer<Float>) {
-        var top = -Float.infinity
-        for v in logits { top = max(top, v) }
+        @inline(__always) func bounded(_ v: Float) -> Float {
+            v.isNaN ? -.greatestFiniteMagnitude : min(max(v, -.greatestFiniteMagnitude), .greatestFiniteMagnitude)
+        }
+        var top = -Float.greatestFiniteMagnitude
+        for v in logits { top = max(top, bounded(v)) }
         var total: Float = 0
         for i in 0..<logits.count {
-            out[i] = exp((logits[i] - top) / temperature)
+            out[i] = exp((bounded(logits[i]) - top) / temperature)
             total += out[i]
         }
         for i in 0..<logits.count { out[i] /= total }

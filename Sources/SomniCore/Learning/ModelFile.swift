@@ -33,7 +33,8 @@ public struct CNNModel: Sendable {
         try validate()
     }
 
-    /// Bounds no trained model comes near, within which every score stays finite.
+    /// Bounds no trained model comes near. They do not keep every activation finite over many
+    /// layers; `Softmax` takes overflowed logits as the largest, so every score still is.
     static let largestMagnitude: Float = 1_000
     static let smallestDeviation: Float = 1e-4
 

@@ -89,10 +89,21 @@ public struct Network: Sendable, Equatable {
             shape = out
         }
         guard offset <= 1 << 24 else { throw fail("\(offset) parameters") }
+        // A forged file with few parameters can still ask for wide layers many times over: 254
+        // ReLUs of 4,096 channels were 8 GB of activations, allocated before the first window.
+        let activations = plans.reduce(0) { $0 + $1.output.count }
+        guard activations <= Self.largestActivationCount else { throw fail("\(activations) activations per window") }
         inputShape = input
         layers = plans
         parameterCount = offset
+        guard multiplyAccumulates <= Self.largestMultiplyAccumulates else {
+            throw fail("\(multiplyAccumulates) multiply-accumulates per window")
+        }
     }
+
+    /// Far beyond any network this classifier trains (tens of times the shipped one's), and
+    /// small enough that a night's memory and time stay bounded whatever a model file says.
+    static let largestActivationCount = 1 << 22, largestMultiplyAccumulates = 1 << 27
 
     /// Multiply-accumulates of one forward pass.
     public var multiplyAccumulates: Int {
