@@ -56,6 +56,10 @@ public final class NightStore {
     public init(directory: URL, access: Access = .readWrite) throws {
         self.directory = directory
         let fm = FileManager.default
+        var isFolder: ObjCBool = false
+        if fm.fileExists(atPath: directory.path, isDirectory: &isFolder), !isFolder.boolValue {
+            throw SomniError(.badInput, "\(directory.path) is a file, not a night store's folder: check the path")
+        }
         let path = directory.appendingPathComponent(NightStore.databaseName).path
         // A store that may only be read (a read-only disk, another user's) is read as it stands.
         let writable = fm.isWritableFile(atPath: directory.path) || !fm.fileExists(atPath: path)

@@ -53,9 +53,14 @@ struct DeleteCommand: Command {
         let bytes = nights.reduce(0) { $0 + Self.size(of: store.folder(of: $1)) }
         let size = ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file)
         guard confirmed else {
-            for night in nights { print("  \(night.id)  \(night.nightDate ?? "")  \(night.eventTotal) events") }
-            return print("\(nights.count) night\(nights.count == 1 ? "" : "s") \(span), \(size): "
-                         + "run again with --yes to delete them.")
+            var table = TextTable(headers: ["Night", "Date", "Events"], numeric: [2])
+            table.rows = nights.map { [$0.id, $0.nightDate ?? "–", String($0.eventTotal)] }
+            print(table.render())
+            // A store on a read-only disk, or another user's, is listed but cannot be changed.
+            let advice = store.readOnlyBecause == .notWritable
+                ? "the night store cannot be written (a read-only disk, or another user's folder), so they cannot be deleted from here"
+                : "run again with --yes to delete them"
+            return print("\(nights.count) night\(nights.count == 1 ? "" : "s") \(span), \(size): \(advice).")
         }
         for night in nights { try store.delete(night) }
         print("Deleted \(nights.count) night\(nights.count == 1 ? "" : "s") \(span) and their folders, \(size).")

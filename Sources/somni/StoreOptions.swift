@@ -43,6 +43,11 @@ struct StoreOptions {
     /// As `open`, but nil, with nothing made, when reading a store that does not exist yet.
     func openIfPresent(access: NightStore.Access = .readOnlyIfDiskFull, warnIfReadOnly: Bool = true) throws -> NightStore? {
         let directory = directory
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isFolder), !isFolder.boolValue {
+            // Not a store "not made yet" (which analyze was then offered to make, and could not).
+            return try NightStore(directory: directory, access: access)  // says what it is
+        }
         if access == .readOnlyIfDiskFull,
            !FileManager.default.fileExists(atPath: directory.appendingPathComponent(NightStore.databaseName).path) {
             return nil

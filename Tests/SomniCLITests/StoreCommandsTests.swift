@@ -26,6 +26,16 @@ import Testing
                     "\(command): \(r.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: typo.path))
+        // A file where the store should be is named as such, not as a store not made yet.
+        let file = dir.appendingPathComponent("store.txt")
+        try Data("notes".utf8).write(to: file)
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        for command in [["nights"], ["export", "--all"], ["analyze", audio.path, "--no-clips", "--classifier", "heuristic"]] {
+            let r = try CLI.run(command + ["--store", file.path])
+            #expect(r.status == 65 && r.errorLines.count == 1 && r.stderr.contains("is a file, not a night store's folder"),
+                    "\(command): \(r.stderr)")
+        }
     }
 
     /// An export or a report written over the store's own database, or a night's own files, is
@@ -289,6 +299,12 @@ import Testing
             let r = try CLI.run(bad, environment: store)
             #expect(r.status == 64 && r.errorLines.count == 1, "\(bad): \(r.stderr)")
         }
+        // delete reads a date as the evening, as the listing does: the night begun at 01:30 on
+        // the 9th is the 8th's, and is not deleted by the 9th (show still finds it so).
+        let byDay = try CLI.run(["delete", "2026-11-09"], environment: store)
+        #expect(byDay.status == 65 && byDay.stderr.contains("20261109-0130 began after midnight"), "\(byDay.stderr)")
+        #expect(try CLI.run(["show", "2026-11-09"], environment: store).status == 0)
+        #expect(try dates([]) == ["2026-11-08", "undated"])
     }
 
     /// A power cut can leave a renamed folder's new files empty: the kernel keeps their data for
@@ -392,6 +408,10 @@ import Testing
         let csv = dir.appendingPathComponent("all.csv")
         let toFile = try CLI.run(["export", "--all", "-o", csv.path], environment: store)
         #expect(toFile.status == 0 && toFile.stderr.contains("Exported 1 night to \(csv.path) (1 left out)"), "\(toFile.stderr)")
+        // A row per night needs no folder, and keeps the night, but says its folder is lost.
+        let rows = try CLI.run(["export", "--all", "--rows", "night"], environment: store)
+        #expect(rows.status == 0 && rows.stdout.contains(id) && rows.errorLines.count == 1
+                && rows.stderr.contains("night \(id) has lost its folder"), "\(rows.stderr)")
         // The way out it names works.
         let deleted = try CLI.run(["delete", id], environment: store)
         #expect(deleted.status == 0 && deleted.stdout.contains("its folder was already gone"), "\(deleted.stdout)")
