@@ -16,6 +16,7 @@ public final class AudioDecoder: AudioSource {
     /// The duration was guessed from the bit rate (MP3 without a Xing header): good for progress,
     /// too rough to call a file short.
     private let durationIsGuess: Bool
+    private let endsUnfinished: Bool
     public private(set) var warnings: [String] = []
     /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
     public let formatDescription: String
@@ -95,7 +96,7 @@ public final class AudioDecoder: AudioSource {
         downmix = StereoDownmix(sampleRate: sampleRate)
         handles = try DecoderHandles()
 
-        let input = try (readsMP4IndexItself ? Self.openIndexed(path, handles: handles) : nil)
+        let input = try (readsMP4IndexItself && Self.isRegularFile(path) ? Self.openIndexed(path, handles: handles) : nil)
             ?? Self.openDemuxed(path, sampleRate: sampleRate, handles: handles)
             ?? Self.openUnindexed(path, like: sibling, handles: handles)
         streamIndex = input.streamIndex
@@ -107,6 +108,7 @@ public final class AudioDecoder: AudioSource {
         recordingStart = input.recordingStart
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
+        endsUnfinished = input.endsUnfinished
         warnings += input.warnings
         if let unindexed = frames as? UnindexedM4A {
             warnings.append("the recording was cut off before its index was written: its audio was read from its "
@@ -136,6 +138,9 @@ public final class AudioDecoder: AudioSource {
         var warnings: [String] = []
         /// The stream's packets carry no time of their own (MP3, ADTS AAC).
         var isUntimed = false
+        /// The file stops before its stream's end says it is over (an Ogg whose last page lacks
+        /// the end-of-stream mark): it was cut off, however whole what is there reads.
+        var endsUnfinished = false
     }
 
     /// Opens the file through FFmpeg's demuxers and its stream's decoder; nil when FFmpeg cannot
@@ -150,11 +155,13 @@ public final class AudioDecoder: AudioSource {
         av_dict_set(&options, "advanced_editlist", "0", 0)
         // A WAV with sound past its header's size (a size wrapped past 4 GiB, or left stale) is
         // read to its end; FFmpeg's WAV demuxer would stop where the header says.
-        let pastHeader = WAVLayout.soundPastDeclaredSize(of: URL(fileURLWithPath: path))
+        // (Not a pipe's: see `isRegularFile`.)
+        let plainFile = isRegularFile(path)
+        let pastHeader = plainFile ? WAVLayout.soundPastDeclaredSize(of: URL(fileURLWithPath: path)) : nil
         if pastHeader != nil { av_dict_set(&options, "ignore_length", "1", 0) }
         let opened = avformat_open_input(&handles.format, path, nil, &options)
         guard opened >= 0, let format = handles.format else {
-            if mayBeUnindexedMP4(path) { return nil }
+            if plainFile, mayBeUnindexedMP4(path) { return nil }
             throw unopenableError(path: path, code: opened)
         }
         let probed = avformat_find_stream_info(format, nil)
@@ -181,7 +188,7 @@ public final class AudioDecoder: AudioSource {
             streamIndex: found, codecName: codecName,
             formatDescription: "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch",
             recordedSampleRate: recordedRate(of: parameters.pointee))
-        input.isPlainAnalysisWAV = String(cString: format.pointee.iformat.pointee.name) == "wav"
+        input.isPlainAnalysisWAV = plainFile && String(cString: format.pointee.iformat.pointee.name) == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
         input.recordingStart = recordingStart(format.pointee.metadata) ?? recordingStart(stream.pointee.metadata)
@@ -190,7 +197,8 @@ public final class AudioDecoder: AudioSource {
         // A WAV's demuxer trims its length to what the file holds (and calls it an estimate from
         // the bit rate); a finished header says what it should hold.
         var promisedByHeader = false
-        if String(cString: format.pointee.iformat.pointee.name) == "wav", let promised = WAVLayout.promisedSeconds(of: URL(fileURLWithPath: path)),
+        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "wav",
+           let promised = WAVLayout.promisedSeconds(of: URL(fileURLWithPath: path)),
            promised > (duration ?? 0) {
             (duration, isWholeFiles, promisedByHeader) = (promised, false, true)
         }
@@ -201,6 +209,9 @@ public final class AudioDecoder: AudioSource {
                 + "when recording stopped, or a WAV over 4 GB)")
         }
         input.expectedDuration = duration
+        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "ogg" {
+            input.endsUnfinished = OggEnd.lacksEndOfStream(path)
+        }
         // The whole file's length speaks for this stream only when it is the file's one stream:
         // a video's picture may run on past its sound.
         input.durationIsGuess = (format.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE && !promisedByHeader)
@@ -286,15 +297,21 @@ public final class AudioDecoder: AudioSource {
     // MARK: - Opening
 
     /// FFmpeg's `creation_time` is UTC (ISO 8601, usually with a Z); a broadcast WAV's
-    /// `origination_date` and `origination_time` ("2026-11-28", "23:14:02") are local time, and
-    /// so is a `date` tag; most hold a year or a day only, which is no bedtime and is passed over.
+    /// origination date and time ("2026-11-28", "23:14:02") are local time, and so is a `date`
+    /// tag; most hold a year or a day only, which is no bedtime and is passed over. FFmpeg's WAV
+    /// demuxer gives the origination date as `date` and its time, a time of day alone, as
+    /// `creation_time`, which read as a creation time was no date, so a broadcast WAV (what field
+    /// recorders write) was never dated; `origination_*` are the names its muxer takes.
     private static func recordingStart(_ metadata: OpaquePointer?) -> RecordingStart? {
         func tag(_ key: String) -> String? { av_dict_get(metadata, key, nil, 0).map { String(cString: $0.pointee.value) } }
+        func originated(_ date: String?, _ time: String?) -> Date? {
+            guard let date, let time, time.count == 8, time.allSatisfy({ $0.isNumber || $0 == ":" || $0 == "-" }) else { return nil }
+            return RecordingStart.parse("\(date) \(time.replacingOccurrences(of: "-", with: ":"))")
+        }
         let utc = TimeZone(secondsFromGMT: 0)!
-        let created = tag("creation_time").flatMap { RecordingStart.parse($0, timeZone: utc) }
-            ?? tag("origination_date").flatMap { date in
-                tag("origination_time").flatMap { RecordingStart.parse("\(date) \($0.replacingOccurrences(of: "-", with: ":"))") }
-            }
+        let created = originated(tag("date"), tag("creation_time"))
+            ?? tag("creation_time").flatMap { RecordingStart.parse($0, timeZone: utc) }
+            ?? originated(tag("origination_date"), tag("origination_time"))
         let found = created.map { RecordingStart(date: $0, origin: .creationTime) }
             ?? tag("date").flatMap { RecordingStart.parse($0) }.map { RecordingStart(date: $0, origin: .dateTag) }
         return found.flatMap { RecordingStart.isPlausible($0.date) ? $0 : nil }
@@ -307,8 +324,18 @@ public final class AudioDecoder: AudioSource {
         }
         guard !isDirectory.boolValue else { throw SomniError(.badInput, "\(path) is a folder, not an audio file") }
         guard FileManager.default.isReadableFile(atPath: path) else { throw SomniError(.io, "cannot read \(path): permission denied") }
+        // A pipe (a FIFO, /dev/stdin) has no size to tell, and is read as it comes.
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
-        guard size != 0 else { throw SomniError(.badInput, "\(path) is empty (0 bytes)") }
+        guard size != 0 || !isRegularFile(path) else { throw SomniError(.badInput, "\(path) is empty (0 bytes)") }
+    }
+
+    /// A plain file, links followed: not a pipe or a device, which can be read only once, as it
+    /// comes. A named pipe is opened once, by FFmpeg: a look at it first (for an M4A's index, a
+    /// WAV's true length), opened and closed, left it a moment without a reader, and a writer
+    /// then was stopped (EPIPE) before FFmpeg came to read.
+    static func isRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 
     /// The rate the recording was made at. Opus always decodes at 48 kHz, so for Opus it is the
@@ -562,7 +589,16 @@ public final class AudioDecoder: AudioSource {
     private func noteHowItEnded() {
         let seconds = Double(samplesDecoded) / Double(sampleRate)
         let short = !durationIsGuess && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 } ?? false
-        if stoppedAtDamage || short || damagedInARow > 0 {
+        // All the container promised was read, to within a frame: what would not read came after it.
+        let readWhole = !durationIsGuess && !endsUnfinished && expectedDuration.map { seconds >= $0 - 0.05 } ?? false
+        if endsUnfinished, !short {
+            // A cut Ogg's length is read from its last page, so it never looks short.
+            warnings.append("the file ends early (its stream was never closed: cut off while it was recorded?): "
+                            + "read \(spokenDuration(seconds))")
+        } else if stoppedAtDamage || damagedInARow > 0, !short, readWhole {
+            warnings.append("the file holds unreadable data after the end of its audio, which was skipped; "
+                            + "all \(spokenDuration(seconds)) of the recording were read")
+        } else if stoppedAtDamage || short || damagedInARow > 0 {
             // Some demuxers trim the duration to what the file holds (WAV's, whose header is read
             // for what it promised instead): then it says nothing.
             let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
@@ -734,5 +770,28 @@ extension AudioDecoder {
             samples += block[0..<n]
         }
         return samples
+    }
+}
+
+/// The last page of an Ogg file: a stream recorded to its end closes with a page marked
+/// end-of-stream (header type bit 0x04); one cut off while it was written stops at a page without
+/// it, or part-way through one. Its length is read from that last page, so it never looked short.
+enum OggEnd {
+    static func lacksEndOfStream(_ path: String) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        guard let size = try? file.seekToEnd(), size > 27 else { return false }
+        let tailStart = size > 65_536 ? size - 65_536 : 0
+        guard (try? file.seek(toOffset: tailStart)) != nil, let tail = try? file.readToEnd() else { return false }
+        let bytes = [UInt8](tail), capture: [UInt8] = Array("OggS".utf8)
+        // The last page that begins in the tail, read from its header: version 0, then its type.
+        guard bytes.count >= 27, let last = stride(from: bytes.count - 27, through: 0, by: -1).first(where: { at in
+            bytes[at] == capture[0] && bytes[at + 1] == capture[1] && bytes[at + 2] == capture[2] && bytes[at + 3] == capture[3]
+                && bytes[at + 4] == 0
+        }) else { return false }
+        let segments = Int(bytes[last + 26])
+        guard last + 27 + segments <= bytes.count else { return true }  // cut inside the page's header
+        let body = bytes[(last + 27)..<(last + 27 + segments)].reduce(0) { $0 + Int($1) }
+        return bytes[last + 5] & 0x04 == 0 || last + 27 + segments + body > bytes.count
     }
 }

@@ -206,6 +206,38 @@ import Testing
                 > 3 * TestSignals.power(at: 300, in: start, sampleRate: analysisSampleRate))
     }
 
+    /// An Ogg cut off while it was written reads whole to its cut, its length taken from its
+    /// last page, and said nothing: its stream was never closed, and that is said now. A file
+    /// read whole with junk after it was said to "end early": now what is said is that the
+    /// junk after the recording was skipped, all of it read.
+    @Test(arguments: [EncodedAudioWriter.Format.ogg, .opus, .flac])
+    func aCutOggAndJunkAfterTheEndAreToldApart(format: EncodedAudioWriter.Format) throws {
+        let folder = try ScratchFolder()
+        let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 48_000), as: format,
+                                           sampleRate: 48_000, in: folder.url)
+        let bytes = try Data(contentsOf: whole)
+        let clean = try AudioDecoder(url: whole)
+        _ = try TestSignals.readAll(clean)
+        #expect(clean.warnings.isEmpty, "\(clean.warnings)")
+
+        if format != .flac {  // a cut FLAC is short of its header's length: cutInHalf
+            let cut = try folder.file("cut.\(format.fileExtension)", contents: bytes.prefix(bytes.count / 2))
+            let decoder = try AudioDecoder(url: cut)
+            let seconds = Double(try TestSignals.readAll(decoder).count) / Double(analysisSampleRate)
+            #expect(seconds > 1 && seconds < 3)
+            #expect(decoder.warnings.count == 1 && decoder.warnings[0].hasPrefix("the file ends early (its stream was never closed"),
+                    "\(decoder.warnings)")
+        }
+
+        let junk = try folder.file("junk.\(format.fileExtension)", contents: bytes + TestSignals.noiseBytes(count: 8_192))
+        let decoder = try AudioDecoder(url: junk)
+        let seconds = Double(try TestSignals.readAll(decoder).count) / Double(analysisSampleRate)
+        #expect(abs(seconds - 4) < 0.1)
+        #expect(decoder.warnings.allSatisfy { !$0.hasPrefix("the file ends early") }, "\(decoder.warnings)")
+        #expect(decoder.warnings.count <= 1 && decoder.warnings.allSatisfy { $0.hasPrefix("the file holds unreadable data after the end") },
+                "\(decoder.warnings)")
+    }
+
     @Test func damageInTheMiddleIsSkipped() throws {
         let folder = try ScratchFolder()
         let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 44_100), as: .mp3,

@@ -180,6 +180,31 @@ import Testing
         #expect(try AudioDecoder(url: zero).recordingStart == nil)
     }
 
+    /// A broadcast WAV's origination date and time (its `bext` chunk, as field recorders write
+    /// it) date the night, in local time: FFmpeg gives them as `date` and a `creation_time`
+    /// holding a time of day alone, and the night was undated.
+    @Test func aBroadcastWAVsOriginationDatesIt() throws {
+        var file = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { file.append(contentsOf: $0) } }
+        func text(_ s: String, _ width: Int) { file.append(contentsOf: Array(s.utf8) + [UInt8](repeating: 0, count: width - s.utf8.count)) }
+        let samples = (0..<16_000).map { Int16(8_000 * sin(2 * Double.pi * 220 * Double($0) / 16_000)) }
+        let bextBytes = 602
+        file.append(contentsOf: Array("RIFF".utf8)); append(UInt32(4 + 24 + 8 + bextBytes + 8 + 2 * samples.count))
+        file.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16))
+        append(UInt16(1)); append(UInt16(1)); append(UInt32(16_000)); append(UInt32(32_000)); append(UInt16(2)); append(UInt16(16))
+        file.append(contentsOf: Array("bext".utf8)); append(UInt32(bextBytes))
+        text("night", 256); text("recorder", 32); text("", 32)
+        text("2026-11-25", 10); text("22:30:00", 8)
+        file.append(contentsOf: [UInt8](repeating: 0, count: bextBytes - 256 - 32 - 32 - 18))
+        file.append(contentsOf: Array("data".utf8)); append(UInt32(2 * samples.count))
+        for sample in samples { append(sample) }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("somni-bext-\(UUID().uuidString).wav")
+        try file.write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(try AudioDecoder(url: url).recordingStart
+                == RecordingStart.parse("2026-11-25 22:30:00").map { RecordingStart(date: $0, origin: .creationTime) })
+    }
+
     /// An MP3's ID3 recording time (TDRC) and an Ogg or FLAC DATE comment, in local time; a
     /// date without a time of day gives no bedtime.
     @Test(arguments: [EncodedAudioWriter.Format.mp3, .ogg, .flac])

@@ -118,6 +118,49 @@ import Testing
         try expectRejected(empty, mentioning: ["empty"], in: dir)
     }
 
+    /// A recording shorter than one classification window is refused, saying how long it is:
+    /// it was stored as a night of 0:00:00 with no events and no word of why.
+    @Test func aRecordingShorterThanAWindowIsRefused() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let short = dir.appendingPathComponent("short.wav")
+        try writeWAV(short, seconds: 0.5) { Float(sin(Double($0) * 0.2)) * 0.3 }
+        try expectRejected(short, mentioning: ["holds only 0.50 s of audio", "too short"], in: dir)
+        // One window long, it is a night (of nothing much).
+        let enough = dir.appendingPathComponent("enough.wav")
+        try writeWAV(enough, seconds: 1) { Float(sin(Double($0) * 0.2)) * 0.3 }
+        let r = try CLI.run(["analyze", enough.path, "--out", dir.appendingPathComponent("enough.night").path, "--no-clips"])
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
+    /// A named pipe is read as it comes, into a bare folder and into the store: it was refused
+    /// as "empty (0 bytes)", its size being a pipe's.
+    @Test func aNamedPipeIsReadAsItComes() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wav = dir.appendingPathComponent("night.wav")
+        var rng = SeededRandom(seed: 11)
+        try writeWAV(wav, seconds: 3) { _ in Float(rng.unit() - 0.5) * 0.02 }
+        for (n, intoStore) in [false, true].enumerated() {
+            let fifo = dir.appendingPathComponent("pipe-\(n).wav")
+            #expect(mkfifo(fifo.path, 0o600) == 0)
+            // The writer another program, as a recorder piping into it would be (cat stops at EPIPE).
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", "exec cat \"$0\" > \"$1\"", wav.path, fifo.path]
+            try writer.run()
+            defer { if writer.isRunning { writer.terminate() } }
+            let where_ = intoStore ? ["--store", dir.appendingPathComponent("store").path]
+                                   : ["--out", dir.appendingPathComponent("pipe-\(n).night").path]
+            // Under timeout: a reader that never came would leave the writer, and this, waiting.
+            let r = try CLI.run(executable: URL(fileURLWithPath: "/usr/bin/timeout"),
+                                ["60", CLI.executable.path, "analyze", fifo.path, "--no-clips", "--json"] + where_)
+            #expect(r.status == 0, "\(intoStore ? "store" : "folder"): \(r.stderr)")
+            let session = try? JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
+            #expect(abs((session?.duration ?? 0) - 3) < 0.05, "\(r.stdout.prefix(300))")
+        }
+    }
+
     @Test func textAndRandomBytesAreNotAudio() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -101,6 +101,14 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         guard delivered > 0 else {
             throw SomniError(.badInput, "\(sourceName) holds no audio")
         }
+        // Shorter than one window, nothing in it can be classified: it was stored as a night of
+        // 0:00:00 with no events and no word of why.
+        guard delivered >= classifierWindowLength else {
+            throw SomniError(.badInput, String(format: "%@ holds only %.2f s of audio, too short to analyse "
+                                               + "(each sound is classified over %.3f s)", sourceName,
+                                               Double(delivered) / Double(analysisSampleRate),
+                                               Double(classifierWindowLength) / Double(analysisSampleRate)))
+        }
         // Read back from the source now that it has been read to its end, so a file that grew
         // while it was read is seen whole; one that shrank cannot give back what it delivered.
         guard let samples = try spool?.samples() ?? source.rereadableSamples(), samples.count >= delivered else {

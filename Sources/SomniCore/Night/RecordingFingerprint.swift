@@ -8,8 +8,12 @@ public enum RecordingFingerprint {
     static let sampledBytes = 1 << 20
 
     /// "fnv1a64:" and 16 hex digits; nil when the file cannot be read.
+    /// A pipe has none: opening a named one to seek in it (which fails) took the place of its
+    /// reader, and the writer, its reader gone, stopped before the decoder came to read.
     public static func of(fileAt url: URL) -> String? {
-        guard let file = try? FileHandle(forReadingFrom: url) else { return nil }
+        let followed = url.resolvingSymlinksInPath().path
+        guard (try? FileManager.default.attributesOfItem(atPath: followed)[.type] as? FileAttributeType) == .typeRegular,
+              let file = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? file.close() }
         guard let size = try? file.seekToEnd() else { return nil }
         var hash = FNV1a()
