@@ -196,6 +196,9 @@ public final class EncodedAudioWriter: AudioSink {
         guard rename(temporaryURL.path, url.path) == 0 else {
             throw SomniError(.io, "cannot move the finished file to \(url.path): \(String(cString: strerror(errno)))")
         }
+        // When the final name was already a hard link to the temporary one (a recorder's
+        // crash-safe master), rename does nothing and both names stay: the temporary one goes.
+        _ = unlink(temporaryURL.path)
         finished = true
     }
 

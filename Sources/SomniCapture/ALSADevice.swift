@@ -82,6 +82,9 @@ public final class ALSADevice: CaptureDevice {
             guard rc >= 0 else {
                 throw SomniError(.io, "capture device vanished (\(name): \(ALSADevice.message(Int32(n))))")
             }
+            // Recovering leaves it prepared, not running, and the next read would start it and
+            // wait without a limit; started here, that read waits under the stall limit again.
+            _ = snd_pcm_start(pcm)
         }
     }
 

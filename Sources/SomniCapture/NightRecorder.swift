@@ -98,7 +98,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private let block: UnsafeMutableBufferPointer<Float>
     private let silence: UnsafeMutableBufferPointer<Float>
-    private let constructedAt = Date()
+    private let constructedAt = BootClock.now()
 
     /// - Parameters:
     ///   - startedAt: the night's start as of now; `run` moves it on by the time the microphone
@@ -148,7 +148,7 @@ public final class NightRecorder<C: SoundClassifier> {
     /// Returns the journal with status `.captured`; the morning step is `NightCloser`'s job.
     public func run() throws -> NightJournal {
         var source: (any AudioSource)? = try openCapture()
-        let opening = Date().timeIntervalSince(constructedAt)
+        let opening = BootClock.now() - constructedAt
         if opening >= 0.5, let start = journal.startDate {
             journal.startedAt = NightJournal.isoString(start.addingTimeInterval(opening))
             journal.updatedAt += opening
@@ -158,12 +158,12 @@ public final class NightRecorder<C: SoundClassifier> {
         // microphone gives nothing for a while for one whose recorder died.
         let touching = LocalProcess.keepTouching(journalIn: folder)
         defer { touching.cancel() }
-        let clockZero = Date()
+        let clockZero = BootClock.now()
         while processed < targetSamples && !shouldStop() {
             guard let current = source else { break }
             let want = min(block.count, targetSamples - processed)
             let n: Int
-            let asked = Date()
+            let asked = BootClock.now()
             do {
                 n = try current.read(into: UnsafeMutableBufferPointer(rebasing: block[0..<want]))
             } catch {
@@ -178,7 +178,7 @@ public final class NightRecorder<C: SoundClassifier> {
             }
             // A read that waited for its sound is the device's present: what the clock has run
             // past it was never given.
-            if Date().timeIntervalSince(asked) >= 0.5 * Double(n) / Double(rate) {
+            if BootClock.now() - asked >= 0.5 * Double(n) / Double(rate) {
                 try fillTimeNeverGiven(since: clockZero, arriving: n)
             }
             // How the device is being read (its channels found in opposite phase) belongs in the night.
@@ -246,7 +246,7 @@ public final class NightRecorder<C: SoundClassifier> {
     /// back (or the night is over), then fill the time it was away with silence so later times
     /// still match the clock.
     private func reopenAfterFailure(_ error: any Error) throws -> (any AudioSource)? {
-        let lostAt = Date().addingTimeInterval(-((error as? CaptureStalled)?.seconds ?? 0))
+        let lostAt = BootClock.now() - ((error as? CaptureStalled)?.seconds ?? 0)
         let start = Double(processed) / Double(rate)
         if openGap == nil {
             observe(.note("capture device lost at \(clock(start)): \(error); retrying"))
@@ -255,14 +255,14 @@ public final class NightRecorder<C: SoundClassifier> {
         var delay = retryDelay
         var reopened: (any AudioSource)?
         while reopened == nil && !shouldStop() {
-            let waitUntil = Date().addingTimeInterval(delay)
-            while Date() < waitUntil && !shouldStop() { Thread.sleep(forTimeInterval: min(0.05, delay)) }
+            let waitUntil = BootClock.now() + delay
+            while BootClock.now() < waitUntil && !shouldStop() { Thread.sleep(forTimeInterval: min(0.05, delay)) }
             // The lock's lease must outlive a long absence of the device.
             try heartbeat()
-            if processed + Int(Date().timeIntervalSince(lostAt) * Double(rate)) >= targetSamples { break }
+            if processed + Int((BootClock.now() - lostAt) * Double(rate)) >= targetSamples { break }
             do { reopened = try openCapture() } catch { delay = min(delay * 2, settings.retryDelay.upperBound) }
         }
-        let filled = try processSilence(min(Int(Date().timeIntervalSince(lostAt) * Double(rate)), targetSamples - processed))
+        let filled = try processSilence(min(Int((BootClock.now() - lostAt) * Double(rate)), targetSamples - processed))
         if let gap = openGap {
             journal.gaps[gap].duration += Double(filled) / Double(rate)
         } else {
@@ -284,8 +284,8 @@ public final class NightRecorder<C: SoundClassifier> {
     /// of samples) stood still, so every later event sat early by the time lost (59 s after a
     /// minute's stall, an hour after an hour's sleep), no gap was said, and `--until` came late
     /// by as much. That time is now silence, recorded as a gap, as a lost device's is.
-    private func fillTimeNeverGiven(since clockZero: Date, arriving n: Int) throws {
-        let lag = Date().timeIntervalSince(clockZero) - Double(processed + n) / Double(rate)
+    private func fillTimeNeverGiven(since clockZero: Double, arriving n: Int) throws {
+        let lag = BootClock.now() - clockZero - Double(processed + n) / Double(rate)
         let usual = min(usualLag ?? lag, lag)
         usualLag = usual
         guard lag - usual > settings.stallGap else { return }
@@ -575,5 +575,18 @@ private struct OpenClip {
         let levels = meter.levels
         return LiveEpisodeRecord(episode: episode, clip: name, clipStart: Double(start) / Double(analysisSampleRate),
                                  peakDBFS: levels.peakDBFS, meanDBFS: levels.meanDBFS)
+    }
+}
+
+/// Seconds on the boot clock, for the recorder's lags and absences: it runs on through a
+/// suspend, which a lag must count, and is never stepped, as the wall clock is (an NTP
+/// correction, `date -s`, a Raspberry Pi without a clock of its own setting it late). Measured
+/// on the wall clock, a step forward of a minute mid-night became a minute of silence said to
+/// be the computer asleep, and `--until` ended the night a minute early.
+enum BootClock {
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
     }
 }

@@ -66,16 +66,29 @@ public enum LocalProcess {
 /// the morning analysis runs. A second signal exits at once; `somni recover` closes the night.
 /// A read gives up on a device that delivers nothing (`CaptureStalled`), so capture keeps moving;
 /// should it still make no progress for `graceSeconds` after the signal, the process exits too.
+/// Before capture begins (while interrupted nights are closed) a signal only asks that no night
+/// be begun; after it ends (the morning analysis) a first signal exits, as a second would.
 public final class StopRequest: @unchecked Sendable {
+    private enum Phase { case beforeCapture, capturing, afterCapture }
     private let lock = NSLock()
     private var count = 0
-    private var capturing = true
+    private var lastSignal: Int32 = SIGINT
+    private var phase = Phase.beforeCapture
     private var lastProgress = Date()
     private let graceSeconds: Double
     private var sources: [any DispatchSourceSignal] = []
 
-    public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], graceSeconds: Double = 10) {
+    /// How the process leaves: its message on standard error and exit(128 + signal); tests
+    /// watch instead.
+    private let leaving: @Sendable (Int32, String) -> Void
+
+    public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], graceSeconds: Double = 10,
+                leaving: (@Sendable (Int32, String) -> Void)? = nil) {
         self.graceSeconds = graceSeconds
+        self.leaving = leaving ?? { number, message in
+            try? FileHandle.standardError.write(contentsOf: Data("\nsomni: \(message)\n".utf8))
+            exit(128 + number)
+        }
         for number in signals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -90,21 +103,35 @@ public final class StopRequest: @unchecked Sendable {
     /// The capture loop is alive (called with every status tick).
     public func noteProgress() { lock.withLock { lastProgress = Date() } }
 
-    /// Capture is over; what follows (the morning analysis) may take its time.
-    public func captureEnded() { lock.withLock { capturing = false } }
+    /// Capture begins: from now a signal ends the night, and the grace for a stalled device
+    /// counts from here. (Counted from the start, a Ctrl-C while an interrupted night was
+    /// closed first was taken for a stalled device ten seconds on.)
+    public func captureBegan() { lock.withLock { phase = .capturing; lastProgress = Date() } }
 
-    private func received(_ number: Int32) {
-        let n = lock.withLock { count += 1; return count }
-        if n > 1 { leave(number, "stopped without the morning analysis") }
+    /// Capture is over; what follows (the morning analysis) may take its time, and a signal
+    /// during it stops it: before, a first signal then was swallowed, and systemd waited out
+    /// its stop timeout.
+    public func captureEnded() { lock.withLock { phase = .afterCapture } }
+
+    /// Exits as a signal asked, when one came before capture began: no night is begun.
+    public func exitIfRequestedBeforeCapture(_ why: String) {
+        let (requested, number) = lock.withLock { (count > 0, lastSignal) }
+        if requested { leave(number, why, recover: false) }
+    }
+
+    /// A signal came (internal: the tests give one without the process's signal delivery).
+    func received(_ number: Int32) {
+        let (n, phase) = lock.withLock { count += 1; lastSignal = number; return (count, self.phase) }
+        if n > 1 || phase == .afterCapture { return leave(number, "stopped without the morning analysis") }
+        guard phase == .capturing else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + graceSeconds) { [weak self] in
             guard let self else { return }
-            let stalled = self.lock.withLock { self.capturing && Date().timeIntervalSince(self.lastProgress) > self.graceSeconds }
+            let stalled = self.lock.withLock { self.phase == .capturing && Date().timeIntervalSince(self.lastProgress) > self.graceSeconds }
             if stalled { self.leave(number, "the capture device delivers nothing, so the night cannot end cleanly") }
         }
     }
 
-    private func leave(_ number: Int32, _ why: String) -> Never {
-        try? FileHandle.standardError.write(contentsOf: Data("\nsomni: \(why); run 'somni recover' to close the night\n".utf8))
-        exit(128 + number)
+    private func leave(_ number: Int32, _ why: String, recover: Bool = true) {
+        leaving(number, why + (recover ? "; run 'somni recover' to close the night" : ""))
     }
 }

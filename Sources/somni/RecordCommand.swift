@@ -140,22 +140,36 @@ struct RecordCommand: Command {
             }
         }
 
+        if stop.isRequested {
+            try? FileManager.default.removeItem(at: folder)
+            lock.release()
+            stop.exitIfRequestedBeforeCapture("stopped before the night began: nothing was recorded")
+            return
+        }
+
         var settings = RecorderSettings(mode: mode, duration: duration, masterFormat: masterFormat, keepAudio: keepAudio)
         settings.live.threshold = threshold
         settings.live.continuationShare = continuationShare
         let line = LiveLine(terminal: standardErrorIsTerminal)
         let (backend, device, rate) = (self.backend, self.device, self.rate)
-        let recorder = try NightRecorder(
-            folder: folder, settings: settings, classifier: classifier,
-            device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: Date(),  // after any night closed first
-            openCapture: { try backend.open(device: device, rate: rate) },
-            heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
-            observe: line.show)
-        line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
-        do { _ = try recorder.run() } catch {
+        do {
+            let recorder = try NightRecorder(
+                folder: folder, settings: settings, classifier: classifier,
+                device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: Date(),  // after any night closed first
+                openCapture: { try backend.open(device: device, rate: rate) },
+                heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
+                observe: line.show)
+            line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
+            stop.captureBegan()
+            _ = try recorder.run()
+        } catch {
             // Once the night has a folder, say where it is and how to close it: a disk still full
-            // at the end of the night ended with SQLite's or the journal's own words alone.
-            guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(NightJournal.fileName).path) else { throw error }
+            // at the end of the night ended with SQLite's or the journal's own words alone. Before
+            // it has one (no microphone to open), the folder claimed for it goes: it was left empty.
+            guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(NightJournal.fileName).path) else {
+                try? FileManager.default.removeItem(at: folder)
+                throw error
+            }
             line.end()
             let code = (error as? SomniError)?.code ?? .io
             throw SomniError(code, "recording stopped: \(error). What was recorded is kept in \(folder.path); free some "

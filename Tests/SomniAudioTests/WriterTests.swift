@@ -23,6 +23,21 @@ import Testing
         #expect(abs((try AudioDecoder(url: url).expectedDuration ?? 0) - 1) < 0.01)
     }
 
+    /// A recorder links the final name to the temporary one while it writes (crash safety):
+    /// finishing leaves the final name alone. The rename between two names of one file did
+    /// nothing, and the hidden temporary name stayed beside every Opus master and clip.
+    @Test func aFinalNameLinkedToTheTemporaryOneLeavesOnlyTheFinalName() throws {
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("master.opus")
+        let partial = folder.url.appendingPathComponent(".master.opus.partial")
+        let writer = try EncodedAudioWriter(url: url, format: .opus, sampleRate: 16_000, temporaryURL: partial)
+        try FileManager.default.linkItem(at: partial, to: url)
+        try TestSignals.tones(seconds: 1, sampleRate: 16_000).withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["master.opus"])
+        #expect(abs((try AudioDecoder(url: url).expectedDuration ?? 0) - 1) < 0.05)
+    }
+
     @Test func missingFolderIsAnIOError() {
         do {
             _ = try EncodedAudioWriter(url: URL(fileURLWithPath: "/nonexistent/folder/x.wav"), format: .wav, sampleRate: 16_000)

@@ -495,6 +495,12 @@ func nightModeJournal() -> NightJournal {
         #expect(journal.secondsFlushed == 120)   // the last 30 s flush before the crash
         #expect(NightJournal.unfinishedNights(under: folder.deletingLastPathComponent()).map(\.lastPathComponent)
             .contains(folder.lastPathComponent))
+        // A clip's levelled copy the crash cut short, and its encoder's hidden name: both go.
+        let clips = folder.appendingPathComponent("clips")
+        try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true)
+        for leftover in [".levelled-evt-0001.flac", "..levelled-evt-0002.opus.partial-1A2B3C4D"] {
+            try Data([1, 2, 3]).write(to: clips.appendingPathComponent(leftover))
+        }
         var masterSeconds = 0.0
         let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { master, night, journal in
             masterSeconds = Double(try decodedLength(master)) / 16_000
@@ -512,5 +518,6 @@ func nightModeJournal() -> NightJournal {
         #expect(masterSeconds <= 130.5)
         #expect(session.warnings.contains { $0.contains("stopped unexpectedly") })
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("master.\(format.fileExtension)").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: clips.path).filter { $0.contains("levelled") }.isEmpty)
     }
 }

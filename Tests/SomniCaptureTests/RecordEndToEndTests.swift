@@ -294,6 +294,30 @@ import Testing
         }
     }
 
+    /// Ctrl-C while recording ends the night there, and the morning analysis runs: the signal
+    /// reaches the recorder through the process's own delivery, as a user's does.
+    @Test(.enabled(if: CLIHarness.somni != nil))
+    func ctrlCEndsTheNightAndItIsAnalysed() throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.1, seed: 14, in: folder)
+        let store = folder.appendingPathComponent("store")
+        let recorder = try CLIHarness.startSomni(["record", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic",
+                                                  "--backend", "file", "--device", wav.path, "--for", "6m"])
+        let recording = store.appendingPathComponent("recording")
+        #expect(CLIHarness.wait(timeout: 120) {
+            guard let night = CLIHarness.nightFolder(under: recording) else { return false }
+            return (try? NightJournal.load(in: night)) != nil
+        })
+        Thread.sleep(forTimeInterval: 2)
+        kill(recorder.process.processIdentifier, SIGINT)
+        let result = recorder.finish()
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("Saved in the night store"), "\(result.output)")
+        let stored = try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path)
+        #expect(stored.count == 1)
+        let session = try Session.load(from: store.appendingPathComponent("nights/\(try #require(stored.first))/session.json"))
+        #expect(session.duration > 1 && session.duration < 6 * 60, "\(session.duration)")
+    }
+
     @Test(.enabled(if: CLIHarness.somni != nil))
     func aRecorderKilledWithSigkillIsRecoveredLosingAtMostThirtySecondsIntoTheStore() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.1, seed: 13, in: folder)

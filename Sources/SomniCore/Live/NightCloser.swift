@@ -103,10 +103,15 @@ public enum NightCloser {
     private static let partialSuffix = ".partial"
 
     /// Encoders write under `partialURL` and the recorder links NAME to it; after a crash one or
-    /// both names are left. Keep NAME, holding whatever reached the disk.
+    /// both names are left. Keep NAME, holding whatever reached the disk. A clip's levelled copy
+    /// still being written (".levelled-NAME", or its encoder's own hidden name) goes: the clip
+    /// itself is whole, and the copy was carried into the store with the night.
     static func adoptPartialFiles(in folder: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        for hidden in names where hidden.hasPrefix(".") && hidden.hasSuffix(partialSuffix) {
+        for hidden in names where hidden.hasPrefix(".levelled-") || hidden.hasPrefix("..levelled-") {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent(hidden))
+        }
+        for hidden in names where hidden.hasPrefix(".") && hidden.hasSuffix(partialSuffix) && !hidden.contains(".levelled-") {
             let partial = folder.appendingPathComponent(hidden)
             let final = folder.appendingPathComponent(String(hidden.dropFirst().dropLast(partialSuffix.count)))
             if FileManager.default.fileExists(atPath: final.path) {

@@ -1,0 +1,57 @@
+import Foundation
+@testable import SomniCapture
+import Testing
+
+/// What a signal does to `somni record` in each phase: before capture it only asks that no
+/// night be begun (it was taken for a stalled device ten seconds on), during capture it ends
+/// the night (the process leaves only if the device then gives nothing), and after capture a
+/// first one stops the morning analysis (it was swallowed, and systemd waited out its timeout).
+/// The signals are handed to it directly: a test process's threads do not all let them through
+/// to libdispatch (`RecordEndToEndTests.ctrlCEndsTheNightAndItIsAnalysed` sends a real one).
+@Suite(.serialized) struct StopRequestTests {
+    final class Departures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var messages: [String] = []
+        func add(_ number: Int32, _ message: String) { lock.withLock { messages.append("\(number): \(message)") } }
+        var all: [String] { lock.withLock { messages } }
+    }
+
+    private func wait(_ seconds: Double, until condition: () -> Bool = { false }) {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end, !condition() { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    @Test func aSignalIsReadByThePhaseItComesIn() throws {
+        let grace = 0.2
+        // Before capture: nothing leaves, however long; the command then declines the night.
+        let before = Departures()
+        let early = StopRequest(signals: [], graceSeconds: grace, leaving: before.add)
+        early.received(SIGUSR1)
+        wait(2) { early.isRequested }
+        #expect(early.isRequested)
+        wait(3 * grace)
+        #expect(before.all.isEmpty, "\(before.all)")
+        early.exitIfRequestedBeforeCapture("nothing was recorded")
+        #expect(before.all == ["\(SIGUSR1): nothing was recorded"])
+
+        // Capturing, the device still giving: the night ends, nobody leaves. Giving nothing for
+        // the grace after the signal: the process leaves.
+        let during = Departures()
+        let capturing = StopRequest(signals: [], graceSeconds: grace, leaving: during.add)
+        capturing.captureBegan()
+        capturing.received(SIGUSR2)
+        wait(2) { capturing.isRequested }
+        wait(3 * grace) { !during.all.isEmpty }
+        #expect(during.all.count == 1 && during.all[0].contains("delivers nothing"), "\(during.all)")
+
+        // After capture (the morning analysis): the first signal leaves at once.
+        let after = Departures()
+        let morning = StopRequest(signals: [], graceSeconds: 60, leaving: after.add)
+        morning.captureBegan()
+        morning.captureEnded()
+        morning.received(SIGVTALRM)
+        wait(2) { !after.all.isEmpty }
+        #expect(after.all.count == 1 && after.all[0].contains("stopped without the morning analysis"), "\(after.all)")
+        withExtendedLifetime([early, capturing, morning]) {}
+    }
+}
