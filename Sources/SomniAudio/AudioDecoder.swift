@@ -61,6 +61,8 @@ public final class AudioDecoder: AudioSource {
     /// Silence still to be given before `heldFrame`, in output samples: an AMR recorder's silence
     /// frames, and stretches of the recording that could not be read.
     private var silenceOwed = 0
+    /// The channel count of the last frame no resampler would take.
+    private var channelsNotMixed: Int?
     /// Where the next decoded frame should start on the stream's clock, in seconds. A frame that
     /// starts later follows sound that was lost (a damaged stretch the demuxer skipped), and the
     /// time between is given as silence, so everything after stays at its time: before, the
@@ -119,6 +121,10 @@ public final class AudioDecoder: AudioSource {
         guard try refill() else {
             if packetsRead == 0, !stoppedAtDamage {
                 throw SomniError(.badInput, "\(path) holds no audio: its \(input.codecName) stream is empty (0 seconds)")
+            }
+            // FFmpeg reads more channels than its resampler mixes (32 and more): not damage.
+            if let channels = channelsNotMixed, channels > 2 {
+                throw SomniError(.unsupported, "\(path) has \(channels) channels, more than FFmpeg's resampler can mix to one")
             }
             throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged")
         }
@@ -639,6 +645,7 @@ public final class AudioDecoder: AudioSource {
             // A frame no resampler takes (a damaged header claiming 19 channels, say) is damage;
             // the next frame gets a resampler of its own.
             handles.dropResampler()
+            channelsNotMixed = Int(layout.nb_channels)
             if let codec = handles.codec { noteDamagedPacket(codec) }
         }
     }
@@ -729,6 +736,9 @@ final class DecoderHandles {
                                       &inLayout, AVSampleFormat(rawValue: input.format), input.rate, 0, nil),
                   "cannot set up resampling from \(input.rate) Hz")
         try check(av_opt_set_double(UnsafeMutableRawPointer(resampler), "rematrix_maxval", 1.0, 0), "cannot set up resampling")
+        // The low-frequency channel is mixed in, as any other: FFmpeg leaves it out by default,
+        // and a recorder that put its one microphone there (channel 4 of 6) was silent.
+        try check(av_opt_set_double(UnsafeMutableRawPointer(resampler), "lfe_mix_level", 1.0, 0), "cannot set up resampling")
         try check(swr_init(resampler), "cannot set up resampling from \(input.rate) Hz, \(input.layout.nb_channels) ch")
         resamplerInput = input
     }

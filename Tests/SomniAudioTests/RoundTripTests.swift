@@ -180,6 +180,40 @@ import Testing
         #expect(try AudioDecoder(url: zero).recordingStart == nil)
     }
 
+    /// A plain WAV of `channels` channels (no channel mask), `signal` in channel `index` only.
+    private static func multichannelWAV(channels: Int, index: Int, signal: [Float]) throws -> URL {
+        var file = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { file.append(contentsOf: $0) } }
+        let bytes = signal.count * channels * 2
+        file.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + bytes))
+        file.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16))
+        append(UInt16(1)); append(UInt16(channels)); append(UInt32(16_000)); append(UInt32(32_000 * channels))
+        append(UInt16(2 * channels)); append(UInt16(16))
+        file.append(contentsOf: Array("data".utf8)); append(UInt32(bytes))
+        for value in signal {
+            for channel in 0..<channels { append(channel == index ? Int16(value * 32_000) : Int16(0)) }
+        }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("somni-\(channels)ch-\(UUID().uuidString).wav")
+        try file.write(to: url)
+        return url
+    }
+
+    /// Sound in the fourth of six channels, which FFmpeg takes for the low-frequency one and
+    /// left out of its mix: the night was "silent". Channels beyond what FFmpeg's resampler mixes
+    /// are said as such, not as a file too damaged to read.
+    @Test func everyChannelIsHeardAndTooManyAreSaidSo() throws {
+        let tone = (0..<32_000).map { Float(0.5 * sin(2 * Double.pi * 220 * Double($0) / 16_000)) }
+        let lowFrequency = try Self.multichannelWAV(channels: 6, index: 3, signal: tone)
+        defer { try? FileManager.default.removeItem(at: lowFrequency) }
+        let heard = try TestSignals.readAll(try AudioDecoder(url: lowFrequency))
+        let peak = heard.map(abs).max() ?? 0
+        #expect(peak > 0.05, "peak \(peak)")
+        let many = try Self.multichannelWAV(channels: 64, index: 0, signal: Array(tone.prefix(1_600)))
+        defer { try? FileManager.default.removeItem(at: many) }
+        let error = #expect(throws: SomniError.self) { try AudioDecoder(url: many) }
+        #expect(error?.code == .unsupported && error?.message.contains("64 channels") == true, "\(String(describing: error))")
+    }
+
     /// A broadcast WAV's origination date and time (its `bext` chunk, as field recorders write
     /// it) date the night, in local time: FFmpeg gives them as `date` and a `creation_time`
     /// holding a time of day alone, and the night was undated.
