@@ -294,6 +294,18 @@ import Testing
         }
     }
 
+    /// A microphone that cannot be opened is one error, and leaves no empty night folder behind
+    /// (the folder claimed for the night stayed, and every later listing of the recordings met it).
+    @Test(.enabled(if: CLIHarness.somni != nil))
+    func aMicrophoneThatCannotBeOpenedLeavesNoNightFolder() throws {
+        let missing = folder.appendingPathComponent("no-such-microphone.wav")
+        let result = try CLIHarness.somni(recordArguments(["--backend", "file", "--device", missing.path, "--for", "1m"]))
+        #expect(result.status != 0)
+        #expect(result.error.split(separator: "\n").filter { $0.contains("error:") }.count == 1, "\(result.error)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: nights.path)) ?? []
+        #expect(left.filter { $0.hasPrefix("night-") }.isEmpty, "\(left)")
+    }
+
     /// Ctrl-C while recording ends the night there, and the morning analysis runs: the signal
     /// reaches the recorder through the process's own delivery, as a user's does.
     @Test(.enabled(if: CLIHarness.somni != nil))
