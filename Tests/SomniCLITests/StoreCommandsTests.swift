@@ -38,18 +38,24 @@ import Testing
         }
     }
 
+    /// A store under `dir` holding one short night, analysed from `audio`, dated 2026-11-28 23:00.
+    private static func oneNightStored(in dir: URL) throws -> (directory: URL, environment: [String: String], audio: URL, id: String) {
+        let directory = dir.appendingPathComponent("store")
+        let environment = ["SOMNI_STORE": directory.path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-11-28 23:00"],
+                            environment: environment).status == 0)
+        let id = try #require(CLI.nightIDs(try CLI.run(["nights", "--json"], environment: environment).stdout).first)
+        return (directory, environment, audio, id)
+    }
+
     /// An export or a report written over the store's own database, or a night's own files, is
     /// refused: the store and its nights stay as they were.
     @Test func anOutputFileOverTheStoresOwnFilesIsRefused() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let storeDirectory = dir.appendingPathComponent("store")
-        let store = ["SOMNI_STORE": storeDirectory.path]
-        let audio = dir.appendingPathComponent("night.wav")
-        try CLI.synthesiseShortNight(at: audio)
-        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-11-28 23:00"],
-                            environment: store).status == 0)
-        let id = try #require(CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).first)
+        let (storeDirectory, store, _, id) = try Self.oneNightStored(in: dir)
         let session = storeDirectory.appendingPathComponent("nights/\(id)/session.json")
         let before = try Data(contentsOf: session)
         for command in [["export", "--all", "-o", storeDirectory.appendingPathComponent("somni.sqlite").path],
@@ -72,13 +78,7 @@ import Testing
     @Test func aFolderPutInTheStoreByHandIsKeptAndNamedAndNoBareNightGoesThere() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let storeDirectory = dir.appendingPathComponent("store")
-        let store = ["SOMNI_STORE": storeDirectory.path]
-        let audio = dir.appendingPathComponent("night.wav")
-        try CLI.synthesiseShortNight(at: audio)
-        #expect(try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-11-28 23:00"],
-                            environment: store).status == 0)
-        let id = try #require(CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).first)
+        let (storeDirectory, store, audio, id) = try Self.oneNightStored(in: dir)
         let copied = storeDirectory.appendingPathComponent("nights/my-copy")
         try FileManager.default.copyItem(at: storeDirectory.appendingPathComponent("nights/\(id)"), to: copied)
         let listed = try CLI.run(["nights"], environment: store)
