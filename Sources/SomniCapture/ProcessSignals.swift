@@ -81,10 +81,13 @@ public final class StopRequest: @unchecked Sendable {
     /// How the process leaves: its message on standard error and exit(128 + signal); tests
     /// watch instead.
     private let leaving: @Sendable (Int32, String) -> Void
+    /// The command that closes the night left, with the folder or store it is in.
+    private let recoverCommand: String
 
-    public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], graceSeconds: Double = 10,
+    public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], graceSeconds: Double = 10, recoverCommand: String = "somni recover",
                 leaving: (@Sendable (Int32, String) -> Void)? = nil) {
         self.graceSeconds = graceSeconds
+        self.recoverCommand = recoverCommand
         self.leaving = leaving ?? { number, message in
             try? FileHandle.standardError.write(contentsOf: Data("\nsomni: \(message)\n".utf8))
             exit(128 + number)
@@ -132,6 +135,6 @@ public final class StopRequest: @unchecked Sendable {
     }
 
     private func leave(_ number: Int32, _ why: String, recover: Bool = true) {
-        leaving(number, why + (recover ? "; run 'somni recover' to close the night" : ""))
+        leaving(number, why + (recover ? "; run '\(recoverCommand)' to close the night" : ""))
     }
 }

@@ -53,13 +53,19 @@ public final class NightStore {
     }
 
     /// Opens (creating when needed) the store, turns on WAL and foreign keys, and migrates.
+    /// A file where a store's folder should be is named as such (it was taken for a store not
+    /// made yet, which could then not be made).
+    public static func refuseAFile(at directory: URL) throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isFolder), !isFolder.boolValue {
+            throw SomniError(.badInput, "\(directory.path) is a file, not a night store's folder: check the path")
+        }
+    }
+
     public init(directory: URL, access: Access = .readWrite) throws {
         self.directory = directory
         let fm = FileManager.default
-        var isFolder: ObjCBool = false
-        if fm.fileExists(atPath: directory.path, isDirectory: &isFolder), !isFolder.boolValue {
-            throw SomniError(.badInput, "\(directory.path) is a file, not a night store's folder: check the path")
-        }
+        try NightStore.refuseAFile(at: directory)
         let path = directory.appendingPathComponent(NightStore.databaseName).path
         // A store that may only be read (a read-only disk, another user's) is read as it stands.
         let writable = fm.isWritableFile(atPath: directory.path) || !fm.fileExists(atPath: path)
@@ -363,7 +369,13 @@ public final class NightStore {
         for own in [nightsDirectory, stagingDirectory] {
             let ownPath = own.resolvingSymlinksInPath().path
             if source.path == ownPath || source.path.hasPrefix(ownPath + "/") {
-                throw SomniError(.badInput, "\(source.path) is inside the night store itself; a copy of it elsewhere can be imported")
+                // One no night names is added by moving it out first: a copy taken out would be
+                // stored beside it, and it stay unlisted for good.
+                let ids = Set(try records().map(\.id))
+                let listed = source.path.dropFirst(ownPath.count + 1).split(separator: "/").first.map { ids.contains(String($0)) } ?? true
+                throw SomniError(.badInput, "\(source.path) is inside the night store itself; "
+                                 + (listed ? "a copy of it elsewhere can be imported"
+                                           : "move it out of the store, then 'somni import FOLDER --move' adds it"))
             }
         }
         let sessionFile = source.appendingPathComponent(Session.fileName)
@@ -628,9 +640,16 @@ public final class NightStore {
     /// names them. (A file there, a report written into it, is left alone unnamed.)
     public func unlistedFolders() throws -> [URL] {
         let ids = Set(try records().map(\.id))
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: nightsDirectory.path)) ?? []
-        return names.filter { !ids.contains($0) && !$0.hasPrefix(".") }.sorted()
-            .map { nightsDirectory.appendingPathComponent($0, isDirectory: true) }
+        return NightStore.nightFolders(inStoreAt: directory).filter { !ids.contains($0.lastPathComponent) }
+    }
+
+    /// The folders in a store's nights/, listed or not, read without opening its database: with
+    /// none there (removed), `somni nights` still names them.
+    public static func nightFolders(inStoreAt directory: URL) -> [URL] {
+        let nights = directory.appendingPathComponent("nights", isDirectory: true)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: nights.path)) ?? []
+        return names.filter { !$0.hasPrefix(".") }.sorted()
+            .map { nights.appendingPathComponent($0, isDirectory: true) }
             .filter { (try? $0.resourceValues(forKeys: [.isDirectoryKey]))?.isDirectory == true }
     }
 

@@ -93,7 +93,7 @@ struct AnalyzeCommand: Command {
     func validate() throws {
         if started != nil, files.count > 1, !join { throw UsageError("--started dates one night; give one FILE with it, or --join") }
         if replace, out != nil { throw UsageError("--replace replaces a night in the store; --out writes a bare folder instead") }
-        if let out { try refuseNightFolderInsideTheStore(out) }
+        if let out { try refuseNightFolderInsideTheStore(out, instead: "without --out the night is saved in the store") }
     }
 
     func run() throws {

@@ -50,11 +50,12 @@ struct DeleteCommand: Command {
         let nights = range.filter(try store.nights())
         let span = range.span
         guard !nights.isEmpty else { return print("No dated night \(span).") }
-        let bytes = nights.reduce(0) { $0 + Self.size(of: store.folder(of: $1)) }
-        let size = ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file)
+        let sizes = nights.map { Self.size(of: store.folder(of: $0)) }
+        func spoken(_ bytes: Int) -> String { ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file) }
+        let size = spoken(sizes.reduce(0, +))
         guard confirmed else {
-            var table = TextTable(headers: ["Night", "Date", "Events"], numeric: [2])
-            table.rows = nights.map { [$0.id, $0.nightDate ?? "–", String($0.eventTotal)] }
+            var table = TextTable(headers: ["Night", "Date", "Events", "Size"], numeric: [2, 3])
+            table.rows = zip(nights, sizes).map { [$0.id, $0.nightDate ?? "–", String($0.eventTotal), spoken($1)] }
             print(table.render())
             // A store on a read-only disk, or another user's, is listed but cannot be changed.
             let advice = store.readOnlyBecause == .notWritable

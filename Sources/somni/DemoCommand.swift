@@ -37,7 +37,7 @@ struct DemoCommand: Command {
 
     func validate() throws {
         guard minutes >= 1, minutes <= 600 else { throw UsageError("--minutes must be 1…600") }
-        if let out { try refuseNightFolderInsideTheStore(out) }
+        if let out { try refuseNightFolderInsideTheStore(out, instead: "without --out the demo night goes to a temporary folder") }
     }
 
     func run() throws {

@@ -52,13 +52,14 @@ struct NightsCommand: Command {
         let store = try options.openIfPresent()
         let listed = range.filter(try store?.nights() ?? [])
         let rows = listed.map(Row.init)
-        let unlisted = try store?.unlistedFolders() ?? []
+        // With no database at all (removed), every folder there is one no night names.
+        let unlisted = try store?.unlistedFolders() ?? NightStore.nightFolders(inStoreAt: options.directory)
         if !unlisted.isEmpty {
             printError("somni nights: warning: \(unlisted.count == 1 ? "a folder" : "\(unlisted.count) folders") in the store's "
                        + "nights folder no stored night names (put there by hand, or kept from before an older database "
                        + "was put back), left as \(unlisted.count == 1 ? "it is" : "they are"): "
                        + unlisted.map(\.path).joined(separator: ", ")
-                       + "; a night folder moved out of the store is added back by 'somni import FOLDER'")
+                       + "; a night folder moved out of the store is added back by 'somni import FOLDER --move'")
         }
         if options.json { return try printJSON(rows) }
         guard !rows.isEmpty else {

@@ -117,7 +117,7 @@ struct RecordCommand: Command {
 
     /// The night with one concrete classifier (generic, so the per-window call is static).
     private func record<C: SoundClassifier>(with classifier: C, choice: ClassifierChoice) throws {
-        let stop = StopRequest()
+        let stop = StopRequest(recoverCommand: options.recoverCommand)
         let root = options.root
         let folder = try NightJournal.claimFolder(under: root, stamp: RecordingOptions.folderStamp(Date()))
         let lock: RecordingLock
@@ -173,7 +173,7 @@ struct RecordCommand: Command {
             line.end()
             let code = (error as? SomniError)?.code ?? .io
             throw SomniError(code, "recording stopped: \(error). What was recorded is kept in \(folder.path); free some "
-                + "space if the disk is full, then run 'somni recover' to close the night")
+                + "space if the disk is full, then run '\(options.recoverCommand)' to close the night")
         }
         stop.captureEnded()
         line.end()
@@ -182,7 +182,7 @@ struct RecordCommand: Command {
         do { session = try RecordingOptions.close(folder, classifier: choice, sensitivity: sensitivity, recovered: false) } catch {
             let code = (error as? SomniError)?.code ?? .io
             throw SomniError(code, "the morning analysis failed (\(error)). The night is saved in \(folder.path); "
-                + "run 'somni recover' once the problem is fixed", cause: error)
+                + "run '\(options.recoverCommand)' once the problem is fixed", cause: error)
         }
         let (saved, savedAs) = try options.save(folder)
         try NightSummaryText.printResult(session, folder: saved, savedAs: savedAs, json: json, command: Self.name)
@@ -200,10 +200,21 @@ struct RecordingOptions {
         out = try a.option("--out")
         store = try a.option("--store")
         if out != nil && store != nil { throw UsageError("give --out or --store, not both") }
-        if let out { try refuseNightFolderInsideTheStore(out) }
+        if let out { try refuseNightFolderInsideTheStore(out, instead: "without --out the night is saved in the store") }
+        if store?.isEmpty == true { throw UsageError("--store needs a folder") }
+        if out == nil { try NightStore.refuseAFile(at: NightStore.defaultDirectory(explicit: store)) }
         lockPath = try a.option("--lock")
         lease = try RecordingOptions.seconds(try a.option("--lease") ?? "15m", option: "--lease")
         guard lease >= 3 else { throw UsageError("--lease must be at least 3 s") }
+    }
+
+    /// `somni recover` with the folder or store this night is in: without them, it looks in the
+    /// default store's and says there is nothing to close.
+    var recoverCommand: String {
+        func quoted(_ path: String) -> String { path.contains(" ") ? "\"\(path)\"" : path }
+        if let out { return "somni recover --out \(quoted(out))" }
+        if let store { return "somni recover --store \(quoted(store))" }
+        return "somni recover"
     }
 
     /// Where nights are recorded: --out, or the store's recording/ folder.

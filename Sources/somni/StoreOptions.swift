@@ -22,6 +22,9 @@ struct StoreOptions {
     init(_ a: inout Arguments, command: String, acceptsJSON: Bool = true) throws {
         self.command = command
         store = try a.option("--store")
+        // An empty one (an unset variable, `--store "$DIR"`) was the default store, which a
+        // delete --yes meant for another would then empty.
+        if store?.isEmpty == true { throw UsageError("--store needs a folder") }
         json = acceptsJSON ? a.flag("--json") : false
     }
 
@@ -43,11 +46,8 @@ struct StoreOptions {
     /// As `open`, but nil, with nothing made, when reading a store that does not exist yet.
     func openIfPresent(access: NightStore.Access = .readOnlyIfDiskFull, warnIfReadOnly: Bool = true) throws -> NightStore? {
         let directory = directory
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isFolder), !isFolder.boolValue {
-            // Not a store "not made yet" (which analyze was then offered to make, and could not).
-            return try NightStore(directory: directory, access: access)  // says what it is
-        }
+        // Not a store "not made yet" (which analyze was then offered to make, and could not).
+        try NightStore.refuseAFile(at: directory)
         if access == .readOnlyIfDiskFull,
            !FileManager.default.fileExists(atPath: directory.appendingPathComponent(NightStore.databaseName).path) {
             return nil
@@ -79,13 +79,26 @@ struct StoreOptions {
 }
 
 /// Refuses a bare night folder (`--out`) inside the default night store's own folders: the
-/// store would take it for a leftover of its own, or for a night it does not list.
-func refuseNightFolderInsideTheStore(_ out: String) throws {
-    let path = URL(fileURLWithPath: out).standardizedFileURL.resolvingSymlinksInPath().path
-    let store = NightStore.defaultDirectory(explicit: nil).standardizedFileURL.resolvingSymlinksInPath().path
-    if ["nights", "staging", "incoming"].contains(where: { path == store + "/" + $0 || path.hasPrefix(store + "/" + $0 + "/") }) {
-        throw UsageError("--out \(out) is inside the night store's own folders; without --out the night is saved in the store")
+/// store would take it for a leftover of its own, or for a night it does not list. Links are
+/// followed as far as the path exists (one through a link to the store got in, into staging/,
+/// and the next store command swept it away). `instead`: what the command does without --out.
+func refuseNightFolderInsideTheStore(_ out: String, instead: String) throws {
+    let path = resolvedAsFarAsItExists(URL(fileURLWithPath: out)).path
+    let store = resolvedAsFarAsItExists(NightStore.defaultDirectory(explicit: nil)).path
+    if ["nights", "staging", "incoming", "recording"].contains(where: { path == store + "/" + $0 || path.hasPrefix(store + "/" + $0 + "/") }) {
+        throw UsageError("--out \(out) is inside the night store's own folders; \(instead)")
     }
+}
+
+/// `url` with every link followed in the part of it that exists, the rest appended as given:
+/// Foundation leaves a path through a link unresolved when its last parts are not made yet.
+func resolvedAsFarAsItExists(_ url: URL) -> URL {
+    var existing = url.standardizedFileURL, rest: [String] = []
+    while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+        rest.insert(existing.lastPathComponent, at: 0)
+        existing.deleteLastPathComponent()
+    }
+    return rest.reduce(existing.resolvingSymlinksInPath()) { $0.appendingPathComponent($1) }
 }
 
 /// Prints a value as pretty JSON with sorted keys.

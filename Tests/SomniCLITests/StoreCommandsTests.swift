@@ -31,7 +31,8 @@ import Testing
         try Data("notes".utf8).write(to: file)
         let audio = dir.appendingPathComponent("night.wav")
         try CLI.synthesiseShortNight(at: audio)
-        for command in [["nights"], ["export", "--all"], ["analyze", audio.path, "--no-clips", "--classifier", "heuristic"]] {
+        for command in [["nights"], ["export", "--all"], ["analyze", audio.path, "--no-clips", "--classifier", "heuristic"],
+                        ["recover"], ["record", "--for", "1m"]] {
             let r = try CLI.run(command + ["--store", file.path])
             #expect(r.status == 65 && r.errorLines.count == 1 && r.stderr.contains("is a file, not a night store's folder"),
                     "\(command): \(r.stderr)")
@@ -93,7 +94,32 @@ import Testing
             #expect(r.status == 64 && r.stderr.contains("is inside the night store's own folders"), "\(place): \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("session.json").path))
         }
+        // Nor through a link to the store, nor into its recording/ folder; demo says where it goes instead.
+        let link = dir.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: storeDirectory)
+        for out in [link.appendingPathComponent("staging/x"), storeDirectory.appendingPathComponent("recording/x")] {
+            let r = try CLI.run(["analyze", audio.path, "--classifier", "heuristic", "--no-clips", "--out", out.path], environment: store)
+            #expect(r.status == 64 && r.stderr.contains("is inside the night store's own folders"), "\(out.path): \(r.stderr)")
+        }
+        let demo = try CLI.run(["demo", "--minutes", "1", "--out", storeDirectory.appendingPathComponent("nights/demo").path],
+                               environment: store)
+        #expect(demo.status == 64 && demo.stderr.contains("goes to a temporary folder"), "\(demo.stderr)")
         #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout) == [id])
+
+        // An unlisted folder is imported by moving it out first, as the refusal says.
+        let refused = try CLI.run(["import", copied.path, "--replace"], environment: store)
+        #expect(refused.status == 65 && refused.stderr.contains("move it out of the store, then 'somni import FOLDER --move'"),
+                "\(refused.stderr)")
+        // With the database gone, the folders are still named, not "no nights stored yet" alone.
+        for file in try FileManager.default.contentsOfDirectory(atPath: storeDirectory.path) where file.hasPrefix("somni.sqlite") {
+            try FileManager.default.removeItem(at: storeDirectory.appendingPathComponent(file))
+        }
+        let noDatabase = try CLI.run(["nights"], environment: store)
+        #expect(noDatabase.status == 0 && noDatabase.stderr.contains("2 folders") && noDatabase.stderr.contains(copied.path),
+                "\(noDatabase.stderr)")
+        // An empty --store (an unset variable) is refused, not taken for the default store.
+        let empty = try CLI.run(["delete", "--to", "2026-12-31", "--yes", "--store", ""], environment: store)
+        #expect(empty.status == 64 && empty.stderr.contains("--store needs a folder"), "\(empty.stderr)")
     }
 
     /// `show` rounds as the report does, half away from zero: a 1.25 s event is "1.3 s" in

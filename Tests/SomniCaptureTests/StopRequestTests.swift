@@ -46,12 +46,13 @@ import Testing
 
         // After capture (the morning analysis): the first signal leaves at once.
         let after = Departures()
-        let morning = StopRequest(signals: [], graceSeconds: 60, leaving: after.add)
+        let morning = StopRequest(signals: [], graceSeconds: 60, recoverCommand: "somni recover --out /nights", leaving: after.add)
         morning.captureBegan()
         morning.captureEnded()
         morning.received(SIGVTALRM)
         wait(2) { !after.all.isEmpty }
-        #expect(after.all.count == 1 && after.all[0].contains("stopped without the morning analysis"), "\(after.all)")
+        #expect(after.all.count == 1 && after.all[0].contains("stopped without the morning analysis")
+                && after.all[0].contains("run 'somni recover --out /nights' to close the night"), "\(after.all)")
         withExtendedLifetime([early, capturing, morning]) {}
     }
 }
