@@ -125,10 +125,12 @@ public final class FeatureExtractor {
     public func forgetTakenFrames() {
         let pairs = envelopeTaken
         guard pairs > 0 else { return }
-        frames.raw.removeFirst(2 * pairs)
-        frames.low.removeFirst(2 * pairs)
-        frames.mid.removeFirst(2 * pairs)
-        if keepsZeroCrossingRate { frames.zcr.removeFirst(2 * pairs) }
+        // After `finish` the last value may be a lone frame's, with no pair to drop.
+        let taken = min(2 * pairs, frames.count)
+        frames.raw.removeFirst(taken)
+        frames.low.removeFirst(taken)
+        frames.mid.removeFirst(taken)
+        if keepsZeroCrossingRate { frames.zcr.removeFirst(taken) }
         envelope.removeFirst(pairs)
         envelopeTaken = 0
     }
