@@ -51,6 +51,8 @@ public final class AudioDecoder: AudioSource {
     private var pendingEnd = 0
     /// Two-channel input, resampled but not yet mixed: interleaved frames.
     private var stereo: [Float] = []
+    /// Three channels or more, interleaved, before they are averaged.
+    private var interleaved: [Float] = []
     private var downmix: StereoDownmix
     private var samplesDecoded = 0
     /// Packets of our stream read from the file: none at all is an empty recording, not a damaged one.
@@ -124,9 +126,11 @@ public final class AudioDecoder: AudioSource {
             }
             // FFmpeg reads more channels than its resampler mixes (32 and more): not damage.
             if let channels = channelsNotMixed, channels > 2 {
-                throw SomniError(.unsupported, "\(path) has \(channels) channels, more than FFmpeg's resampler can mix to one")
+                throw SomniError(.unsupported, "\(path) has \(channels) channels, more than FFmpeg's resampler takes")
             }
-            throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged")
+            throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged"
+                             + (Self.isRegularFile(path) ? "" : " (read from a pipe, a recording that keeps its index at its end, "
+                                + "as most M4A files do, cannot be read: give the file itself)"))
         }
     }
 
@@ -164,7 +168,8 @@ public final class AudioDecoder: AudioSource {
         // (Not a pipe's: see `isRegularFile`.)
         let plainFile = isRegularFile(path)
         let pastHeader = plainFile ? WAVLayout.soundPastDeclaredSize(of: URL(fileURLWithPath: path)) : nil
-        if pastHeader != nil { av_dict_set(&options, "ignore_length", "1", 0) }
+        // From a pipe the header cannot be checked against what follows: read to the pipe's end.
+        if pastHeader != nil || !plainFile { av_dict_set(&options, "ignore_length", "1", 0) }
         let opened = avformat_open_input(&handles.format, path, nil, &options)
         guard opened >= 0, let format = handles.format else {
             if plainFile, mayBeUnindexedMP4(path) { return nil }
@@ -310,9 +315,17 @@ public final class AudioDecoder: AudioSource {
     /// recorders write) was never dated; `origination_*` are the names its muxer takes.
     private static func recordingStart(_ metadata: OpaquePointer?) -> RecordingStart? {
         func tag(_ key: String) -> String? { av_dict_get(metadata, key, nil, 0).map { String(cString: $0.pointee.value) } }
+        // Its separators may be any of - _ : . / or a space (EBU Tech 3285).
         func originated(_ date: String?, _ time: String?) -> Date? {
-            guard let date, let time, time.count == 8, time.allSatisfy({ $0.isNumber || $0 == ":" || $0 == "-" }) else { return nil }
-            return RecordingStart.parse("\(date) \(time.replacingOccurrences(of: "-", with: ":"))")
+            func digits(_ s: String, _ separator: Character) -> String? {
+                let parts = s.split(whereSeparator: { "-_:./ ".contains($0) })
+                guard parts.count == 3, parts.allSatisfy({ $0.allSatisfy(\.isNumber) }) else { return nil }
+                return parts.joined(separator: String(separator))
+            }
+            guard let date, let time, date.count == 10, time.count == 8, let day = digits(date, "-"), let clock = digits(time, ":") else {
+                return nil
+            }
+            return RecordingStart.parse("\(day) \(clock)")
         }
         let utc = TimeZone(secondsFromGMT: 0)!
         let created = originated(tag("date"), tag("creation_time"))
@@ -365,6 +378,8 @@ public final class AudioDecoder: AudioSource {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it ends before its first sound "
                 + "(an empty recording, or one cut off)")
         }
+        // A pipe read once is gone: opened again to look at, it waited for a writer for ever.
+        guard isRegularFile(path) else { return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))") }
         guard let file = FileHandle(forReadingAtPath: path) else { return SomniError(.io, "cannot read \(path)") }
         defer { try? file.close() }
         let head = (try? file.read(upToCount: 8)) ?? Data()
@@ -662,7 +677,19 @@ public final class AudioDecoder: AudioSource {
             pending.append(contentsOf: repeatElement(0, count: pendingEnd + capacity - pending.count))
         }
         let converted: Int
-        if handles.resamplesToStereo {
+        let channels = handles.keptChannels
+        if channels > 2 {
+            if channels * capacity > interleaved.count { interleaved = [Float](repeating: 0, count: channels * capacity) }
+            converted = try interleaved.withUnsafeMutableBufferPointer { buffer in
+                try Int(resample(resampler, into: buffer.baseAddress, capacity: capacity, input: input, count: count))
+            }
+            interleaved.withUnsafeBufferPointer { frames in
+                pending.withUnsafeMutableBufferPointer { out in
+                    guard let frames = frames.baseAddress, let out = out.baseAddress else { return }
+                    Self.averageLiveChannels(frames, channels: channels, frames: converted, into: out + pendingEnd)
+                }
+            }
+        } else if channels == 2 {
             // Two channels come out interleaved and are mixed here, minding their phase.
             if 2 * capacity > stereo.count { stereo = [Float](repeating: 0, count: 2 * capacity) }
             converted = try stereo.withUnsafeMutableBufferPointer { buffer in
@@ -682,6 +709,28 @@ public final class AudioDecoder: AudioSource {
         }
         pendingEnd += converted
         samplesDecoded += converted
+    }
+
+    /// The mean of the channels that hold any sound in this block: a channel of digital silence
+    /// (a recorder's unused inputs) is left out, so one microphone among dead channels keeps
+    /// its level (averaged with 15 silent ones, it read 24 dB low).
+    static func averageLiveChannels(_ frames: UnsafePointer<Float>, channels: Int, frames count: Int,
+                                    into out: UnsafeMutablePointer<Float>) {
+        var live = 0
+        var liveMask: UInt64 = 0
+        for channel in 0..<min(channels, 64) {
+            var any = false
+            for frame in 0..<count where frames[frame * channels + channel] != 0 { any = true; break }
+            if any { live += 1; liveMask |= 1 << UInt64(channel) }
+        }
+        let scale: Float = live > 0 ? 1 / Float(live) : 0
+        for frame in 0..<count {
+            var sum: Float = 0
+            for channel in 0..<min(channels, 64) where liveMask & (1 << UInt64(channel)) != 0 {
+                sum += frames[frame * channels + channel]
+            }
+            out[frame] = sum * scale
+        }
     }
 
     private func resample(_ resampler: OpaquePointer, into base: UnsafeMutablePointer<Float>?, capacity: Int,
@@ -719,8 +768,9 @@ final class DecoderHandles {
         guard packet != nil, frame != nil, heldFrame != nil else { throw SomniError(.internalError, "out of memory") }
     }
 
-    /// The resampler keeps two channels, for `StereoDownmix` to mix.
-    private(set) var resamplesToStereo = false
+    /// Channels the resampler keeps: 1 (FFmpeg mixed one to mono), 2 (for `StereoDownmix`), or
+    /// more, averaged by `AudioDecoder` itself.
+    private(set) var keptChannels = 1
 
     /// A resampler to Float at `rate`: two channels stay two (interleaved), for `StereoDownmix`,
     /// since their plain average cancels when one is in opposite phase; any other count is mixed
@@ -728,17 +778,16 @@ final class DecoderHandles {
     /// and dBFS keep their meaning.
     func makeResampler(from input: ResamplerInput, toRate rate: Int) throws {
         dropResampler()
-        resamplesToStereo = input.layout.nb_channels == 2
-        // Two channels keep their own layout, so nothing is rematrixed.
-        var outLayout = resamplesToStereo ? input.layout : AVChannelLayout.standard(channels: 1)
+        keptChannels = Int(max(input.layout.nb_channels, 1))
+        // More than one channel keeps its own layout, so nothing is rematrixed. FFmpeg's mono mix
+        // left channels out: the low-frequency one, those past the eighth of 16 or 24, and it had
+        // no mix at all for 9–15 or 17–23 channels (refused as too many).
+        var outLayout = keptChannels > 1 ? input.layout : AVChannelLayout.standard(channels: 1)
         var inLayout = input.layout
         try check(swr_alloc_set_opts2(&resampler, &outLayout, AV_SAMPLE_FMT_FLT, Int32(rate),
                                       &inLayout, AVSampleFormat(rawValue: input.format), input.rate, 0, nil),
                   "cannot set up resampling from \(input.rate) Hz")
         try check(av_opt_set_double(UnsafeMutableRawPointer(resampler), "rematrix_maxval", 1.0, 0), "cannot set up resampling")
-        // The low-frequency channel is mixed in, as any other: FFmpeg leaves it out by default,
-        // and a recorder that put its one microphone there (channel 4 of 6) was silent.
-        try check(av_opt_set_double(UnsafeMutableRawPointer(resampler), "lfe_mix_level", 1.0, 0), "cannot set up resampling")
         try check(swr_init(resampler), "cannot set up resampling from \(input.rate) Hz, \(input.layout.nb_channels) ch")
         resamplerInput = input
     }

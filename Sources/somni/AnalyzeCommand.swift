@@ -270,6 +270,12 @@ struct AnalyzeCommand: Command {
         }
         if let destination { return AnalysedNight(session: try analyse(destination, start), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
+        // A pipe has no fingerprint (it can be read only once): the same recording piped in
+        // again was stored again, without a word.
+        if source.fingerprint == nil {
+            printError("somni analyze: note: \(name) is read from a pipe, so whether it is already in the store cannot be "
+                       + "told; analysing the file itself can")
+        }
         // With --replace and --started, an undated copy of the recording is dated in place.
         var earlier = try store.nights(recordedFrom: name, startedAt: start?.date, fingerprint: source.fingerprint)
         // Stored before Somni took a creation time written at the stop for the end (stop 41): the

@@ -84,7 +84,7 @@ struct Arguments {
         guard let extra = items.first ?? afterDoubleDash.first else { return }
         let name = String(extra.prefix { $0 != "=" })
         if read.contains(name) { throw UsageError("\(name) is given more than once") }
-        throw UsageError("unexpected argument '\(extra)'")
+        throw UsageError("unexpected argument '\(extra)'" + (extra.hasPrefix("-") ? " (no option of this command; a file name that begins with - goes after --)" : ""))
     }
 }
 

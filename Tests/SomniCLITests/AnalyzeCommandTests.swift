@@ -158,7 +158,22 @@ import Testing
             #expect(r.status == 0, "\(intoStore ? "store" : "folder"): \(r.stderr)")
             let session = try? JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
             #expect(abs((session?.duration ?? 0) - 3) < 0.05, "\(r.stdout.prefix(300))")
+            // Whether a piped recording is stored already cannot be told: said, not skipped silently.
+            #expect(r.stderr.contains("is read from a pipe") == intoStore, "\(r.stderr)")
         }
+        // Not audio through a pipe: one error, from the one open (a second waited for a writer for ever).
+        let text = dir.appendingPathComponent("notes.txt")
+        try Data("hello, not a recording at all".utf8).write(to: text)
+        let fifo = dir.appendingPathComponent("notes.wav")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "exec cat \"$0\" > \"$1\"", text.path, fifo.path]
+        try writer.run()
+        defer { if writer.isRunning { writer.terminate() } }
+        let r = try CLI.run(executable: URL(fileURLWithPath: "/usr/bin/timeout"),
+                            ["60", CLI.executable.path, "analyze", fifo.path, "--out", dir.appendingPathComponent("notes.night").path])
+        #expect(r.status == 65 && r.errorLines.count == 1 && r.stderr.contains("not an audio file"), "\(r.status): \(r.stderr)")
     }
 
     @Test func textAndRandomBytesAreNotAudio() throws {
@@ -351,6 +366,8 @@ import Testing
         #expect(try Session.load(from: dir.appendingPathComponent("odd.night/session.json")).source == "--odd.wav")
         let none = try CLI.run(["analyze", "--out", "none.night", "--"], in: dir)
         #expect(none.status == 64 && none.stderr.contains("missing FILE"), "\(none.stderr)")
+        let dashed = try CLI.run(["analyze", "x.wav", "--odd.wav"], in: dir)
+        #expect(dashed.status == 64 && dashed.stderr.contains("goes after --"), "\(dashed.stderr)")
         let extra = try CLI.run(["nights", "--", "x"], in: dir)
         #expect(extra.status == 64 && extra.stderr.contains("unexpected argument 'x'"), "\(extra.stderr)")
     }
