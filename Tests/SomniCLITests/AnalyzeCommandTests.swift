@@ -141,20 +141,24 @@ import Testing
         let wav = dir.appendingPathComponent("night.wav")
         var rng = SeededRandom(seed: 11)
         try writeWAV(wav, seconds: 3) { _ in Float(rng.unit() - 0.5) * 0.02 }
-        for (n, intoStore) in [false, true].enumerated() {
-            let fifo = dir.appendingPathComponent("pipe-\(n).wav")
+        /// `file` written into a new named pipe by another program, as a recorder piping into it
+        /// would (cat stops at EPIPE), while `somni analyze` reads the pipe, under a timeout: a
+        /// reader that never came would leave the writer, and this, waiting.
+        func analysePiped(_ file: URL, _ name: String, _ arguments: [String]) throws -> CLIResult {
+            let fifo = dir.appendingPathComponent(name)
             #expect(mkfifo(fifo.path, 0o600) == 0)
-            // The writer another program, as a recorder piping into it would be (cat stops at EPIPE).
             let writer = Process()
             writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = ["-c", "exec cat \"$0\" > \"$1\"", wav.path, fifo.path]
+            writer.arguments = ["-c", "exec cat \"$0\" > \"$1\"", file.path, fifo.path]
             try writer.run()
             defer { if writer.isRunning { writer.terminate() } }
+            return try CLI.run(executable: URL(fileURLWithPath: "/usr/bin/timeout"),
+                               ["60", CLI.executable.path, "analyze", fifo.path] + arguments)
+        }
+        for (n, intoStore) in [false, true].enumerated() {
             let where_ = intoStore ? ["--store", dir.appendingPathComponent("store").path]
                                    : ["--out", dir.appendingPathComponent("pipe-\(n).night").path]
-            // Under timeout: a reader that never came would leave the writer, and this, waiting.
-            let r = try CLI.run(executable: URL(fileURLWithPath: "/usr/bin/timeout"),
-                                ["60", CLI.executable.path, "analyze", fifo.path, "--no-clips", "--json"] + where_)
+            let r = try analysePiped(wav, "pipe-\(n).wav", ["--no-clips", "--json"] + where_)
             #expect(r.status == 0, "\(intoStore ? "store" : "folder"): \(r.stderr)")
             let session = try? JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
             #expect(abs((session?.duration ?? 0) - 3) < 0.05, "\(r.stdout.prefix(300))")
@@ -164,15 +168,7 @@ import Testing
         // Not audio through a pipe: one error, from the one open (a second waited for a writer for ever).
         let text = dir.appendingPathComponent("notes.txt")
         try Data("hello, not a recording at all".utf8).write(to: text)
-        let fifo = dir.appendingPathComponent("notes.wav")
-        #expect(mkfifo(fifo.path, 0o600) == 0)
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", "exec cat \"$0\" > \"$1\"", text.path, fifo.path]
-        try writer.run()
-        defer { if writer.isRunning { writer.terminate() } }
-        let r = try CLI.run(executable: URL(fileURLWithPath: "/usr/bin/timeout"),
-                            ["60", CLI.executable.path, "analyze", fifo.path, "--out", dir.appendingPathComponent("notes.night").path])
+        let r = try analysePiped(text, "notes.wav", ["--out", dir.appendingPathComponent("notes.night").path])
         #expect(r.status == 65 && r.errorLines.count == 1 && r.stderr.contains("not an audio file"), "\(r.status): \(r.stderr)")
     }
 
