@@ -444,7 +444,7 @@ import Testing
         let night = read("nights")
         let last = read("err").split(separator: "\n").last.map(String.init) ?? ""
         #expect(last.contains("recording stopped: ") && last.contains("What was recorded is kept in \(disk.path)/nights/\(night)")
-                && last.hasSuffix("then run 'somni recover' to close the night"), "\(last)")
+                && last.hasSuffix("then run 'somni recover --out \(disk.path)/nights' to close the night"), "\(last)")
         #expect(read("recover-status") == "0" && read("recovered").contains("\(night): recovered"), "\(read("recovered"))")
     }
 }
