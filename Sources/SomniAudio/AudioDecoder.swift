@@ -49,9 +49,7 @@ public final class AudioDecoder: AudioSource {
     private var pending = [Float](repeating: 0, count: 16_384)
     private var pendingStart = 0
     private var pendingEnd = 0
-    /// Two-channel input, resampled but not yet mixed: interleaved frames.
-    private var stereo: [Float] = []
-    /// Three channels or more, interleaved, before they are averaged.
+    /// Input of two channels or more, resampled but not yet mixed: interleaved frames.
     private var interleaved: [Float] = []
     private var downmix: StereoDownmix
     private var samplesDecoded = 0
@@ -678,7 +676,9 @@ public final class AudioDecoder: AudioSource {
         }
         let converted: Int
         let channels = handles.keptChannels
-        if channels > 2 {
+        if channels > 1 {
+            // Two channels or more come out interleaved and are mixed here: two minding their
+            // phase (`StereoDownmix`), more as the mean of those that hold sound.
             if channels * capacity > interleaved.count { interleaved = [Float](repeating: 0, count: channels * capacity) }
             converted = try interleaved.withUnsafeMutableBufferPointer { buffer in
                 try Int(resample(resampler, into: buffer.baseAddress, capacity: capacity, input: input, count: count))
@@ -686,22 +686,14 @@ public final class AudioDecoder: AudioSource {
             interleaved.withUnsafeBufferPointer { frames in
                 pending.withUnsafeMutableBufferPointer { out in
                     guard let frames = frames.baseAddress, let out = out.baseAddress else { return }
-                    Self.averageLiveChannels(frames, channels: channels, frames: converted, into: out + pendingEnd)
+                    if channels == 2 {
+                        downmix.mix(frames, frames: converted, into: out + pendingEnd)
+                    } else {
+                        Self.averageLiveChannels(frames, channels: channels, frames: converted, into: out + pendingEnd)
+                    }
                 }
             }
-        } else if channels == 2 {
-            // Two channels come out interleaved and are mixed here, minding their phase.
-            if 2 * capacity > stereo.count { stereo = [Float](repeating: 0, count: 2 * capacity) }
-            converted = try stereo.withUnsafeMutableBufferPointer { buffer in
-                try Int(resample(resampler, into: buffer.baseAddress, capacity: capacity, input: input, count: count))
-            }
-            stereo.withUnsafeBufferPointer { frames in
-                pending.withUnsafeMutableBufferPointer { out in
-                    guard let frames = frames.baseAddress, let out = out.baseAddress else { return }
-                    downmix.mix(frames, frames: converted, into: out + pendingEnd)
-                }
-            }
-            if let said = downmix.warning, !warnings.contains(said) { warnings.append(said) }
+            if channels == 2, let said = downmix.warning, !warnings.contains(said) { warnings.append(said) }
         } else {
             converted = try pending.withUnsafeMutableBufferPointer { buffer in
                 try Int(resample(resampler, into: buffer.baseAddress.map { $0 + pendingEnd }, capacity: capacity, input: input, count: count))
@@ -716,14 +708,13 @@ public final class AudioDecoder: AudioSource {
     /// its level (averaged with 15 silent ones, it read 24 dB low).
     static func averageLiveChannels(_ frames: UnsafePointer<Float>, channels: Int, frames count: Int,
                                     into out: UnsafeMutablePointer<Float>) {
-        var live = 0
         var liveMask: UInt64 = 0
         for channel in 0..<min(channels, 64) {
             var any = false
             for frame in 0..<count where frames[frame * channels + channel] != 0 { any = true; break }
-            if any { live += 1; liveMask |= 1 << UInt64(channel) }
+            if any { liveMask |= 1 << UInt64(channel) }
         }
-        let scale: Float = live > 0 ? 1 / Float(live) : 0
+        let scale: Float = liveMask != 0 ? 1 / Float(liveMask.nonzeroBitCount) : 0
         for frame in 0..<count {
             var sum: Float = 0
             for channel in 0..<min(channels, 64) where liveMask & (1 << UInt64(channel)) != 0 {

@@ -384,8 +384,9 @@ public final class NightStore {
         }
         var session = try Session.load(from: sessionFile)
         try NightStore.checkFolder(source, session: session)
-        let originalSession = try Data(contentsOf: sessionFile)
         let takesStart = session.startedAt == nil && datedLike?.startedAt != nil
+        // Put back in the folder given should a moved import fail after dating it.
+        let originalSession = takesStart ? try Data(contentsOf: sessionFile) : nil
         if takesStart, let datedLike {
             session.startedAt = datedLike.startedAt
             session.timeZone = datedLike.timeZone
@@ -471,7 +472,7 @@ public final class NightStore {
             try? db.execute("ROLLBACK")
             let current = placed ?? staged
             if movedAway {
-                if takesStart { try? originalSession.write(to: current.appendingPathComponent(Session.fileName), options: .atomic) }
+                try? originalSession?.write(to: current.appendingPathComponent(Session.fileName), options: .atomic)
                 try? fm.moveItem(at: current, to: source)
             } else {
                 try? fm.removeItem(at: current)
