@@ -312,6 +312,22 @@ import Testing
         // delete: the nights the dates pick are listed, and deleted only with --yes.
         let listing = try CLI.run(["delete", "--to", "2026-11-05"], environment: store)
         #expect(listing.status == 0 && listing.stdout.contains("2 nights from the first to 2026-11-05"), "\(listing.stdout)")
+        // Each night's row gives the bytes its folder takes, and the last line their sum.
+        func bytes(_ id: String) throws -> Int {
+            let folder = dir.appendingPathComponent("store/nights/\(id)")
+            return try FileManager.default.subpathsOfDirectory(atPath: folder.path).reduce(0) { total, name in
+                let item = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)
+                return total + (item[.type] as? FileAttributeType == .typeRegular ? item[.size] as? Int ?? 0 : 0)
+            }
+        }
+        func spoken(_ bytes: Int) -> String { ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file) }
+        let rows = listing.stdout.split(separator: "\n").map(String.init)
+        for id in ["20261101-2300", "20261105-2300"] {
+            let size = try bytes(id)
+            #expect(size > 0 && rows.contains { $0.hasPrefix(id) && $0.hasSuffix(spoken(size)) }, "\(id): \(listing.stdout)")
+        }
+        let total = try bytes("20261101-2300") + bytes("20261105-2300")
+        #expect(rows.last?.contains(", \(spoken(total)): run again with --yes") == true, "\(listing.stdout)")
         #expect(try dates([]).count == 4)
         let deleted = try CLI.run(["delete", "--to", "2026-11-05", "--yes"], environment: store)
         #expect(deleted.status == 0 && deleted.stdout.hasPrefix("Deleted 2 nights"), "\(deleted.stdout)")
@@ -594,6 +610,7 @@ import Testing
             "$SOMNI" nights --json > "$DIR/listed" 2> "$DIR/listed-errors"; echo $? > "$DIR/listed-status"
             "$SOMNI" show 2026-11-01 > "$DIR/shown" 2>&1; echo $? > "$DIR/shown-status"
             "$SOMNI" delete 20261101-2300 > "$DIR/deleted" 2>&1; echo $? > "$DIR/deleted-status"
+            "$SOMNI" delete --to 2026-11-30 > "$DIR/listing" 2>&1; echo $? > "$DIR/listing-status"
             "$SOMNI" analyze "$DIR/night.wav" --classifier heuristic --no-clips --started "2026-11-03 23:00" > "$DIR/added" 2>&1
             echo $? > "$DIR/added-status"
             """
@@ -604,6 +621,9 @@ import Testing
                 "\(read("listed-errors"))")
         #expect(read("shown-status") == "0" && read("shown").contains("Night 20261101-2300"), "\(read("shown"))")
         #expect(read("deleted-status") == "74" && read("deleted").contains("cannot be written"), "\(read("deleted"))")
+        // A span is listed, and the listing says why --yes would not help here.
+        #expect(read("listing-status") == "0" && read("listing").contains("20261101-2300") && read("listing").contains("20261102-2300")
+                && read("listing").contains("cannot be deleted from here") && !read("listing").contains("--yes"), "\(read("listing"))")
         // The folder is the reason, not SQLite's "no such file or directory" for its log.
         #expect(read("added-status") != "0" && read("added").contains("cannot be written (a read-only disk, or another user's folder)")
                 && !read("added").contains("no such file"), "\(read("added"))")
