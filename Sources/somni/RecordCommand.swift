@@ -152,14 +152,23 @@ struct RecordCommand: Command {
         settings.live.continuationShare = continuationShare
         let line = LiveLine(terminal: standardErrorIsTerminal)
         let (backend, device, rate) = (self.backend, self.device, self.rate)
+        let deviceName = "\(backend.rawValue):\(device ?? "default")"
+        // Said once the microphone has opened: a device that cannot open ends with its error alone.
+        var announced = false
         do {
             let recorder = try NightRecorder(
                 folder: folder, settings: settings, classifier: classifier,
-                device: "\(backend.rawValue):\(device ?? "default")", captureRate: rate, startedAt: Date(),  // after any night closed first
-                openCapture: { try backend.open(device: device, rate: rate) },
+                device: deviceName, captureRate: rate, startedAt: Date(),  // after any night closed first
+                openCapture: {
+                    let source = try backend.open(device: device, rate: rate)
+                    if !announced {
+                        announced = true
+                        line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(deviceName)); Ctrl-C ends the night")
+                    }
+                    return source
+                },
                 heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
                 observe: line.show)
-            line.log("recording into \(folder.path) (\(mode.rawValue) mode, \(backend.rawValue):\(device ?? "default")); Ctrl-C ends the night")
             stop.captureBegan()
             _ = try recorder.run()
         } catch {

@@ -294,7 +294,7 @@ import Testing
         }
     }
 
-    /// A microphone that cannot be opened is one error, and leaves no empty night folder behind
+    /// A microphone that cannot be opened is one error, says no night began, and leaves no empty night folder behind
     /// (the folder claimed for the night stayed, and every later listing of the recordings met it).
     @Test(.enabled(if: CLIHarness.somni != nil))
     func aMicrophoneThatCannotBeOpenedLeavesNoNightFolder() throws {
@@ -302,6 +302,8 @@ import Testing
         let result = try CLIHarness.somni(recordArguments(["--backend", "file", "--device", missing.path, "--for", "1m"]))
         #expect(result.status != 0)
         #expect(result.error.split(separator: "\n").filter { $0.contains("error:") }.count == 1, "\(result.error)")
+        // Before, "recording into …" came first, as if the night had begun.
+        #expect(!result.error.contains("recording into"), "\(result.error)")
         let left = (try? FileManager.default.contentsOfDirectory(atPath: nights.path)) ?? []
         #expect(left.filter { $0.hasPrefix("night-") }.isEmpty, "\(left)")
     }
@@ -324,6 +326,7 @@ import Testing
         let result = recorder.finish()
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.contains("Saved in the night store"), "\(result.output)")
+        #expect(result.error.components(separatedBy: "recording into").count == 2, "said once: \(result.error)")
         let stored = try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path)
         #expect(stored.count == 1)
         let session = try Session.load(from: store.appendingPathComponent("nights/\(try #require(stored.first))/session.json"))
