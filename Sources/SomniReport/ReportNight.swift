@@ -21,9 +21,20 @@ public struct ReportNight: Sendable {
     /// Reads a night folder: session.json, envelope.bin when present (a missing or damaged envelope
     /// only costs the loudness views, never the report), clip sources per `clips`.
     public static func load(id: String, folder: URL, clips: ClipLinking) throws -> ReportNight {
+        try load(id: id, folder: folder, session: session(in: folder), clips: clips)
+    }
+
+    /// A night folder's session.json, refused when damaged or inconsistent: read apart from the
+    /// clips, so that a damaged night can be told from a report that cannot be written.
+    public static func session(in folder: URL) throws -> Session {
         let sessionFile = folder.appendingPathComponent(Session.fileName)
         let session = try Session.load(from: sessionFile)
         try session.refuseIfInconsistent(readFrom: sessionFile)
+        return session
+    }
+
+    /// The rest of a night folder, for a session already read by `session(in:)`.
+    public static func load(id: String, folder: URL, session: Session, clips: ClipLinking) throws -> ReportNight {
         let envelope = try? EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName))
         var sources: [String: String] = [:]
         var missing: [String] = []
@@ -62,12 +73,20 @@ public enum ClipLinking: Sendable {
         case .copied(let into, let reportDirectory):
             let target = into.appendingPathComponent(nightID).appendingPathComponent(clip)
             let fm = FileManager.default
+            // What failed is named: the clips folder the report needs, not the store's clip.
+            var isFolder: ObjCBool = false
+            if fm.fileExists(atPath: into.path, isDirectory: &isFolder), !isFolder.boolValue {
+                throw SomniError(.io, "\(into.path) is in the way: the report's clips go in a folder of that name; "
+                                 + "move it, or give -o another name")
+            }
+            do { try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true) } catch {
+                throw SomniError(.io, "cannot make \(target.deletingLastPathComponent().path) for the report's clips", cause: error)
+            }
             do {
-                try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 if fm.fileExists(atPath: target.path) { try fm.removeItem(at: target) }
                 try fm.copyItem(at: file, to: target)
             } catch {
-                throw SomniError(.io, "cannot copy clip \(file.path) beside the report", cause: error)
+                throw SomniError(.io, "cannot copy clip \(file.path) to \(target.path)", cause: error)
             }
             return ClipLinking.relativePath(from: reportDirectory, to: target)
         case .embedded:

@@ -42,6 +42,16 @@ struct Arguments {
         return v
     }
 
+    /// An option naming a file to write (`-o FILE`, `--out MODEL`). An empty name, or one ending
+    /// in '/' (a folder was meant), is refused before any work: it was written as a file named
+    /// like the folder, or refused only after a whole training run.
+    mutating func fileOption(_ name: String) throws -> String? {
+        guard let value = try option(name) else { return nil }
+        if value.isEmpty { throw UsageError("\(name) needs a file name") }
+        if value.hasSuffix("/") { throw UsageError("\(name) needs a file name, not a folder ('\(value)')") }
+        return value
+    }
+
     /// Every `--name VALUE` of an option that may be given more than once, in order.
     mutating func repeatedOption(_ name: String) throws -> [String] {
         var values: [String] = []

@@ -41,7 +41,7 @@ struct ExportCommand: Command {
             throw UsageError("--format must be csv or json, not '\(f)'")
         }
         self.format = format
-        output = try a.option("-o")
+        output = try a.fileOption("-o")
         if output == "-" { output = nil }
         range = try NightRange(&a)
         let rows = try a.option("--rows") ?? "event"
@@ -64,6 +64,7 @@ struct ExportCommand: Command {
         let records = try store.map { s in try all ? range.filter(s.nights()) : [s.night(matching: key ?? "")] } ?? []
         let text: String
         let exported: Int  // nights in the export: not one left out for a lost folder
+        var leftOutCode: SomniError.Code?  // why the first night left out was, for the exit status
         if rowPerNight {
             text = NightExport.nightsCSV(records)  // the store's records alone
             exported = records.count
@@ -80,6 +81,7 @@ struct ExportCommand: Command {
                 try records.compactMap { record -> (record: NightRecord, session: Session)? in
                     do { return (record, try s.session(of: record)) } catch where all {
                         printError("somni export: warning: night \(record.id) is left out: \(error)")
+                        leftOutCode = leftOutCode ?? (error as? SomniError)?.code ?? .io
                         return nil
                     }
                 }
@@ -87,12 +89,21 @@ struct ExportCommand: Command {
             text = try NightExport.render(nights, as: format)
             exported = nights.count
         }
-        guard let output else { return print(text, terminator: "") }
-        let url = URL(fileURLWithPath: output)
-        do { try OutputFile.write(Data(text.utf8), to: url) } catch {
-            throw SomniError(.io, "cannot write \(url.path)", cause: error)
+        if let output {
+            let url = URL(fileURLWithPath: output)
+            do { try OutputFile.write(Data(text.utf8), to: url) } catch {
+                throw SomniError(.io, "cannot write \(url.path)", cause: error)
+            }
+            printError("Exported \(exported) night\(exported == 1 ? "" : "s") to \(url.path)")
+        } else {
+            print(text, terminator: "")
+            StandardStreams.flushOutput()
         }
-        printError("Exported \(exported) night\(exported == 1 ? "" : "s") to \(url.path)"
-                   + (exported < records.count ? " (\(records.count - exported) left out)" : ""))
+        // The rest is written, and the exit says the export is not whole: a script or a cron job
+        // reading only the status took it for every night.
+        if exported < records.count {
+            throw SomniError(leftOutCode ?? .badInput, "\(records.count - exported) of \(records.count) nights left out of the export "
+                             + "(named above); the rest is written")
+        }
     }
 }

@@ -42,7 +42,7 @@ struct ReportCommand: Command {
     init(_ a: inout Arguments) throws {
         options = try StoreOptions(&a, command: Self.name, acceptsJSON: false)
         all = a.flag("--all")
-        output = try a.option("-o") ?? "somni-report.html"
+        output = try a.fileOption("-o") ?? "somni-report.html"
         clips = try a.option("--clips") ?? (output == "-" ? "embed" : "copy")
         details = try a.option("--details", as: Int.self) ?? 7
         range = try NightRange(&a)
@@ -68,6 +68,7 @@ struct ReportCommand: Command {
         var sources: [(id: String, folder: URL)] = []
         var storeDirectory: URL?
         var trends: [TrendNight]?
+        var leftOut: [any Error] = []  // with --all, nights that could not be given in full
         if let key, FileManager.default.fileExists(atPath: URL(fileURLWithPath: key).appendingPathComponent(Session.fileName).path) {
             let folder = URL(fileURLWithPath: key, isDirectory: true).standardizedFileURL
             sources = [(folder.lastPathComponent, folder)]
@@ -80,7 +81,13 @@ struct ReportCommand: Command {
                 trends = every.map { TrendNight(record: $0) }
                 records = Array(every.suffix(details))
             } else if let key {
-                records = [try store.night(matching: key)]
+                do { records = [try store.night(matching: key)] } catch {
+                    // A folder meant as a night folder is named as one, not looked for as an id.
+                    var isFolder: ObjCBool = false
+                    guard FileManager.default.fileExists(atPath: key, isDirectory: &isFolder), isFolder.boolValue else { throw error }
+                    throw SomniError(.badInput, "\(key) is not a night folder: it has no \(Session.fileName) "
+                                     + "(and no night in the store has that id)")
+                }
             } else {
                 guard let latest = try store.nights().max(by: { ($0.start ?? .distantPast, $0.addedAt)
                     < ($1.start ?? .distantPast, $1.addedAt) }) else {
@@ -100,6 +107,7 @@ struct ReportCommand: Command {
             sources = try records.compactMap { record in
                 do { return (record.id, try store.existingFolder(of: record)) } catch where all {
                     printError("somni report: warning: night \(record.id) is left out: \(error)")
+                    leftOut.append(error)
                     return nil
                 }
             }
@@ -121,13 +129,23 @@ struct ReportCommand: Command {
         let clipsFolderWasThere = FileManager.default.fileExists(atPath: clipsFolder.path)
         let nights: [ReportNight]
         do {
-            nights = try sources.map { try ReportNight.load(id: $0.id, folder: $0.folder, clips: linking) }
+            // With --all, a night whose folder cannot be read (a damaged session.json) is left
+            // out as a lost one is, not the whole page with it.
+            let readable = try sources.compactMap { source -> (id: String, folder: URL, session: Session)? in
+                do { return (source.id, source.folder, try ReportNight.session(in: source.folder)) } catch where all {
+                    printError("somni report: warning: night \(source.id) is left out: \(error)")
+                    leftOut.append(error)
+                    return nil
+                }
+            }
+            nights = try readable.map { try ReportNight.load(id: $0.id, folder: $0.folder, session: $0.session, clips: linking) }
             for n in nights where !n.missingClips.isEmpty {
                 printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
             }
             let html = NightReport.html(nights: nights, trends: trends)
             if toStandardOutput {
                 print(html, terminator: "")
+                StandardStreams.flushOutput()
             } else {
                 do { try OutputFile.write(Data(html.utf8), to: page) } catch {
                     throw SomniError(.io, "cannot write \(page.path)", cause: error)
@@ -139,6 +157,14 @@ struct ReportCommand: Command {
         }
         let what = trends.map { "trends over \($0.count) night\($0.count == 1 ? "" : "s"), \(nights.count) in full" }
             ?? "\(nights.count) night\(nights.count == 1 ? "" : "s")"
+        // A page cut short on standard output is said once, by the end of main, with exit 74.
+        guard StandardStreams.outputFailure == nil else { return }
         if toStandardOutput { printError("Wrote the page to standard output (\(what))") } else { print("Wrote \(page.path) (\(what))") }
+        // The page is written, and the exit says it is not whole: a cron job reading only the
+        // status took it for every night.
+        if let first = leftOut.first {
+            throw SomniError((first as? SomniError)?.code ?? .io, "\(leftOut.count) night\(leftOut.count == 1 ? "" : "s") "
+                             + "left out of the page in full (named above); the rest is written")
+        }
     }
 }

@@ -55,7 +55,7 @@ struct SynthCommand: Command {
     var ratesGiven: [String] = []
 
     init(_ a: inout Arguments) throws {
-        guard let out = try a.option("--out") else { throw UsageError("--out FILE is required") }
+        guard let out = try a.fileOption("--out") else { throw UsageError("--out FILE is required") }
         self.out = out
         reference = try a.option("--reference")
         data = try a.option("--data")

@@ -83,7 +83,7 @@ struct TrainCommand: Command {
     var channels: [Int]?
 
     init(_ a: inout Arguments) throws {
-        guard let out = try a.option("--out") else { throw UsageError("--out MODEL is required") }
+        guard let out = try a.fileOption("--out") else { throw UsageError("--out MODEL is required") }
         self.out = out
         validationDirectory = try a.option("--validation")
         testDirectory = try a.option("--test")

@@ -97,7 +97,7 @@ enum StandardStreams {
 
     /// Writes out what is printed so far, remembering a failure for `finishStandardOutput`.
     static func flushOutput() {
-        if fflush(nil) != 0, outputFailure == nil { outputFailure = errno }
+        if let failure = StandardOutput.flush(), outputFailure == nil { outputFailure = failure }
     }
 
     static func openClosedOnes() {
@@ -123,6 +123,8 @@ enum StandardStreams {
 }
 
 StandardStreams.openClosedOnes()
+// A command ended by a signal (exit from its handler) still writes out what it printed.
+atexit { StandardOutput.flush() }
 ProcessMemory.keepLargeBuffersInTheirOwnMappings()
 // Every command meets a file-size limit as it meets a full disk: a failed write, one clear error.
 LocalProcess.ignoreFileSizeSignal()

@@ -42,6 +42,14 @@ import Testing
         let listed = try CLI.run(["nights", "--json"], environment: store)
         let ids = try CLI.nightIDs(listed.stdout)
         #expect(listed.status == 0 && ids.count == 1, "\(listed.stderr)")
+
+        // An export or a page larger than stdio's buffer is written past it, so a failed write
+        // left nothing for the last flush to fail on: both said they succeeded.
+        for arguments in [["export", "--all", "--format", "json"], ["report", "--all", "-o", "-"]] {
+            let r = try run(arguments, ">/dev/full", environment: store)
+            #expect(r.status == 74 && r.errorLines.count == 1
+                    && r.stderr.contains("could not write to standard output: No space left on device"), "\(arguments): \(r.stderr)")
+        }
     }
 
     /// `-o` through a link writes the link's target and keeps the link; `-o` a pipe streams into
