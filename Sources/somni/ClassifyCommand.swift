@@ -122,6 +122,17 @@ struct ClassifyCommand: Command {
                                                                             recording: URL(fileURLWithPath: input).lastPathComponent) }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) })
         var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
+        if let reference {
+            // A class the model has no label for has no row: its lines are said, not dropped unseen.
+            let unheard = Set(ClassSets.classesUnheard(byLabels: classifier.labels))
+            let referenced = Set(reference.map(\.eventClass))
+            let dropped = EventClass.allCases.filter { unheard.contains($0) && referenced.contains($0) }
+            if !dropped.isEmpty {
+                let names = dropped.map { $0.rawValue }.joined(separator: " and ")
+                printError("somni classify: warning: the reference's \(names) lines are not scored: the model's labels "
+                           + "(\(classifier.labels.joined(separator: ", "))) include none for \(names)")
+            }
+        }
         let length = classifier.windowLength, hop = length / 2
         var window = [Float](repeating: 0, count: length)
         var scores = [Float](repeating: 0, count: classifier.labels.count)
@@ -156,7 +167,7 @@ struct ClassifyCommand: Command {
                       + ranked.map { "\($0.label) \(String(format: "%.3f", $0.confidence))" }.joined(separator: "  "))
                 // A stream is read as it comes: each window's line goes out at once, also into a
                 // pipe, where output otherwise waits for a full buffer or the end of the stream.
-                if input == "-" { fflush(nil) }
+                if input == "-" { StandardStreams.flushOutput() }
             }
         }
 

@@ -75,8 +75,9 @@ struct EvaluateCommand: Command {
         listsErrors = a.flag("--errors")
         ignoredLabels = try Self.labels(&a)
         duration = try a.option("--duration", as: Double.self)
-        if let d = duration, !(d.isFinite && d > 0 && d <= Session.longestPlausible) {
-            throw UsageError("--duration takes a positive number of seconds, at most \(Int(Session.longestPlausible)) (31 days)")
+        // From a second: rates per hour over 1e-300 s were inf, and --json could not be written.
+        if let d = duration, !(d.isFinite && d >= 1 && d <= Session.longestPlausible) {
+            throw UsageError("--duration takes a number of seconds from 1 to \(Int(Session.longestPlausible)) (31 days)")
         }
         var rules = EvaluationProtocol.somniDefault
         func override(_ flag: String, allowNone: Bool, _ apply: (inout ClassProtocol, Double?) -> Void) throws {
@@ -260,6 +261,10 @@ struct EvaluateCommand: Command {
             let session = try Session.load(from: sessionURL)
             try session.refuseIfInconsistent(readFrom: sessionURL)
             found = session.events.map(ReferenceEvent.init)
+            if let duration, duration + 1 < session.analysedSeconds {
+                throw UsageError(String(format: "--duration %g s is shorter than the %.1f s %@ analysed", duration,
+                                        session.analysedSeconds, nightPath))
+            }
             recordingLength = duration ?? session.duration
             if duration == nil, session.secondsNotRecorded > 0 { recordedSeconds = session.recordedSeconds }
             recording = session.source

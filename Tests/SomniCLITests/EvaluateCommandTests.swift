@@ -98,8 +98,21 @@ import Testing
             }
             #expect(!FileManager.default.fileExists(atPath: page.path))
         }
-        let huge = try CLI.run(["evaluate", "--reference", reference.path, found.path, "--duration", "1e12"])
-        #expect(huge.status == 64 && huge.stderr.contains("--duration takes a positive number of seconds, at most"), "\(huge.stderr)")
+        // So is a --duration no recording has: a month and more, or less than a second (rates
+        // per hour over 1e-320 s were inf, and --json stopped on them), or shorter than the
+        // night's own analysis.
+        for duration in ["1e12", "1e-320", "0.5"] {
+            let r = try CLI.run(["evaluate", "--reference", reference.path, found.path, "--duration", duration, "--json"])
+            #expect(r.status == 64 && r.stdout.isEmpty
+                    && r.stderr.contains("--duration takes a number of seconds from 1 to 2678400 (31 days)"), "\(duration): \(r.stderr)")
+        }
+        let night = dir.appendingPathComponent("valid")
+        try FileManager.default.createDirectory(at: night, withIntermediateDirectories: true)
+        try valid.jsonData().write(to: night.appendingPathComponent("session.json"))
+        let short = try CLI.run(["evaluate", "--reference", reference.path, night.path, "--duration", "30"])
+        #expect(short.status == 64 && short.stderr.contains("--duration 30 s is shorter than the 60.0 s \(night.path) analysed"),
+                "\(short.stderr)")
+        #expect(try CLI.run(["evaluate", "--reference", reference.path, night.path, "--duration", "120"]).status == 0)
     }
 
     /// A night annotated in Audacity, its label track exported as it is: the annotator's other

@@ -150,6 +150,14 @@ import Testing
         #expect(night.stderr.contains("warning: the model's labels (hiss, tone) include none for snoring or sleep_talk or cough, "
                                       + "so it can find no snoring or sleep_talk or cough events (the labels that count: snoring: snore, "
                                       + "snoring, snort;"), "\(night.stderr)")
+        // Scoring what it hears against a reference: the coughs it has no label for are said,
+        // not left out of the table unseen.
+        let coughs = dir.appendingPathComponent("coughs.csv")
+        try "start,end,class\n0.2,0.5,cough\n".write(to: coughs, atomically: true, encoding: .utf8)
+        let hearing = try CLI.run(["classify", dir.appendingPathComponent("fresh-tone.wav").path, "--model", model.path,
+                                   "--reference", coughs.path])
+        #expect(hearing.status == 0 && hearing.stderr.contains("warning: the reference's cough lines are not scored: "
+                                                               + "the model's labels (hiss, tone) include none for cough"), "\(hearing.stderr)")
     }
 
     /// Material made from a data set's training part (`--training-only`) is trained and
