@@ -265,6 +265,16 @@ struct TrainCommand: Command {
             }
         }
         ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio)
+        // A held-out folder holding training recordings (linked or copied in) measures the model
+        // on what it learnt, as DATA_DIR itself given there would, which is refused above.
+        for (flag, dir, indices) in [("--validation", validationDirectory, validation), ("--test", testDirectory, test)] {
+            guard let dir else { continue }
+            let shared = data.filesAlsoTrainedOn(train, among: indices)
+            guard let first = shared.first else { continue }
+            throw SomniError(.badInput, "\(flag) \(dir) holds \(shared.count) recording\(shared.count == 1 ? "" : "s") that "
+                             + "\(shared.count == 1 ? "is" : "are") also trained on (the same file or a copy of one), e.g. \(first): "
+                             + "its figures would be of examples trained on")
+        }
         for (flag, dir, indices) in [("--validation", validationDirectory, validation), ("--test", testDirectory, test)] {
             guard let dir else { continue }
             let held = Set(indices.map { data.examples[$0].label })

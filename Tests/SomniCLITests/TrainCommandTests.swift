@@ -411,7 +411,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let data = dir.appendingPathComponent("data"), validation = dir.appendingPathComponent("validation")
         try writeClassFolders(in: data)
-        try writeClassFolders(in: validation)
+        try writeClassFolders(in: validation, seed: 12)  // other sounds: the same seed wrote copies of the data's
         try FileManager.default.removeItem(at: validation.appendingPathComponent("hiss"))
         let quick = ["--channels", "4,8,8,16", "--epochs", "1", "--examples-per-class", "16", "--mel-bands", "24"]
         let same = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("a.somnimodel").path, "--test", data.path] + quick)
@@ -428,6 +428,18 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("warning: --validation \(validation.path) holds no hiss examples, so its figures say nothing of that class"),
                 "\(r.stderr)")
+        // Nor is a test folder holding training recordings, copied or linked in: the file alone
+        // was compared, so any other folder passed.
+        let leak = dir.appendingPathComponent("leak")
+        try writeClassFolders(in: leak, seed: 14)
+        try FileManager.default.copyItem(at: data.appendingPathComponent("tone/tone_3.wav"), to: leak.appendingPathComponent("tone/copied.wav"))
+        try FileManager.default.createSymbolicLink(at: leak.appendingPathComponent("hiss/linked.wav"),
+                                                   withDestinationURL: data.appendingPathComponent("hiss/hiss_5.wav"))
+        let leaked = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("d.somnimodel").path,
+                                  "--validation", validation.path, "--test", leak.path] + quick)
+        #expect(leaked.status == 65 && leaked.stderr.contains("--test \(leak.path) holds 2 recordings that are also trained on")
+                && !leaked.stderr.contains("epoch"), "\(leaked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("d.somnimodel").path))
     }
 
     @Test func badChannelCountsAreOneUsageError() throws {

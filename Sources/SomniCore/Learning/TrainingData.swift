@@ -382,6 +382,26 @@ public struct TrainingSet: Sendable {
         }
         return Array(first..<examples.count)
     }
+
+    /// The files of `heldOut`'s examples that are also trained on (`training`'s): the same file
+    /// by another path, or a copy of it (the same decoded sound). Each path once, in order.
+    public func filesAlsoTrainedOn(_ training: [Int], among heldOut: [Int]) -> [String] {
+        let trainedPaths = Set(training.map { examples[$0].path })
+        var trainedClips: [Int: [Int]] = [:]  // digest of the sound → clips with it
+        func digest(_ clip: Int) -> Int {
+            var hasher = Hasher()
+            hasher.combine(clips[clip].count)
+            clips[clip].withUnsafeBytes { hasher.combine(bytes: $0) }
+            return hasher.finalize()
+        }
+        for clip in Set(training.map { examples[$0].clip }) { trainedClips[digest(clip), default: []].append(clip) }
+        var found: [String] = [], seen: Set<Int> = []
+        for example in heldOut.map({ examples[$0] }) where seen.insert(example.clip).inserted {
+            let copied = trainedClips[digest(example.clip)]?.contains { clips[$0] == clips[example.clip] } ?? false
+            if trainedPaths.contains(example.path) || copied { found.append(example.path) }
+        }
+        return found
+    }
 }
 
 /// FNV-1a over the seed and the text: stable across runs and platforms (unlike `hashValue`).
