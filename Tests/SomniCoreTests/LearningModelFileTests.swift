@@ -151,6 +151,13 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         expectBadModel(try file { $0["labels"] = ["a", "a"] }, mentioning: "distinct")
         expectBadModel(try file { $0["bandMean"] = [1, 2] }, mentioning: "normalisation")
         expectBadModel(try file({ _ in }, parameters: Array(model.parameters.dropLast())), mentioning: "parameters")
+        // One stray byte after the weights, the checksum made to fit: said in bytes (it read
+        // "declares 13538 parameters but holds 13538").
+        var stray = Data(try file { _ in }.dropLast(4))
+        stray.append(0)
+        withUnsafeBytes(of: CRC32.checksum(stray).littleEndian) { stray.append(contentsOf: $0) }
+        let bytes = model.parameters.count * 4
+        expectBadModel(stray, mentioning: "declares \(model.parameters.count) parameters (\(bytes) bytes) but holds \(bytes + 1) bytes of them")
         expectBadModel(try file({ _ in }, parameters: [Float.nan] + model.parameters.dropFirst()), mentioning: "finite")
         // Finite but absurd (a forged file whose checksum was made to fit): scores would be NaN.
         expectBadModel(try file({ _ in }, parameters: [1e30] + model.parameters.dropFirst()), mentioning: "beyond ±1000")

@@ -156,7 +156,10 @@ public struct CNNModel: Sendable {
         let countAt = 16 + headerLength
         let count = Int(bytes.littleEndianUInt32(at: countAt))
         guard countAt + 4 + count * 4 + 4 == bytes.count else {
-            throw fail("it declares \(count) parameters but holds \((bytes.count - countAt - 8) / 4)")
+            // Bytes that are not whole parameters are said as bytes: "13538 but holds 13538" for one stray byte.
+            let held = bytes.count - countAt - 8
+            throw fail("it declares \(count) parameters (\(count * 4) bytes) but holds "
+                       + (held % 4 == 0 ? "\(held / 4)" : "\(held) bytes of them"))
         }
         var parameters = [Float](repeating: 0, count: count)
         for i in 0..<count { parameters[i] = Float(bitPattern: bytes.littleEndianUInt32(at: countAt + 4 + 4 * i)) }
