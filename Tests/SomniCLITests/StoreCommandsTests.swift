@@ -468,12 +468,8 @@ import Testing
     /// status that a night is missing. A folder given to `report` that is not a night folder is
     /// named as such, not looked for as a night's id.
     @Test func aDamagedNightIsLeftOutOfEveryNightsPageAndExportWithAFailingStatus() throws {
-        let dir = try CLI.temporaryDirectory()
+        let (dir, store) = try storeOfTwoEvenings()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
-        let audio = dir.appendingPathComponent("night.wav")
-        try CLI.synthesiseShortNight(at: audio)
-        try storeTwoEvenings(of: audio, in: store)
         let damaged = dir.appendingPathComponent("store/nights/20261102-2300/session.json")
         try Data(try Data(contentsOf: damaged).prefix(50)).write(to: damaged)
 
@@ -498,12 +494,8 @@ import Testing
     /// A file name ending in '/' means a folder: refused before any work, where the export, the
     /// report, the test night and the model were written as a file named like the folder.
     @Test func anOutputNameEndingInASlashIsRefused() throws {
-        let dir = try CLI.temporaryDirectory()
+        let (dir, store) = try storeOfTwoEvenings()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
-        let audio = dir.appendingPathComponent("night.wav")
-        try CLI.synthesiseShortNight(at: audio)
-        try storeTwoEvenings(of: audio, in: store)
         let folder = dir.appendingPathComponent("new").path + "/"
         for arguments in [["export", "--all", "-o", folder], ["report", "--all", "-o", folder], ["synth", "--out", folder],
                           ["train", dir.path, "--out", folder], ["train", dir.path, "--out", ""]] {
@@ -516,12 +508,8 @@ import Testing
     /// The report's clips go in a folder beside it; a file in that folder's place is named, where
     /// the error named the store's own clip, as if it were the trouble.
     @Test func aFileWhereTheReportsClipsGoIsNamed() throws {
-        let dir = try CLI.temporaryDirectory()
+        let (dir, store) = try storeOfTwoEvenings()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
-        let audio = dir.appendingPathComponent("night.wav")
-        try CLI.synthesiseShortNight(at: audio)
-        try storeTwoEvenings(of: audio, in: store)
         let blocking = dir.appendingPathComponent("r_clips")
         try Data("x".utf8).write(to: blocking)
         let r = try CLI.run(["report", "2026-11-01", "-o", dir.appendingPathComponent("r.html").path], environment: store)
@@ -549,6 +537,17 @@ import Testing
         #expect(try CLI.run(["report", "--all", "-o", out.appendingPathComponent("r.html").path], environment: store).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["r.html", "r_clips"])
     }
+    /// A new folder with a 3-minute recording (night.wav, night.csv) stored in its store/ as the
+    /// nights of 1 and 2 November 2026; the folder and the environment that names the store.
+    private func storeOfTwoEvenings() throws -> (dir: URL, store: [String: String]) {
+        let dir = try CLI.temporaryDirectory()
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        try storeTwoEvenings(of: audio, in: store)
+        return (dir, store)
+    }
+
     /// The recording stored as the nights of 1 and 2 November 2026 (ids 20261101-2300, 20261102-2300).
     private func storeTwoEvenings(of audio: URL, in store: [String: String]) throws {
         for day in ["01", "02"] {
@@ -562,12 +561,9 @@ import Testing
     /// would add a night says so and changes nothing, and `delete` removes the night's folder
     /// first: when even the row cannot go, it says so, and the same command finishes it later.
     @Test func aStoreThatCannotGrowIsStillReadAndDeleteFreesItsFoldersFirst() throws {
-        let dir = try CLI.temporaryDirectory()
+        let (dir, store) = try storeOfTwoEvenings()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
         let audio = dir.appendingPathComponent("night.wav")
-        try CLI.synthesiseShortNight(at: audio)
-        try storeTwoEvenings(of: audio, in: store)
         let ids = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
         try #require(ids == ["20261101-2300", "20261102-2300"])
 
