@@ -138,3 +138,30 @@ public final class StopRequest: @unchecked Sendable {
         leaving(number, why + (recover ? "; run '\(recoverCommand)' to close the night" : ""))
     }
 }
+
+/// One process's hold on a night folder while it records, closes or saves the night: a lock
+/// (flock) on the folder itself, let go when the process ends however it ends. Two `somni
+/// recover` at once both closed one night, and the second sent its user to a folder the first
+/// had already moved into the store.
+public final class NightFolderClaim {
+    private let descriptor: Int32
+
+    /// Holds `folder`; nil when another process (or another claim) holds it, or it is gone
+    /// (moved into the store by the process that held it).
+    public init?(_ folder: URL) throws {
+        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw SomniError(.io, "cannot open \(folder.path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let why = errno
+            close(fd)
+            if why == EWOULDBLOCK { return nil }
+            throw SomniError(.io, "cannot lock \(folder.path): \(String(cString: strerror(why)))")
+        }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+}

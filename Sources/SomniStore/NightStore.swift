@@ -396,9 +396,20 @@ public final class NightStore {
         let staged = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(), isDirectory: true)
         defer { StagingNames.shared.end(staged.lastPathComponent) }
         var movedAway = false
-        if moving, (try? fm.moveItem(at: source, to: staged)) != nil {
-            movedAway = true
-        } else {
+        // A moved folder may be the night's only copy (a recorded night, its master gone once
+        // analysed): a note of where it came from is on the disk before it moves, so that a save
+        // that dies puts it back there instead of the sweep removing it.
+        var movedNote: URL?
+        defer { if let movedNote { StagingNames.shared.end(movedNote.lastPathComponent) } }
+        if moving {
+            movedNote = try noteMoving(staged.lastPathComponent, from: source)
+            if (try? fm.moveItem(at: source, to: staged)) != nil {
+                movedAway = true
+            } else if let note = movedNote {
+                try? fm.removeItem(at: note)
+            }
+        }
+        if !movedAway {
             // Copy (also when a move crosses file systems: the source is removed after the commit).
             do { try fm.copyItem(at: source, to: staged) } catch {
                 try? fm.removeItem(at: staged)
@@ -452,7 +463,7 @@ public final class NightStore {
                 setAside = (aside, destination)
                 try saveStepHook?(.setAside)
             }
-            placing = try notePlacing(record.id)
+            placing = try notePlacing(record.id, movedFrom: movedAway ? source : nil)
             do { try fm.moveItem(at: staged, to: destination) } catch {
                 throw SomniError(.io, "cannot move the night into \(destination.path)", cause: error)
             }
@@ -461,6 +472,7 @@ public final class NightStore {
             try saveStepHook?(.renamed)
             try db.execute("COMMIT")
             if let placing { try? fm.removeItem(at: placing) }
+            if let movedNote { try? fm.removeItem(at: movedNote) }
             if moving && !movedAway { try? fm.removeItem(at: source) }
             // Left behind, the old folder set aside is swept as the replaced night's (its row is gone).
             if let setAside { try? fm.removeItem(at: setAside.folder) }
@@ -473,7 +485,8 @@ public final class NightStore {
             let current = placed ?? staged
             if movedAway {
                 try? originalSession?.write(to: current.appendingPathComponent(Session.fileName), options: .atomic)
-                try? fm.moveItem(at: current, to: source)
+                // Back where it came from, its note goes; left here, the note has the sweep put it back.
+                if (try? fm.moveItem(at: current, to: source)) != nil, let movedNote { try? fm.removeItem(at: movedNote) }
             } else {
                 try? fm.removeItem(at: current)
             }
@@ -625,15 +638,38 @@ public final class NightStore {
     // MARK: Cleaning up after crashes
 
     /// Writes the note that this save's folder is about to become nights/`id`, and forces it to
-    /// the disk first, so that a crash can never leave the folder without the note.
-    private func notePlacing(_ id: String) throws -> URL {
-        let note = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(placing: id))
-        guard FileManager.default.createFile(atPath: note.path, contents: nil) else {
-            StagingNames.shared.end(note.lastPathComponent)
+    /// the disk first, so that a crash can never leave the folder without the note. A folder
+    /// moved in has its first home in the note, where the sweep puts it back.
+    private func notePlacing(_ id: String, movedFrom source: URL?) throws -> URL {
+        try writeNote(StagingNames.shared.begin(placing: id), holding: source)
+    }
+
+    /// Writes the note that staging/`staged` is a folder moved in from `source`, forced to the
+    /// disk before the move.
+    private func noteMoving(_ staged: String, from source: URL) throws -> URL {
+        try writeNote(StagingNames.shared.begin(movedFrom: staged), holding: source)
+    }
+
+    private func writeNote(_ name: String, holding source: URL?) throws -> URL {
+        let note = stagingDirectory.appendingPathComponent(name)
+        guard FileManager.default.createFile(atPath: note.path, contents: source.map { Data($0.path.utf8) }) else {
+            StagingNames.shared.end(name)
             throw SomniError(.io, "cannot write in \(stagingDirectory.path)")
         }
+        if source != nil { try NightFolder.flushOne(note) }
         try NightFolder.flushOne(stagingDirectory)
         return note
+    }
+
+    /// Puts a folder a dead save had moved in back where it came from; false when it cannot go
+    /// there (that place taken since, its parent gone), and the folder stays where it is.
+    private func putBack(_ folder: URL, note: URL) -> Bool {
+        let fm = FileManager.default
+        guard let path = try? String(contentsOf: note, encoding: .utf8), !path.isEmpty else { return false }
+        let home = URL(fileURLWithPath: path, isDirectory: true)
+        guard !fm.fileExists(atPath: home.path), (try? fm.moveItem(at: folder, to: home)) != nil else { return false }
+        try? NightFolder.flushOne(home.deletingLastPathComponent())
+        return true
     }
 
     /// Folders in nights/ that no night of the store names: put there by hand, or kept from
@@ -683,12 +719,29 @@ public final class NightStore {
         try Schema.fillTimeNotRecorded(db)
         let staging = (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
         let hasRow = try db.prepare("SELECT 1 FROM nights WHERE id = ?")
+        var keep: Set<String> = []  // moved folders that could not go back: never removed
         for name in staging where !StagingNames.shared.isRunning(name) {
             guard let id = StagingNames.placing(name), try !hasRow.bind([.text(id)]).step() else { continue }
-            try? fm.removeItem(at: nightsDirectory.appendingPathComponent(id))
+            let folder = nightsDirectory.appendingPathComponent(id)
+            let note = stagingDirectory.appendingPathComponent(name)
+            let moved = ((try? fm.attributesOfItem(atPath: note.path)[.size] as? Int) ?? 0) > 0
+            guard fm.fileExists(atPath: folder.path) else { continue }
+            if !moved {
+                try? fm.removeItem(at: folder)
+            } else if !putBack(folder, note: note) {
+                keep.insert(name)
+            }
+        }
+        // Folders moved in by a save that died before renaming them into nights/.
+        for name in staging where !StagingNames.shared.isRunning(name) {
+            guard let staged = StagingNames.movedFrom(name) else { continue }
+            let folder = stagingDirectory.appendingPathComponent(staged)
+            if fm.fileExists(atPath: folder.path), !putBack(folder, note: stagingDirectory.appendingPathComponent(name)) {
+                keep.formUnion([name, staged])
+            }
         }
         for name in (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
-        where !StagingNames.shared.isRunning(name) {
+        where !StagingNames.shared.isRunning(name) && !keep.contains(name) {
             try? fm.removeItem(at: stagingDirectory.appendingPathComponent(name))
         }
         // Analyses build in incoming/ ("<pid>-…", or ".<pid>-….partial-…" while being written);
@@ -766,6 +819,15 @@ final class StagingNames: @unchecked Sendable {
     /// on disk before the rename, removed after the commit. Left by a save that died, it tells
     /// the sweep which folder in nights/ that save put there, when no row names it.
     func begin(placing id: String) -> String { begin(name: "\(pid)-placing-\(id)") }
+
+    /// A note, "<staged name>.moved", that staging/<staged name> is a folder moved in from
+    /// the place the note holds.
+    func begin(movedFrom staged: String) -> String { begin(name: staged + ".moved") }
+
+    /// The staged folder's name a moved note is for; nil for other names.
+    static func movedFrom(_ name: String) -> String? {
+        name.hasSuffix(".moved") ? String(name.dropLast(".moved".count)) : nil
+    }
 
     /// The night id a placing note names; nil for other names.
     static func placing(_ name: String) -> String? {

@@ -120,6 +120,9 @@ struct RecordCommand: Command {
         let stop = StopRequest(recoverCommand: options.recoverCommand)
         let root = options.root
         let folder = try NightJournal.claimFolder(under: root, stamp: RecordingOptions.folderStamp(Date()))
+        // Held to the end: no recover closes or saves this night while this process has it.
+        let claim = try NightFolderClaim(folder)
+        defer { withExtendedLifetime(claim) {} }
         let lock: RecordingLock
         do { lock = try options.takeLock(nightFolder: folder) } catch {
             try? FileManager.default.removeItem(at: folder)
@@ -127,6 +130,11 @@ struct RecordCommand: Command {
         }
         defer { lock.release() }
         for unfinished in NightJournal.unfinishedNights(under: root) {
+            guard let held = try? NightFolderClaim(unfinished) else {
+                printError("somni record: \(unfinished.lastPathComponent) is being recorded or closed by another somni; left alone")
+                continue
+            }
+            defer { withExtendedLifetime(held) {} }
             if let journal = try? NightJournal.load(in: unfinished), let recorder = LocalProcess.liveRecorder(of: journal, in: unfinished) {
                 printError("somni record: \(unfinished.lastPathComponent) is being recorded by pid \(recorder.pid) under another lock; left alone")
                 continue
@@ -137,6 +145,15 @@ struct RecordCommand: Command {
                 try options.save(unfinished)
             } catch {
                 printError("somni record: could not close \(unfinished.path): \(error)")
+            }
+        }
+        for analysed in options.out == nil ? NightJournal.analysedNights(under: root) : [] {
+            guard let held = try? NightFolderClaim(analysed) else { continue }  // its own recorder is saving it
+            defer { withExtendedLifetime(held) {} }
+            do {
+                if let done = try options.saveAnalysed(analysed) { printError("somni record: \(analysed.lastPathComponent), analysed before: \(done)") }
+            } catch {
+                printError("somni record: could not save \(analysed.path) in the night store: \(error)")
             }
         }
 
@@ -230,6 +247,21 @@ struct RecordingOptions {
     var root: URL {
         if let out { return URL(fileURLWithPath: out, isDirectory: true) }
         return NightStore.defaultDirectory(explicit: store).appendingPathComponent("recording", isDirectory: true)
+    }
+
+    /// An analysed night left in the store's recording/ folder (its save failed, or died and
+    /// the store put it back) saved now; what became of it, or nil with --out (where an analysed
+    /// night is at its end). One a save that died after its commit left behind is removed.
+    func saveAnalysed(_ folder: URL) throws -> String? {
+        guard out == nil else { return nil }
+        let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+        do {
+            let record = try store.add(nightFolder: folder, moving: true, unlessStored: true)
+            return "saved in the night store as \(record.id)"
+        } catch let stored as NightStore.AlreadyStored {
+            try? FileManager.default.removeItem(at: folder)
+            return "already in the night store as \(stored.night.id); this copy was removed"
+        }
     }
 
     /// Moves an analysed night into the store (unless --out asked for a bare folder); returns

@@ -37,8 +37,9 @@ struct RecoverCommand: Command {
     }
 
     func run() throws {
+        // Into a store, nights analysed but never taken in are saved too.
         let targets = folders.isEmpty
-            ? NightJournal.unfinishedNights(under: options.root)
+            ? NightJournal.unfinishedNights(under: options.root) + (options.out == nil ? NightJournal.analysedNights(under: options.root) : [])
             : folders.map { URL(fileURLWithPath: $0, isDirectory: true) }
         if targets.isEmpty {
             print("No unfinished nights under \(options.root.path).")
@@ -53,15 +54,21 @@ struct RecoverCommand: Command {
                 continue
             }
             do {
-                let journal = try NightJournal.load(in: folder)
+                var journal = try NightJournal.load(in: folder)
                 if let recorder = LocalProcess.liveRecorder(of: journal, in: folder) {
                     // Under another lock file (--lock, a service's private /tmp), the lock cannot tell.
                     printError("somni recover: \(folder.lastPathComponent) is being recorded right now (pid \(recorder.pid), "
                                + "still writing it); left alone")
                     continue
                 }
+                guard let held = try NightFolderClaim(folder) else {
+                    printError("somni recover: \(folder.lastPathComponent) is being closed by another somni right now; left alone")
+                    continue
+                }
+                defer { withExtendedLifetime(held) {} }
+                journal = try NightJournal.load(in: folder)  // as the last process to hold it left it
                 guard journal.status != .analysed else {
-                    print("\(folder.lastPathComponent): already closed")
+                    print("\(folder.lastPathComponent): already closed" + (try options.saveAnalysed(folder).map { "; \($0)" } ?? ""))
                     continue
                 }
                 let session = try RecordingOptions.close(folder, classifier: classifier, sensitivity: sensitivity, recovered: true)

@@ -382,6 +382,28 @@ import Testing
         // Nothing left to recover.
         let again = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"])
         #expect(again.output.contains("No unfinished nights"))
+
+        // A night analysed but never taken in by the store (its save failed, or died and the
+        // store put the folder back in recording/) is saved by recover; before, it was "already
+        // closed" and stayed out of the store for good.
+        let id = try #require(stored.first)
+        let copy = folder.appendingPathComponent("copy")
+        try FileManager.default.copyItem(at: storedNight, to: copy)
+        #expect(try CLIHarness.somni(["delete", id, "--store", store.path]).status == 0)
+        let leftOver = recording.appendingPathComponent("night-left-over")
+        try FileManager.default.copyItem(at: copy, to: leftOver)
+        let saved = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"])
+        #expect(saved.status == 0 && saved.output.contains("night-left-over: already closed; saved in the night store as \(id)"),
+                "\(saved.output) \(saved.error)")
+        #expect(!FileManager.default.fileExists(atPath: leftOver.path))
+        // One the store holds already (a save across file systems that died after its commit)
+        // is removed, not stored twice.
+        try FileManager.default.copyItem(at: copy, to: leftOver)
+        let twice = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"])
+        #expect(twice.status == 0 && twice.output.contains("already in the night store as \(id); this copy was removed"),
+                "\(twice.output) \(twice.error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path) == [id])
+        #expect(!FileManager.default.fileExists(atPath: leftOver.path))
     }
 
     @Test(.enabled(if: CLIHarness.somni != nil))

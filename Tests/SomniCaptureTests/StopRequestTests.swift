@@ -57,3 +57,20 @@ import Testing
         withExtendedLifetime([early, capturing, morning]) {}
     }
 }
+
+/// One process at a time holds a night folder: a second recover (or a recover while the night's
+/// own recorder still has it) leaves it alone.
+@Suite struct NightFolderClaimTests {
+    @Test func aNightFolderIsHeldByOneClaimAtATime() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-claim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var first = try NightFolderClaim(folder)
+        #expect(first != nil)
+        #expect(try NightFolderClaim(folder) == nil, "held by the first")
+        first = nil
+        #expect(try NightFolderClaim(folder) != nil, "let go with the first")
+        #expect(try NightFolderClaim(folder.appendingPathComponent("gone")) == nil, "a folder moved away is not there to hold")
+        _ = first
+    }
+}

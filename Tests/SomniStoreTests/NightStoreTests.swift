@@ -132,12 +132,14 @@ import SomniCore
         #expect(try store.nights().count == 2)
     }
 
-    @Test(arguments: [NightStore.SaveStep.staged, .inserted, .renamed])
-    func aCrashPartWayThroughSavingLeavesTheStoreAsBeforeOnReopen(step: NightStore.SaveStep) throws {
+    /// A folder moved in (a recorded night, whose master is gone once it is analysed) goes back
+    /// where it came from: the sweep removed it with the save, and the night was lost.
+    @Test(arguments: [NightStore.SaveStep.staged, .inserted, .renamed], [false, true])
+    func aCrashPartWayThroughSavingLeavesTheStoreAsBeforeOnReopen(step: NightStore.SaveStep, moving: Bool) throws {
         let scratch = try Scratch()
         let dir = scratch.path("store")
         var nightsBefore: [NightRecord] = []
-        var treeBefore: [String] = []
+        var treeBefore: [String] = [], sourceTree: [String] = []
         do {
             let store = try NightStore(directory: dir)
             try store.add(nightFolder: NightFixture.folder(
@@ -147,7 +149,8 @@ import SomniCore
             store.saveStepHook = { if $0 == step { throw SimulatedCrash() } }
             let source = try NightFixture.folder(
                 at: scratch.path("second"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z"))
-            #expect(throws: SimulatedCrash.self) { try store.add(nightFolder: source, moving: false) }
+            sourceTree = NightFixture.tree(source)
+            #expect(throws: SimulatedCrash.self) { try store.add(nightFolder: source, moving: moving) }
             // The connection is dropped with its transaction open, as when a process dies.
         }
         let reopened = try NightStore(directory: dir)
@@ -155,6 +158,10 @@ import SomniCore
         #expect(try reopened.db.integer("SELECT count(*) FROM events") == 3)
         #expect(NightFixture.tree(dir.appendingPathComponent("nights")) == treeBefore)
         #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
+        #expect(NightFixture.tree(scratch.path("second")) == sourceTree, "the folder given is where it was, whole")
+        // ... and is saved by the next try.
+        try reopened.add(nightFolder: scratch.path("second"), moving: moving)
+        #expect(try reopened.nights().count == nightsBefore.count + 1)
     }
 
     /// A recording analysed again replaces its night in one transaction, under the same id: a

@@ -180,10 +180,22 @@ public struct NightJournal: Codable, Sendable, Equatable {
 
     /// Night folders directly under `root` whose journal says the night was never finished.
     public static func unfinishedNights(under root: URL) -> [URL] {
+        nights(under: root) { $0.status != .analysed }
+    }
+
+    /// Night folders directly under `root` whose morning analysis finished. Under a store's
+    /// recording/ folder, nights the store never took in: their save failed, or died part-way
+    /// and the store put the folder back.
+    public static func analysedNights(under root: URL) -> [URL] {
+        nights(under: root) { $0.status == .analysed }
+            .filter { FileManager.default.fileExists(atPath: $0.appendingPathComponent(Session.fileName).path) }
+    }
+
+    private static func nights(under root: URL, where wanted: (NightJournal) -> Bool) -> [URL] {
         let entries = (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? []
         return entries.filter { folder in
             guard let j = try? load(in: folder) else { return false }
-            return j.status != .analysed
+            return wanted(j)
         }.sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
