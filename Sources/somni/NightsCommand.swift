@@ -61,10 +61,20 @@ struct NightsCommand: Command {
                        + unlisted.map(\.path).joined(separator: ", ")
                        + "; a night folder moved out of the store is added back by 'somni import FOLDER --move'")
         }
+        // Nights recorded into the store that are not in it yet: being recorded, or left by a
+        // recorder that died (or a save that did) for recover to close and save.
+        let recording = options.directory.appendingPathComponent("recording", isDirectory: true)
+        let waiting = NightJournal.unfinishedNights(under: recording) + NightJournal.analysedNights(under: recording)
+        if !waiting.isEmpty {
+            printError("somni nights: \(waiting.count == 1 ? "a night" : "\(waiting.count) nights") in \(recording.path) "
+                       + "\(waiting.count == 1 ? "is" : "are") not in the store yet (being recorded, or waiting for "
+                       + "'somni recover --store \(options.directory.path)' to close and save \(waiting.count == 1 ? "it" : "them"))")
+        }
         if options.json { return try printJSON(rows) }
         guard !rows.isEmpty else {
             if range.isGiven { return print("No dated night \(range.span).") }
-            return print("No nights stored yet\(store == nil ? " (no store at \(options.directory.path) yet)" : ""). "
+            let noStore = store == nil && waiting.isEmpty
+            return print("No nights stored yet\(noStore ? " (no store at \(options.directory.path) yet)" : ""). "
                          + "'somni analyze FILE' or 'somni import FOLDER' adds one.")
         }
         var table = TextTable(headers: ["Night", "Date", "Bedtime", "Wake", "In bed", "Episodes", "Snoring", "%"],

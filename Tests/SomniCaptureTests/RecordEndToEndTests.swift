@@ -392,6 +392,9 @@ import Testing
         #expect(try CLIHarness.somni(["delete", id, "--store", store.path]).status == 0)
         let leftOver = recording.appendingPathComponent("night-left-over")
         try FileManager.default.copyItem(at: copy, to: leftOver)
+        let listed = try CLIHarness.somni(["nights", "--store", store.path])
+        #expect(listed.output.hasPrefix("No nights stored yet.") && listed.error.contains("a night in \(recording.path) is not in the store yet")
+                && listed.error.contains("'somni recover --store \(store.path)'"), "\(listed.output) \(listed.error)")
         let saved = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"])
         #expect(saved.status == 0 && saved.output.contains("night-left-over: already closed; saved in the night store as \(id)"),
                 "\(saved.output) \(saved.error)")
