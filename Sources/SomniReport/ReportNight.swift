@@ -74,8 +74,10 @@ public enum ClipLinking: Sendable {
             let target = into.appendingPathComponent(nightID).appendingPathComponent(clip)
             let fm = FileManager.default
             // What failed is named: the clips folder the report needs, not the store's clip.
+            // Something other than a folder, or a link to one: a link leading nowhere too.
             var isFolder: ObjCBool = false
-            if fm.fileExists(atPath: into.path, isDirectory: &isFolder), !isFolder.boolValue {
+            let there = (try? fm.attributesOfItem(atPath: into.path)) != nil
+            if there, !(fm.fileExists(atPath: into.path, isDirectory: &isFolder) && isFolder.boolValue) {
                 throw SomniError(.io, "\(into.path) is in the way: the report's clips go in a folder of that name; "
                                  + "move it, or give -o another name")
             }

@@ -143,6 +143,7 @@ struct ClassifyCommand: Command {
         let levels = reference == nil ? nil : FeatureExtractor(keepsZeroCrossingRate: false)
         if let levels, let seconds = source.expectedDuration { levels.reserveCapacity(seconds: seconds) }
         var clipMax = [String: Float]()
+        var outputGone = false
         let rate = Double(analysisSampleRate)
 
         func classifyWindow(valid: Int) {
@@ -167,7 +168,12 @@ struct ClassifyCommand: Command {
                       + ranked.map { "\($0.label) \(String(format: "%.3f", $0.confidence))" }.joined(separator: "  "))
                 // A stream is read as it comes: each window's line goes out at once, also into a
                 // pipe, where output otherwise waits for a full buffer or the end of the stream.
-                if input == "-" { StandardStreams.flushOutput() }
+                if input == "-" {
+                    StandardStreams.flushOutput()
+                    // A live stream has no end to wait for: output gone (a full disk, a reader
+                    // that left) ends the command, or it would read and classify forever.
+                    outputGone = StandardStreams.outputFailure != nil
+                }
             }
         }
 
@@ -183,8 +189,9 @@ struct ClassifyCommand: Command {
                 filled = length - hop
                 windowStart += hop
             }
-            if n == 0 { break }
+            if n == 0 || outputGone { break }
         }
+        if outputGone { return }  // said once, with exit 74, by the end of main
         // A recording shorter than one window, or a tail past the last full window.
         if (classified == 0 && filled > 0) || (classified > 0 && filled > length - hop) { classifyWindow(valid: filled) }
         if classified == 0, input == "-" {

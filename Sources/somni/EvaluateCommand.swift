@@ -255,7 +255,7 @@ struct EvaluateCommand: Command {
             var sessionURL = URL(fileURLWithPath: nightPath)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: sessionURL.path, isDirectory: &isDirectory) else {
-                throw SomniError(.io, "no such night folder or session.json: \(nightPath)")
+                throw SomniError(.badInput, "no such night folder or session.json: \(nightPath)")
             }
             if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
             let session = try Session.load(from: sessionURL)

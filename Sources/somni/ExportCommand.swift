@@ -64,7 +64,6 @@ struct ExportCommand: Command {
         let records = try store.map { s in try all ? range.filter(s.nights()) : [s.night(matching: key ?? "")] } ?? []
         let text: String
         let exported: Int  // nights in the export: not one left out for a lost folder
-        var leftOutCode: SomniError.Code?  // why the first night left out was, for the exit status
         if rowPerNight {
             text = NightExport.nightsCSV(records)  // the store's records alone
             exported = records.count
@@ -81,7 +80,6 @@ struct ExportCommand: Command {
                 try records.compactMap { record -> (record: NightRecord, session: Session)? in
                     do { return (record, try s.session(of: record)) } catch where all {
                         printError("somni export: warning: night \(record.id) is left out: \(error)")
-                        leftOutCode = leftOutCode ?? (error as? SomniError)?.code ?? .io
                         return nil
                     }
                 }
@@ -99,10 +97,12 @@ struct ExportCommand: Command {
             print(text, terminator: "")
             StandardStreams.flushOutput()
         }
+        // Output that could not be written is said once, by the end of main, with exit 74.
+        guard StandardStreams.outputFailure == nil else { return }
         // The rest is written, and the exit says the export is not whole: a script or a cron job
         // reading only the status took it for every night.
         if exported < records.count {
-            throw SomniError(leftOutCode ?? .badInput, "\(records.count - exported) of \(records.count) nights left out of the export "
+            throw SomniError(.badInput, "\(records.count - exported) of \(records.count) nights left out of the export "
                              + "(named above); the rest is written")
         }
     }

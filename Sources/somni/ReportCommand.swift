@@ -68,7 +68,7 @@ struct ReportCommand: Command {
         var sources: [(id: String, folder: URL)] = []
         var storeDirectory: URL?
         var trends: [TrendNight]?
-        var leftOut: [any Error] = []  // with --all, nights that could not be given in full
+        var leftOut: [String] = []  // with --all, the nights that could not be given in full
         if let key, FileManager.default.fileExists(atPath: URL(fileURLWithPath: key).appendingPathComponent(Session.fileName).path) {
             let folder = URL(fileURLWithPath: key, isDirectory: true).standardizedFileURL
             sources = [(folder.lastPathComponent, folder)]
@@ -107,7 +107,7 @@ struct ReportCommand: Command {
             sources = try records.compactMap { record in
                 do { return (record.id, try store.existingFolder(of: record)) } catch where all {
                     printError("somni report: warning: night \(record.id) is left out: \(error)")
-                    leftOut.append(error)
+                    leftOut.append(record.id)
                     return nil
                 }
             }
@@ -126,7 +126,8 @@ struct ReportCommand: Command {
                 : .copied(into: clipsFolder, reportDirectory: pageDirectory)
         }
         // A report that fails (a full disk) leaves no clips folder it made behind without its page.
-        let clipsFolderWasThere = FileManager.default.fileExists(atPath: clipsFolder.path)
+        // Anything there, a link that leads nowhere too, is the user's and stays.
+        let clipsFolderWasThere = (try? FileManager.default.attributesOfItem(atPath: clipsFolder.path)) != nil
         let nights: [ReportNight]
         do {
             // With --all, a night whose folder cannot be read (a damaged session.json) is left
@@ -134,7 +135,7 @@ struct ReportCommand: Command {
             let readable = try sources.compactMap { source -> (id: String, folder: URL, session: Session)? in
                 do { return (source.id, source.folder, try ReportNight.session(in: source.folder)) } catch where all {
                     printError("somni report: warning: night \(source.id) is left out: \(error)")
-                    leftOut.append(error)
+                    leftOut.append(source.id)
                     return nil
                 }
             }
@@ -162,8 +163,9 @@ struct ReportCommand: Command {
         if toStandardOutput { printError("Wrote the page to standard output (\(what))") } else { print("Wrote \(page.path) (\(what))") }
         // The page is written, and the exit says it is not whole: a cron job reading only the
         // status took it for every night.
-        if let first = leftOut.first {
-            throw SomniError((first as? SomniError)?.code ?? .io, "\(leftOut.count) night\(leftOut.count == 1 ? "" : "s") "
+        if !leftOut.isEmpty {
+            // 65 whatever the nights' trouble, as export: 74 is a page that could not be written.
+            throw SomniError(.badInput, "\(leftOut.count) night\(leftOut.count == 1 ? "" : "s") "
                              + "left out of the page in full (named above); the rest is written")
         }
     }

@@ -57,7 +57,7 @@ struct SynthCommand: Command {
     init(_ a: inout Arguments) throws {
         guard let out = try a.fileOption("--out") else { throw UsageError("--out FILE is required") }
         self.out = out
-        reference = try a.option("--reference")
+        reference = try a.fileOption("--reference")
         data = try a.option("--data")
         let ext = URL(fileURLWithPath: out).pathExtension.lowercased()
         let named = Self.extensionFormats[ext] ?? (AudioFileNames.isAudio(out) ? [] : nil)

@@ -441,7 +441,7 @@ import Testing
         let exported = try CLI.run(["export", "--all"], environment: store)
         let reported = try CLI.run(["report", "--all", "-o", all.path], environment: store)
         for r in [exported, reported] {
-            #expect(r.status == 74 && r.stderr.contains("left out of the") && r.stderr.contains("the rest is written"), "\(r.stderr)")
+            #expect(r.status == 65 && r.stderr.contains("left out of the") && r.stderr.contains("the rest is written"), "\(r.stderr)")
             let warnings = r.stderr.split(separator: "\n").filter { $0.contains("warning: night \(id) is left out: night \(id) has lost its folder") }
             #expect(warnings.count == 1 && r.stderr.contains("'somni delete \(id)'"), "\(r.stderr)")
         }
@@ -450,7 +450,7 @@ import Testing
         // To a file, it counts the nights it wrote (before, "Exported 2 nights" of a file with one).
         let csv = dir.appendingPathComponent("all.csv")
         let toFile = try CLI.run(["export", "--all", "-o", csv.path], environment: store)
-        #expect(toFile.status == 74 && toFile.stderr.contains("Exported 1 night to \(csv.path)")
+        #expect(toFile.status == 65 && toFile.stderr.contains("Exported 1 night to \(csv.path)")
                 && toFile.stderr.contains("1 of 2 nights left out of the export"), "\(toFile.stderr)")
         #expect(try String(contentsOf: csv, encoding: .utf8).contains(kept))
         // A row per night needs no folder, and keeps the night, but says its folder is lost.
@@ -483,6 +483,11 @@ import Testing
             #expect(text.contains("20261101-2300"), "the other night is written")
         }
         #expect(try CLI.run(["export", "--all", "--to", "2026-11-01", "-o", csv.path], environment: store).status == 0)
+        // Nothing written at all is that error alone: not also "the rest is written".
+        let full = try CLI.run(executable: URL(fileURLWithPath: "/bin/bash"),
+                               ["-c", "exec \"$0\" export --all > /dev/full", CLI.executable.path], environment: store)
+        #expect(full.status == 74 && full.errorLines.filter { $0.contains("error:") }.count == 1
+                && full.stderr.contains("could not write to standard output"), "\(full.stderr)")
 
         let notANight = dir.appendingPathComponent("not-a-night")
         try FileManager.default.createDirectory(at: notANight, withIntermediateDirectories: true)
@@ -498,7 +503,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let folder = dir.appendingPathComponent("new").path + "/"
         for arguments in [["export", "--all", "-o", folder], ["report", "--all", "-o", folder], ["synth", "--out", folder],
-                          ["train", dir.path, "--out", folder], ["train", dir.path, "--out", ""]] {
+                          ["train", dir.path, "--out", folder], ["train", dir.path, "--out", ""],
+                          ["synth", "--out", dir.appendingPathComponent("s.wav").path, "--reference", folder]] {
             let r = try CLI.run(arguments, environment: store)
             #expect(r.status == 64 && r.errorLines.count == 1 && r.stderr.contains("needs a file name"), "\(arguments): \(r.stderr)")
         }
@@ -515,6 +521,12 @@ import Testing
         let r = try CLI.run(["report", "2026-11-01", "-o", dir.appendingPathComponent("r.html").path], environment: store)
         #expect(r.status == 74 && r.errorLines.count == 1 && r.stderr.contains("\(blocking.path) is in the way"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("r.html").path))
+        // A link that leads nowhere is in the way too, and is the user's: it stays (it was removed).
+        let dangling = dir.appendingPathComponent("q_clips")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "nowhere")
+        let q = try CLI.run(["report", "2026-11-01", "-o", dir.appendingPathComponent("q.html").path], environment: store)
+        #expect(q.status == 74 && q.stderr.contains("\(dangling.path) is in the way"), "\(q.stderr)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: dangling.path)) == "nowhere")
     }
 
     @Test func aReportThatCannotBeWrittenLeavesNothingBehind() throws {

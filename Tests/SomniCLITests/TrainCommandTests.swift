@@ -344,6 +344,14 @@ import Testing
         #expect(p.terminationStatus == 0)
     }
 
+    /// A stream whose output is gone (a full disk here) ends with that error: a live stream has
+    /// no end to wait for, and the command read and classified on for ever.
+    @Test func aStreamWhoseOutputIsGoneEnds() throws {
+        let r = try CLI.run(executable: URL(fileURLWithPath: "/bin/bash"),
+                            ["-c", "cat /dev/zero | timeout 60 \"$0\" classify - > /dev/full", CLI.executable.path])
+        #expect(r.status == 74 && r.stderr.contains("could not write to standard output: No space left on device"), "\(r.status) \(r.stderr)")
+    }
+
     @Test func badFeatureSettingsAreOneUsageError() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
