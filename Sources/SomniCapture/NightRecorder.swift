@@ -254,8 +254,11 @@ public final class NightRecorder<C: SoundClassifier> {
         }
         var delay = retryDelay
         var reopened: (any AudioSource)?
+        // The night's end cuts a wait short: --for and --until ended the night only at the next
+        // try, up to the longest wait (30 s) late.
+        let nightEnds = lostAt + Double(targetSamples - processed) / Double(rate)
         while reopened == nil && !shouldStop() {
-            let waitUntil = BootClock.now() + delay
+            let waitUntil = min(BootClock.now() + delay, nightEnds)
             while BootClock.now() < waitUntil && !shouldStop() { Thread.sleep(forTimeInterval: min(0.05, delay)) }
             // The lock's lease must outlive a long absence of the device.
             try heartbeat()

@@ -428,6 +428,29 @@ func nightModeJournal() -> NightJournal {
         return (journal, opens, notes)
     }
 
+    /// The night's end cuts short a wait for a device that is away: --for and --until ended the
+    /// night only at the next try, up to the longest wait (30 s) late.
+    @Test func aNightWhoseDeviceIsAwayEndsOnTime() throws {
+        let folder = try temporaryFolder("away")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let night = syntheticNight(seconds: 60, bursts: [])
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .night, duration: 22, retryDelay: 20...30),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: {
+                if FileManager.default.fileExists(atPath: folder.appendingPathComponent(NightJournal.fileName).path) {
+                    throw SomniError(.io, "no such device")  // unplugged for good
+                }
+                return try CaptureStream(device: FailingDevice(BufferAudioSource(night), failAfter: 200))
+            })
+        let began = Date()
+        let journal = try recorder.run()
+        // 20 s of sound come at once, then 2 s of night are left to wait out, not the first 20 s retry.
+        #expect(Date().timeIntervalSince(began) < 10, "ended \(Date().timeIntervalSince(began)) s after it began")
+        #expect(abs(journal.secondsFlushed - 22) < 0.15, "\(journal.secondsFlushed)")
+        #expect(journal.gaps.count == 1 && abs((journal.gaps.first?.start ?? 0) - 20) < 0.01)
+    }
+
     @Test func aVanishedDeviceIsRetriedAndTheGapKeepsTheClock() throws {
         let folder = try temporaryFolder("gap")
         defer { try? FileManager.default.removeItem(at: folder) }
