@@ -28,7 +28,7 @@ struct RecordCommand: Command {
       --device NAME      a PulseAudio source (pactl list short sources), an ALSA PCM such as
                          plughw:1,0 (arecord -L), or the file for --backend file; default: the
                          system's default microphone
-      --rate HZ          capture rate (default 48000); converted to 16 kHz inside Somni
+      --rate HZ          capture rate, 16000…384000 (default 48000); converted to 16 kHz inside Somni
       --out DIR          keep the night as a bare folder here instead of saving it in the store
       --store DIR        the night store the night is saved in (default: $SOMNI_STORE when set,
                          else $XDG_DATA_HOME/somni, else ~/.local/share/somni); the night is
@@ -100,7 +100,11 @@ struct RecordCommand: Command {
     func validate() throws {
         guard duration > 0 else { throw UsageError("the night must last longer than 0 s") }
         guard duration <= 24 * 3600 else { throw UsageError("a night lasts at most 24 h") }
-        guard (8_000...384_000).contains(rate) else { throw UsageError("--rate must be 8000…384000, not \(rate)") }
+        // Capture is only ever converted down to the analysis rate: 8000 passed here and then
+        // failed once the microphone was open.
+        guard (analysisSampleRate...384_000).contains(rate) else {
+            throw UsageError("--rate must be \(analysisSampleRate)…384000 (Somni analyses at 16 kHz and converts capture down to it), not \(rate)")
+        }
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold must be in (0, 1], not \(threshold)") }
         guard continuationShare > 0, continuationShare <= 1 else {
             throw UsageError("--continuation must be in (0, 1], not \(continuationShare)")

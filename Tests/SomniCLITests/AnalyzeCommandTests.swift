@@ -346,6 +346,12 @@ import Testing
                 #expect(bad.status == 64 && bad.errorLines.count == 1 && bad.stderr.contains("--sensitivity"), "\(command) \(level): \(bad.stderr)")
             }
         }
+        // A capture rate the recorder cannot convert from is refused before a microphone opens
+        // (8000 passed, and failed once the device was open).
+        for rate in ["8000", "15999", "400000"] {
+            let bad = try CLI.run(["record", "--for", "1m", "--rate", rate])
+            #expect(bad.status == 64 && bad.errorLines.count == 1 && bad.stderr.contains("--rate must be 16000…384000"), "\(rate): \(bad.stderr)")
+        }
         // A bare folder and the store at once: one would be ignored.
         let both = try CLI.run(["analyze", "x.wav", "--out", "night", "--store", "store"])
         #expect(both.status == 64 && both.stderr.contains("give --out or --store, not both"), "\(both.stderr)")
