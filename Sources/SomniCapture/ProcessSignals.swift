@@ -67,9 +67,10 @@ public enum LocalProcess {
 /// A read gives up on a device that delivers nothing (`CaptureStalled`), so capture keeps moving;
 /// should it still make no progress for `graceSeconds` after the signal, the process exits too.
 /// Before capture begins (while interrupted nights are closed) a signal only asks that no night
-/// be begun; after it ends (the morning analysis) a first signal exits, as a second would.
+/// be begun; after it ends (the morning analysis) a first signal exits, as a second would. Once
+/// the analysis is done, the night is let be saved (a third signal still stops that).
 public final class StopRequest: @unchecked Sendable {
-    private enum Phase { case beforeCapture, capturing, afterCapture }
+    private enum Phase { case beforeCapture, capturing, afterCapture, saving }
     private let lock = NSLock()
     private var count = 0
     private var lastSignal: Int32 = SIGINT
@@ -116,6 +117,11 @@ public final class StopRequest: @unchecked Sendable {
     /// its stop timeout.
     public func captureEnded() { lock.withLock { phase = .afterCapture } }
 
+    /// The morning analysis is done and the night is being saved: quick, and a night all but
+    /// kept is let finish. (A signal just then had said the analysis never ran, exit 143, of a
+    /// night saved whole.)
+    public func morningEnded() { lock.withLock { phase = .saving } }
+
     /// Exits as a signal asked, when one came before capture began: no night is begun.
     public func exitIfRequestedBeforeCapture(_ why: String) {
         let (requested, number) = lock.withLock { (count > 0, lastSignal) }
@@ -125,6 +131,10 @@ public final class StopRequest: @unchecked Sendable {
     /// A signal came (internal: the tests give one without the process's signal delivery).
     func received(_ number: Int32) {
         let (n, phase) = lock.withLock { count += 1; lastSignal = number; return (count, self.phase) }
+        if phase == .saving {
+            if n > 2 { leave(number, "stopped while the analysed night was being saved") }
+            return
+        }
         if n > 1 || phase == .afterCapture { return leave(number, "stopped without the morning analysis") }
         guard phase == .capturing else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + graceSeconds) { [weak self] in

@@ -214,6 +214,7 @@ struct RecordCommand: Command {
             throw SomniError(code, "the morning analysis failed (\(error)). The night is saved in \(folder.path); "
                 + "run '\(options.recoverCommand)' once the problem is fixed", cause: error)
         }
+        stop.morningEnded()
         let (saved, savedAs) = try options.save(folder)
         try NightSummaryText.printResult(session, folder: saved, savedAs: savedAs, json: json, command: Self.name)
     }

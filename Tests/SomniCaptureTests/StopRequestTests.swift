@@ -54,7 +54,21 @@ import Testing
         wait(2) { !after.all.isEmpty }
         #expect(after.all.count == 1 && after.all[0].contains("stopped without the morning analysis")
                 && after.all[0].contains("run 'somni recover --out /nights' to close the night"), "\(after.all)")
-        withExtendedLifetime([early, capturing, morning]) {}
+
+        // The analysis done, the night being saved: let finish, unless asked three times.
+        let late = Departures()
+        let saving = StopRequest(signals: [], graceSeconds: 60, leaving: late.add)
+        saving.captureBegan()
+        saving.captureEnded()
+        saving.morningEnded()
+        saving.received(SIGTERM)
+        saving.received(SIGTERM)
+        wait(0.5)
+        #expect(late.all.isEmpty, "\(late.all)")
+        saving.received(SIGTERM)
+        wait(2) { !late.all.isEmpty }
+        #expect(late.all.count == 1 && late.all[0].contains("stopped while the analysed night was being saved"), "\(late.all)")
+        withExtendedLifetime([early, capturing, morning, saving]) {}
     }
 }
 
