@@ -173,6 +173,25 @@ func nightModeJournal() -> NightJournal {
     /// levels still in the envelope, is a gap "audio not saved" (taking in any gap the recorder
     /// met there), the night is as long as it was, and its rates are over the time with audio.
     /// Before, the night ended where its audio did, and the hours after were not in it.
+    /// A night whose capture ended cleanly and whose morning did not finish (a full disk) lost no
+    /// sound, and says so when recover closes it: it said the recorder had stopped unexpectedly.
+    @Test(arguments: [NightJournal.Status.captured, .recording])
+    func aRecoveredNightSaysWhatWasInterrupted(status: NightJournal.Status) throws {
+        let folder = try temporaryFolder("morning-failed")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var journal = nightModeJournal()
+        journal.secondsFlushed = 60
+        journal.status = status
+        try journal.save(in: folder)
+        try Data([1]).write(to: folder.appendingPathComponent("master.flac"))
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { _, _, journal in
+            journal.liveSession(duration: 60, classifierName: "test", sensitivity: 5)
+        }
+        let said = status == .captured ? "the morning analysis did not finish when the night ended" : "the recorder stopped unexpectedly"
+        #expect(session.warnings.filter { $0.contains(said) }.count == 1, "\(session.warnings)")
+        #expect(!session.warnings.contains { $0.contains(status == .captured ? "stopped unexpectedly" : "did not finish") })
+    }
+
     @Test func aNightWhoseAudioStoppedIsAsLongAsItWasWithTheRestAGap() throws {
         let folder = try temporaryFolder("audio-stopped")
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -66,8 +66,12 @@ public enum NightCloser {
         session.startedFrom = session.startedAt == nil ? nil : .recorder
         session.timeZone = journal.timeZone
         if recovered {
-            session.warnings.append("the recorder stopped unexpectedly; this night was closed from what was on disk "
-                + "(up to the last \(Int(NightRecorderDefaults.flushInterval)) s may be missing)")
+            // A recorder that ended its capture (the journal says captured) lost no sound: only
+            // its morning analysis did not finish (a full disk, a signal during it).
+            session.warnings.append(journal.status == .captured
+                ? "the morning analysis did not finish when the night ended; it was run later, by somni recover, on the whole recording"
+                : "the recorder stopped unexpectedly; this night was closed from what was on disk "
+                    + "(up to the last \(Int(NightRecorderDefaults.flushInterval)) s may be missing)")
         }
         let url = folder.appendingPathComponent(Session.fileName)
         do { try session.jsonData().write(to: url, options: .atomic) } catch {
