@@ -190,6 +190,9 @@ func nightModeJournal() -> NightJournal {
         let said = status == .captured ? "the morning analysis did not finish when the night ended" : "the recorder stopped unexpectedly"
         #expect(session.warnings.filter { $0.contains(said) }.count == 1, "\(session.warnings)")
         #expect(!session.warnings.contains { $0.contains(status == .captured ? "stopped unexpectedly" : "did not finish") })
+        // With no master's fingerprint, the night is known by its recorder and start: nights
+        // begun in one second were listed as copies of each other.
+        #expect(session.sourceFingerprint == "recorded \(journal.startedAt) by \(folder.lastPathComponent)", "\(session.sourceFingerprint ?? "none")")
     }
 
     @Test func aNightWhoseAudioStoppedIsAsLongAsItWasWithTheRestAGap() throws {

@@ -65,6 +65,12 @@ public enum NightCloser {
         }
         session.startedFrom = session.startedAt == nil ? nil : .recorder
         session.timeZone = journal.timeZone
+        // A night with no master to fingerprint (live mode, one too short to analyse) is known by
+        // the recorder that made it: without, nights begun in one second were listed as copies.
+        if session.sourceFingerprint == nil {
+            let recorder = journal.recorder.map { "\($0.host) pid \($0.pid) boot \($0.boot ?? "?")" } ?? folder.lastPathComponent
+            session.sourceFingerprint = "recorded \(journal.startedAt) by \(recorder)"
+        }
         if recovered {
             // A recorder that ended its capture (the journal says captured) lost no sound: only
             // its morning analysis did not finish (a full disk, a signal during it).
