@@ -175,6 +175,16 @@ public final class EncodedAudioWriter: AudioSink {
         }
     }
 
+    /// Writes out what the muxer and the file's buffer hold (an Ogg muxer keeps a page until it
+    /// is full), so that what was encoded so far is in the file: a recorder's Opus master,
+    /// flushed so every 30 s, lost up to 80 s to kill -9 without it. What the encoder itself
+    /// holds (a frame) stays.
+    public func flushBuffered() {
+        guard !finished, let container = handles.format else { return }
+        if container.pointee.oformat.pointee.flags & AVFMT_ALLOW_FLUSH != 0 { _ = av_write_frame(container, nil) }
+        if let io = container.pointee.pb { avio_flush(io) }
+    }
+
     /// Flushes the resampler and the encoder, writes the trailer and moves the file into place.
     public func finish() throws {
         guard !finished else { return }

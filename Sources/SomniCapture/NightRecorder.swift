@@ -9,7 +9,7 @@ public struct RecorderSettings: Sendable {
     public var duration: Double
     /// The night-mode master: a format that stays readable if the process dies. FLAC (Somni's own
     /// writer, frame by frame) loses at most its last 0.26 s frame on kill -9; Ogg/Opus is about
-    /// 5× smaller but FFmpeg's Ogg muxer held about a minute in memory when tested.
+    /// 5× smaller, and written out at each flush (FFmpeg's Ogg muxer holds a page until full).
     public var masterFormat: EncodedAudioWriter.Format
     /// Live-mode episode clips, written as they happen (FLAC by default, for the same reason).
     public var clipFormat: EncodedAudioWriter.Format
@@ -410,10 +410,10 @@ public final class NightRecorder<C: SoundClassifier> {
             try? FileManager.default.removeItem(at: url)
             try FileManager.default.linkItem(at: partial, to: url)
             let handle = try FileHandle(forReadingFrom: url)
-            return CrashSafeWriter(sink: writer, synchronize: { try? handle.synchronize() })
+            return CrashSafeWriter(sink: writer, synchronize: { writer.flushBuffered(); try? handle.synchronize() })
         } catch {
             noteOnce("\(url.lastPathComponent) is not crash-safe: cannot link it while it is written (\(error))")
-            return CrashSafeWriter(sink: writer, synchronize: {})
+            return CrashSafeWriter(sink: writer, synchronize: { writer.flushBuffered() })
         }
     }
 

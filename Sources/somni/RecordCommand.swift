@@ -35,7 +35,7 @@ struct RecordCommand: Command {
                          recorded in its recording/ folder and moved in when analysed
       --keep-audio       keep the night-mode master recording after the analysis
       --master F         flac (default: written frame by frame, kill -9 loses < 0.3 s) | opus
-                         (smaller, may lose about a minute on kill -9)
+                         (smaller; kill -9 loses what came since the last 30 s flush)
       --sensitivity N    1 (strict) … 10 (permissive) for the morning analysis (default 5)
     \(ClassifierChoice.help(column: 21))
       --threshold X      live mode: confidence that counts as a snoring window (default 0.6);
