@@ -168,7 +168,13 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
             var f = h["features"] as! [String: Any]
             f["fftSize"] = 300
             h["features"] = f
-        }, mentioning: "FFT size")
+        }, mentioning: "FFT size 300 is not a power of two")
+        // A frame longer than the FFT is named as such (it read "FFT size 512" alone).
+        expectBadModel(try file { h in
+            var f = h["features"] as! [String: Any]
+            f["frameLength"] = 4_000
+            h["features"] = f
+        }, mentioning: "FFT size \(model.features.fftSize) is shorter than its frame of 4000 samples")
         // A hop of 0 (the input's frame count divides by it) is refused before any shape is worked out.
         expectBadModel(try file { h in
             var f = h["features"] as! [String: Any]

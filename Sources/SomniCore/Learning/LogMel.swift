@@ -42,9 +42,10 @@ public struct FeatureSettings: Codable, Sendable, Equatable {
         guard sampleRate == analysisSampleRate else { throw fail("sample rate \(sampleRate), Somni runs at \(analysisSampleRate)") }
         guard windowLength > 0, windowLength <= 10 * analysisSampleRate else { throw fail("window length \(windowLength)") }
         guard frameLength > 0, frameLength <= windowLength, hopLength > 0 else { throw fail("frame \(frameLength) / hop \(hopLength)") }
-        guard fftSize >= frameLength, fftSize >= 4, fftSize <= 65_536, fftSize & (fftSize - 1) == 0 else {
-            throw fail("FFT size \(fftSize)")
+        guard fftSize >= 4, fftSize <= 65_536, fftSize & (fftSize - 1) == 0 else {
+            throw fail("FFT size \(fftSize) is not a power of two from 4 to 65536")
         }
+        guard fftSize >= frameLength else { throw fail("FFT size \(fftSize) is shorter than its frame of \(frameLength) samples") }
         guard melBands > 0, melBands <= 512 else { throw fail("\(melBands) mel bands") }
         guard minFrequency >= 0, maxFrequency > minFrequency, maxFrequency <= Double(sampleRate) / 2 else {
             throw fail("band \(minFrequency)–\(maxFrequency) Hz")
