@@ -720,7 +720,7 @@ public final class NightStore {
         let staging = (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
         let hasRow = try db.prepare("SELECT 1 FROM nights WHERE id = ?")
         var keep: Set<String> = []  // moved folders that could not go back: never removed
-        for name in staging where !StagingNames.shared.isRunning(name) {
+        for name in staging where !StagingNames.shared.isRunning(name, in: stagingDirectory) {
             guard let id = StagingNames.placing(name), try !hasRow.bind([.text(id)]).step() else { continue }
             let folder = nightsDirectory.appendingPathComponent(id)
             let note = stagingDirectory.appendingPathComponent(name)
@@ -733,7 +733,7 @@ public final class NightStore {
             }
         }
         // Folders moved in by a save that died before renaming them into nights/.
-        for name in staging where !StagingNames.shared.isRunning(name) {
+        for name in staging where !StagingNames.shared.isRunning(name, in: stagingDirectory) {
             guard let staged = StagingNames.movedFrom(name) else { continue }
             let folder = stagingDirectory.appendingPathComponent(staged)
             if fm.fileExists(atPath: folder.path), !putBack(folder, note: stagingDirectory.appendingPathComponent(name)) {
@@ -741,7 +741,7 @@ public final class NightStore {
             }
         }
         for name in (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
-        where !StagingNames.shared.isRunning(name) && !keep.contains(name) {
+        where !StagingNames.shared.isRunning(name, in: stagingDirectory) && !keep.contains(name) {
             try? fm.removeItem(at: stagingDirectory.appendingPathComponent(name))
         }
         // Analyses build in incoming/ ("<pid>-…", or ".<pid>-….partial-…" while being written);
@@ -749,7 +749,8 @@ public final class NightStore {
         for name in (try? fm.contentsOfDirectory(atPath: incomingDirectory.path)) ?? [] {
             let bare = name.hasPrefix(".") ? String(name.dropFirst()) : name
             guard let owner = bare.split(separator: "-").first.flatMap({ Int32($0) }),
-                  !StagingNames.isAlive(owner) else { continue }
+                  !StagingNames.isAlive(owner) || StagingNames.predatesThisBoot(incomingDirectory.appendingPathComponent(name).path)
+            else { continue }
             try? fm.removeItem(at: incomingDirectory.appendingPathComponent(name))
         }
     }
@@ -772,7 +773,7 @@ extension NightStore {
         let fm = FileManager.default
         let addedAt = try db.prepare("SELECT added_at FROM nights WHERE id = ?")
         for name in (try? fm.contentsOfDirectory(atPath: stagingDirectory.path)) ?? []
-        where !StagingNames.shared.isRunning(name) {
+        where !StagingNames.shared.isRunning(name, in: stagingDirectory) {
             guard let (id, added) = StagingNames.setAside(name), try addedAt.bind([.text(id)]).step(),
                   addedAt.double(0).bitPattern == added.bitPattern else { continue }
             let home = nightsDirectory.appendingPathComponent(id, isDirectory: true)
@@ -846,6 +847,32 @@ final class StagingNames: @unchecked Sendable {
     func end(_ name: String) {
         lock.lock(); defer { lock.unlock() }
         active.remove(name)
+    }
+
+    /// `isRunning` for an entry of `directory`: one renamed or changed there before this boot
+    /// began is not, whatever process now has the pid its name holds (pids are reused after a
+    /// reboot, and a night a save left there when the power went stayed for good).
+    func isRunning(_ name: String, in directory: URL) -> Bool {
+        !Self.predatesThisBoot(directory.appendingPathComponent(name).path) && isRunning(name)
+    }
+
+    /// When this boot began, in seconds since 1970 (Linux: /proc/stat's btime); nil elsewhere.
+    static let bootTime: Int? = {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").first { $0.hasPrefix("btime ") }
+            .flatMap { Int($0.dropFirst("btime ".count).trimmingCharacters(in: .whitespaces)) }
+    }()
+
+    /// Whether the entry at `path` was last renamed or changed (its ctime) before `boot`.
+    static func predatesThisBoot(_ path: String, boot: Int? = bootTime) -> Bool {
+        guard let boot else { return false }
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return false }
+        #if canImport(Glibc)
+        return Int(status.st_ctim.tv_sec) < boot
+        #else
+        return Int(status.st_ctimespec.tv_sec) < boot
+        #endif
     }
 
     func isRunning(_ name: String) -> Bool {

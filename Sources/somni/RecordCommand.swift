@@ -133,6 +133,8 @@ struct RecordCommand: Command {
             throw error
         }
         defer { lock.release() }
+        options.sweepStore()  // a night a save that died left in staging comes back to be saved below
+        options.removeAbandonedFolders()
         for unfinished in NightJournal.unfinishedNights(under: root) {
             guard let held = try? NightFolderClaim(unfinished) else {
                 printError("somni record: \(unfinished.lastPathComponent) is being recorded or closed by another somni; left alone")
@@ -254,12 +256,34 @@ struct RecordingOptions {
         return NightStore.defaultDirectory(explicit: store).appendingPathComponent("recording", isDirectory: true)
     }
 
+    /// Removes night folders a recorder claimed and never began (killed at once): left empty,
+    /// unheld and over a minute old. They stayed for good.
+    func removeAbandonedFolders() {
+        let fm = FileManager.default
+        for name in (try? fm.contentsOfDirectory(atPath: root.path)) ?? [] where name.hasPrefix("night-") {
+            let folder = root.appendingPathComponent(name, isDirectory: true)
+            guard (try? fm.contentsOfDirectory(atPath: folder.path))?.isEmpty == true,
+                  let made = (try? fm.attributesOfItem(atPath: folder.path))?[.modificationDate] as? Date,
+                  Date().timeIntervalSince(made) > 60, let held = try? NightFolderClaim(folder) else { continue }
+            withExtendedLifetime(held) { _ = rmdir(folder.path) }  // only ever an empty folder
+        }
+    }
+
+    /// Opens the store (when nights go into one), which puts back in recording/ a night that a
+    /// save that died left in its staging folder; a store that cannot open is left to the save.
+    func sweepStore() {
+        let directory = NightStore.defaultDirectory(explicit: store)
+        guard out == nil, FileManager.default.fileExists(atPath: directory.appendingPathComponent(NightStore.databaseName).path) else { return }
+        _ = try? NightStore(directory: directory)
+    }
+
     /// An analysed night left in the store's recording/ folder (its save failed, or died and
     /// the store put it back) saved now; what became of it, or nil with --out (where an analysed
     /// night is at its end). One a save that died after its commit left behind is removed.
     func saveAnalysed(_ folder: URL) throws -> String? {
         guard out == nil else { return nil }
         let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
+        NightCloser.removeMasterOnceAnalysed(in: folder)  // a process killed just before it could
         do {
             let record = try store.add(nightFolder: folder, moving: true, unlessStored: true)
             return "saved in the night store as \(record.id)"

@@ -37,6 +37,10 @@ struct RecoverCommand: Command {
     }
 
     func run() throws {
+        // Opened first: a night a save that died left in the store's staging is put back in
+        // recording/ by the store, to be saved below.
+        options.sweepStore()
+        options.removeAbandonedFolders()
         // Into a store, nights analysed but never taken in are saved too.
         let targets = folders.isEmpty
             ? NightJournal.unfinishedNights(under: options.root) + (options.out == nil ? NightJournal.analysedNights(under: options.root) : [])
@@ -54,6 +58,11 @@ struct RecoverCommand: Command {
                 continue
             }
             do {
+                // Closed and saved by another somni since the list was made: not a failure.
+                guard FileManager.default.fileExists(atPath: folder.path) else {
+                    print("\(folder.lastPathComponent): closed by another somni meanwhile")
+                    continue
+                }
                 var journal = try NightJournal.load(in: folder)
                 if let recorder = LocalProcess.liveRecorder(of: journal, in: folder) {
                     // Under another lock file (--lock, a service's private /tmp), the lock cannot tell.
@@ -62,12 +71,17 @@ struct RecoverCommand: Command {
                     continue
                 }
                 guard let held = try NightFolderClaim(folder) else {
-                    printError("somni recover: \(folder.lastPathComponent) is being closed by another somni right now; left alone")
+                    if FileManager.default.fileExists(atPath: folder.path) {
+                        printError("somni recover: \(folder.lastPathComponent) is being closed by another somni right now; left alone")
+                    } else {
+                        print("\(folder.lastPathComponent): closed by another somni meanwhile")
+                    }
                     continue
                 }
                 defer { withExtendedLifetime(held) {} }
                 journal = try NightJournal.load(in: folder)  // as the last process to hold it left it
                 guard journal.status != .analysed else {
+                    NightCloser.removeMasterOnceAnalysed(in: folder)
                     print("\(folder.lastPathComponent): already closed" + (try options.saveAnalysed(folder).map { "; \($0)" } ?? ""))
                     continue
                 }

@@ -392,6 +392,11 @@ import Testing
         #expect(try CLIHarness.somni(["delete", id, "--store", store.path]).status == 0)
         let leftOver = recording.appendingPathComponent("night-left-over")
         try FileManager.default.copyItem(at: copy, to: leftOver)
+        // Its master still there: the recorder was killed between marking the night analysed and
+        // removing it (before, the master went first, and a kill then left recover no master to
+        // close the night from: it was stored with no events).
+        let master = leftOver.appendingPathComponent(try #require(try NightJournal.load(in: leftOver).master))
+        try Data([1, 2, 3]).write(to: master)
         let listed = try CLIHarness.somni(["nights", "--store", store.path])
         #expect(listed.output.hasPrefix("No nights stored yet.") && listed.error.contains("a night in \(recording.path) is not in the store yet")
                 && listed.error.contains("'somni recover --store \(store.path)'"), "\(listed.output) \(listed.error)")
@@ -399,6 +404,9 @@ import Testing
         #expect(saved.status == 0 && saved.output.contains("night-left-over: already closed; saved in the night store as \(id)"),
                 "\(saved.output) \(saved.error)")
         #expect(!FileManager.default.fileExists(atPath: leftOver.path))
+        let savedNight = store.appendingPathComponent("nights/\(id)")
+        #expect(!FileManager.default.fileExists(atPath: savedNight.appendingPathComponent(master.lastPathComponent).path))
+        #expect(try Session.load(from: savedNight.appendingPathComponent(Session.fileName)).events.count == session.events.count)
         // One the store holds already (a save across file systems that died after its commit)
         // is removed, not stored twice.
         try FileManager.default.copyItem(at: copy, to: leftOver)
@@ -407,6 +415,12 @@ import Testing
                 "\(twice.output) \(twice.error)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path) == [id])
         #expect(!FileManager.default.fileExists(atPath: leftOver.path))
+        // A folder a recorder claimed and never began (killed at once) goes once it is a minute old.
+        let abandoned = recording.appendingPathComponent("night-2026-12-01T010203"), fresh = recording.appendingPathComponent("night-now")
+        for folder in [abandoned, fresh] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -120)], ofItemAtPath: abandoned.path)
+        #expect(try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: recording.path) == ["night-now"])
     }
 
     @Test(.enabled(if: CLIHarness.somni != nil))

@@ -847,3 +847,19 @@ import SomniCore
         }
     }
 }
+
+/// A staging entry from before this boot is no save's that runs: its pid may belong to another
+/// process since a reboot, and a night left there when the power went stayed for good.
+@Suite struct StagingBootTests {
+    @Test func anEntryFromBeforeThisBootIsNotRunning() throws {
+        let scratch = try Scratch()
+        let entry = scratch.path("entry")
+        try FileManager.default.createDirectory(at: entry, withIntermediateDirectories: true)
+        let now = Int(Date().timeIntervalSince1970)
+        #expect(StagingNames.predatesThisBoot(entry.path, boot: now + 100))
+        #expect(!StagingNames.predatesThisBoot(entry.path, boot: now - 100))
+        #expect(!StagingNames.predatesThisBoot(entry.path, boot: nil))
+        #expect(!StagingNames.predatesThisBoot(scratch.path("gone").path, boot: now + 100))
+        if let boot = StagingNames.bootTime { #expect(boot <= now && boot > now - 10 * 365 * 86_400, "\(boot)") }
+    }
+}

@@ -83,14 +83,22 @@ public enum NightCloser {
         do { try session.jsonData().write(to: url, options: .atomic) } catch {
             throw SomniError(.io, "cannot write \(url.path)", cause: error)
         }
-        if journal.mode == .night, !journal.keepAudio, let master = masterFile(in: folder, journal: journal) {
-            // The master is the night's only other copy: what was made from it reaches the disk first.
-            try NightFolder.flushToDisk(folder)
-            try? FileManager.default.removeItem(at: master)
-        }
+        // The master is the night's only other copy: what was made from it, and the journal
+        // saying so, reach the disk before it goes. (Marked analysed only after, a night killed
+        // in between was closed again by recover from no master: no events.)
+        try NightFolder.flushToDisk(folder)
         journal.status = .analysed
         try journal.save(in: folder)
+        removeMasterOnceAnalysed(in: folder)
         return session
+    }
+
+    /// Removes the master of an analysed night-mode night that is not to be kept: after the
+    /// analysis, or left there by a process killed just before it could.
+    public static func removeMasterOnceAnalysed(in folder: URL) {
+        guard let journal = try? NightJournal.load(in: folder), journal.status == .analysed, journal.mode == .night,
+              !journal.keepAudio, let master = masterFile(in: folder, journal: journal) else { return }
+        try? FileManager.default.removeItem(at: master)
     }
 
     /// The reason of the gap at the end of a night whose audio stopped being saved.
