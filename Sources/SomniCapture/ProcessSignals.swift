@@ -170,6 +170,13 @@ public final class NightFolderClaim {
             if why == EWOULDBLOCK { return nil }
             throw SomniError(.io, "cannot lock \(folder.path): \(String(cString: strerror(why)))")
         }
+        // Moved away (into the store) by the process that held it, between the open and the
+        // lock: the lock is on that folder, not on anything at this path.
+        var held = stat(), named = stat()
+        guard fstat(fd, &held) == 0, stat(folder.path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino else {
+            close(fd)
+            return nil
+        }
         descriptor = fd
     }
 

@@ -211,12 +211,13 @@ struct RecordCommand: Command {
         line.end()
         line.log("night over; running the morning analysis")
         let session: Session
-        do { session = try RecordingOptions.close(folder, classifier: choice, sensitivity: sensitivity, recovered: false) } catch {
+        // From the moment the night is on the disk as analysed, a signal lets it be saved.
+        do { session = try RecordingOptions.close(folder, classifier: choice, sensitivity: sensitivity, recovered: false,
+                                                  analysed: stop.morningEnded) } catch {
             let code = (error as? SomniError)?.code ?? .io
             throw SomniError(code, "the morning analysis failed (\(error)). The night is saved in \(folder.path); "
                 + "run '\(options.recoverCommand)' once the problem is fixed", cause: error)
         }
-        stop.morningEnded()
         let (saved, savedAs) = try options.save(folder)
         try NightSummaryText.printResult(session, folder: saved, savedAs: savedAs, json: json, command: Self.name)
     }
@@ -256,16 +257,23 @@ struct RecordingOptions {
         return NightStore.defaultDirectory(explicit: store).appendingPathComponent("recording", isDirectory: true)
     }
 
-    /// Removes night folders a recorder claimed and never began (killed at once): left empty,
-    /// unheld and over a minute old. They stayed for good.
+    /// Removes night folders a recorder claimed and never began (killed at once, before its
+    /// journal): no journal, nothing but empty folders and files of a header at most (64 bytes),
+    /// unheld, and untouched for a minute. They stayed for good.
     func removeAbandonedFolders() {
         let fm = FileManager.default
         for name in (try? fm.contentsOfDirectory(atPath: root.path)) ?? [] where name.hasPrefix("night-") {
             let folder = root.appendingPathComponent(name, isDirectory: true)
-            guard (try? fm.contentsOfDirectory(atPath: folder.path))?.isEmpty == true,
-                  let made = (try? fm.attributesOfItem(atPath: folder.path))?[.modificationDate] as? Date,
-                  Date().timeIntervalSince(made) > 60, let held = try? NightFolderClaim(folder) else { continue }
-            withExtendedLifetime(held) { _ = rmdir(folder.path) }  // only ever an empty folder
+            guard !fm.fileExists(atPath: folder.appendingPathComponent(NightJournal.fileName).path),
+                  let entries = try? fm.subpathsOfDirectory(atPath: folder.path) else { continue }
+            let items = ([folder.path] + entries.map { folder.appendingPathComponent($0).path }).map { try? fm.attributesOfItem(atPath: $0) }
+            let untouched = items.allSatisfy { item in
+                guard let item, let changed = item[.modificationDate] as? Date, Date().timeIntervalSince(changed) > 60 else { return false }
+                return item[.type] as? FileAttributeType == .typeDirectory
+                    || (item[.type] as? FileAttributeType == .typeRegular && (item[.size] as? Int ?? .max) <= 64)
+            }
+            guard untouched, let held = try? NightFolderClaim(folder) else { continue }
+            withExtendedLifetime(held) { try? fm.removeItem(at: folder) }
         }
     }
 
@@ -318,16 +326,18 @@ struct RecordingOptions {
 
     /// The morning step: the night-mode master through the morning pipeline, into the night folder.
     @discardableResult
-    static func close(_ folder: URL, classifier: ClassifierChoice, sensitivity: Int, recovered: Bool) throws -> Session {
+    static func close(_ folder: URL, classifier: ClassifierChoice, sensitivity: Int, recovered: Bool,
+                      analysed: () -> Void = {}) throws -> Session {
         switch classifier {
-        case .heuristic(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered)
-        case .learned(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered)
+        case .heuristic(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered, analysed: analysed)
+        case .learned(let c): return try close(folder, classifier: c, sensitivity: sensitivity, recovered: recovered, analysed: analysed)
         }
     }
 
-    private static func close<C: SoundClassifier>(_ folder: URL, classifier: C, sensitivity: Int, recovered: Bool) throws -> Session {
+    private static func close<C: SoundClassifier>(_ folder: URL, classifier: C, sensitivity: Int, recovered: Bool,
+                                                  analysed: () -> Void) throws -> Session {
         try NightCloser.close(folder: folder, classifierName: classifier.name, sensitivity: sensitivity,
-                              recovered: recovered) { master, folder, journal in
+                              recovered: recovered, analysed: analysed) { master, folder, journal in
             var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity, clipEncoder: MP3ClipEncoder())
             return try analyzer.analyze(source: SourceWithKnownGaps(AudioDecoder(url: master), gaps: journal.gaps), sourceName: "microphone",
                                         started: journal.startDate.map { RecordingStart(date: $0, origin: .recorder) },

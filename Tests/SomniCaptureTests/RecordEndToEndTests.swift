@@ -415,12 +415,28 @@ import Testing
                 "\(twice.output) \(twice.error)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.appendingPathComponent("nights").path) == [id])
         #expect(!FileManager.default.fileExists(atPath: leftOver.path))
-        // A folder a recorder claimed and never began (killed at once) goes once it is a minute old.
-        let abandoned = recording.appendingPathComponent("night-2026-12-01T010203"), fresh = recording.appendingPathComponent("night-now")
-        for folder in [abandoned, fresh] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -120)], ofItemAtPath: abandoned.path)
+        // A folder a recorder claimed and never began (killed at once, before its journal: empty,
+        // or a header-only envelope, an empty master and clips/) goes once it is a minute old; one
+        // with sound in it, or touched lately, stays.
+        let fm = FileManager.default
+        func make(_ name: String, master: Int?) throws -> URL {
+            let folder = recording.appendingPathComponent(name)
+            try fm.createDirectory(at: folder.appendingPathComponent(master == nil ? "" : "clips"), withIntermediateDirectories: true)
+            if let master {
+                try Data(count: 24).write(to: folder.appendingPathComponent(EnvelopeFile.fileName))
+                try Data(count: master).write(to: folder.appendingPathComponent("master.flac"))
+            }
+            return folder
+        }
+        let old = Date(timeIntervalSinceNow: -120)
+        for folder in [try make("night-empty", master: nil), try make("night-begun", master: 0), try make("night-heard", master: 4_000)] {
+            for item in [""] + (try fm.subpathsOfDirectory(atPath: folder.path)) {
+                try fm.setAttributes([.modificationDate: old], ofItemAtPath: folder.appendingPathComponent(item).path)
+            }
+        }
+        _ = try make("night-now", master: 0)
         #expect(try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"]).status == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: recording.path) == ["night-now"])
+        #expect(try fm.contentsOfDirectory(atPath: recording.path).sorted() == ["night-heard", "night-now"])
     }
 
     @Test(.enabled(if: CLIHarness.somni != nil))

@@ -8,8 +8,9 @@ public enum NightCloser {
 
     /// - Parameter recovered: true when the recorder died and the night is closed from what is on disk.
     @discardableResult
+    ///   - analysed: called once the journal says "analysed" on the disk, before the master goes.
     public static func close(folder: URL, classifierName: String, sensitivity: Int, recovered: Bool,
-                             morning: MorningAnalysis) throws -> Session {
+                             analysed: () -> Void = {}, morning: MorningAnalysis) throws -> Session {
         var journal = try NightJournal.load(in: folder)
         adoptPartialFiles(in: folder)
         adoptPartialFiles(in: folder.appendingPathComponent("clips"))
@@ -89,6 +90,7 @@ public enum NightCloser {
         try NightFolder.flushToDisk(folder)
         journal.status = .analysed
         try journal.save(in: folder)
+        analysed()
         removeMasterOnceAnalysed(in: folder)
         return session
     }
