@@ -144,6 +144,14 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
             change(&h)
             return assemble(version: version, header: try JSONSerialization.data(withJSONObject: h), parameters: parameters ?? model.parameters)
         }
+        /// The file with one of its feature settings changed.
+        func withFeature(_ key: String, _ value: Any) throws -> Data {
+            try file { h in
+                var f = h["features"] as! [String: Any]
+                f[key] = value
+                h["features"] = f
+            }
+        }
         // The assembler itself produces a loadable file.
         #expect(try CNNModel(data: file { _ in }).parameters == model.parameters)
         expectBadModel(try file({ _ in }, version: 2), mentioning: "version 2")
@@ -164,35 +172,15 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         expectBadModel(try file { $0["bandDeviation"] = Array(repeating: 1e-38, count: model.bandDeviation.count) }, mentioning: "within bounds")
         expectBadModel(try file { $0["temperature"] = 1e-30 }, mentioning: "temperature")
         expectBadModel(try file { $0["layers"] = [["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()], ["maxPool2": [String: Any]()]] }, mentioning: "max-pool")
-        expectBadModel(try file { h in
-            var f = h["features"] as! [String: Any]
-            f["fftSize"] = 300
-            h["features"] = f
-        }, mentioning: "FFT size 300 is not a power of two")
+        expectBadModel(try withFeature("fftSize", 300), mentioning: "FFT size 300 is not a power of two")
         // A frame longer than the FFT is named as such (it read "FFT size 512" alone).
-        expectBadModel(try file { h in
-            var f = h["features"] as! [String: Any]
-            f["frameLength"] = 4_000
-            h["features"] = f
-        }, mentioning: "FFT size \(model.features.fftSize) is shorter than its frame of 4000 samples")
+        expectBadModel(try withFeature("frameLength", 4_000), mentioning: "FFT size \(model.features.fftSize) is shorter than its frame of 4000 samples")
         // A hop of 0 (the input's frame count divides by it) is refused before any shape is worked out.
-        expectBadModel(try file { h in
-            var f = h["features"] as! [String: Any]
-            f["hopLength"] = 0
-            h["features"] = f
-        }, mentioning: "hop 0")
+        expectBadModel(try withFeature("hopLength", 0), mentioning: "hop 0")
         expectBadModel(try file { $0["name"] = 7 }, mentioning: "header")
         // A second input channel asked of a model trained without one: its statistics do not fit.
-        expectBadModel(try file { h in
-            var f = h["features"] as! [String: Any]
-            f["windowFloorQuantile"] = 0.2
-            h["features"] = f
-        }, mentioning: "2 × 16 mel bands")
-        expectBadModel(try file { h in
-            var f = h["features"] as! [String: Any]
-            f["windowFloorQuantile"] = 1.5
-            h["features"] = f
-        }, mentioning: "window floor quantile")
+        expectBadModel(try withFeature("windowFloorQuantile", 0.2), mentioning: "2 × 16 mel bands")
+        expectBadModel(try withFeature("windowFloorQuantile", 1.5), mentioning: "window floor quantile")
     }
 
     @Test func aTwoChannelModelRoundTripsAndClassifies() throws {
