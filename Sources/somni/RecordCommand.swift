@@ -289,9 +289,9 @@ struct RecordingOptions {
     /// the store put it back) saved now; what became of it, or nil with --out (where an analysed
     /// night is at its end). One a save that died after its commit left behind is removed.
     func saveAnalysed(_ folder: URL) throws -> String? {
+        NightCloser.removeMasterOnceAnalysed(in: folder)  // a process killed just before it could
         guard out == nil else { return nil }
         let store = try NightStore(directory: NightStore.defaultDirectory(explicit: store))
-        NightCloser.removeMasterOnceAnalysed(in: folder)  // a process killed just before it could
         do {
             let record = try store.add(nightFolder: folder, moving: true, unlessStored: true)
             return "saved in the night store as \(record.id)"

@@ -81,7 +81,6 @@ struct RecoverCommand: Command {
                 defer { withExtendedLifetime(held) {} }
                 journal = try NightJournal.load(in: folder)  // as the last process to hold it left it
                 guard journal.status != .analysed else {
-                    NightCloser.removeMasterOnceAnalysed(in: folder)
                     print("\(folder.lastPathComponent): already closed" + (try options.saveAnalysed(folder).map { "; \($0)" } ?? ""))
                     continue
                 }

@@ -8,7 +8,7 @@ import Foundation
 enum StandardOutput {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var pending: [UInt8] = []
-    nonisolated(unsafe) private static var failure: Int32?
+    nonisolated(unsafe) private static var firstFailure: Int32?
     /// A terminal sees each line as it is printed, as stdio's line buffering gave; a file or a
     /// pipe gets the output in large writes.
     private static let toTerminal = isatty(STDOUT_FILENO) != 0
@@ -20,25 +20,22 @@ enum StandardOutput {
         }
     }
 
-    /// Writes out what is pending; the errno of the first write that failed, if one did.
-    @discardableResult
-    static func flush() -> Int32? {
-        lock.withLock {
-            writePending()
-            return failure
-        }
-    }
+    /// The errno of the first write that failed, if one did.
+    static var failure: Int32? { lock.withLock { firstFailure } }
+
+    /// Writes out what is pending.
+    static func flush() { lock.withLock { writePending() } }
 
     private static func writePending() {
         defer { pending.removeAll(keepingCapacity: true) }
-        guard failure == nil else { return }  // once a write failed, the rest goes nowhere, as with stdio
+        guard firstFailure == nil else { return }  // once a write failed, the rest goes nowhere, as with stdio
         pending.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
                 let written = write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    failure = errno
+                    firstFailure = errno
                     return
                 }
                 offset += written

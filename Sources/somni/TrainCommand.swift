@@ -267,7 +267,8 @@ struct TrainCommand: Command {
         ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio)
         // A held-out folder holding training recordings (linked or copied in) measures the model
         // on what it learnt, as DATA_DIR itself given there would, which is refused above.
-        for (flag, dir, indices) in [("--validation", validationDirectory, validation), ("--test", testDirectory, test)] {
+        let heldOut = [("--validation", validationDirectory, validation), ("--test", testDirectory, test)]
+        for (flag, dir, indices) in heldOut {
             guard let dir else { continue }
             let shared = data.filesAlsoTrainedOn(train, among: indices)
             guard let first = shared.first else { continue }
@@ -275,7 +276,7 @@ struct TrainCommand: Command {
                              + "\(shared.count == 1 ? "is" : "are") also trained on (the same file or a copy of one), e.g. \(first): "
                              + "its figures would be of examples trained on")
         }
-        for (flag, dir, indices) in [("--validation", validationDirectory, validation), ("--test", testDirectory, test)] {
+        for (flag, dir, indices) in heldOut {
             guard let dir else { continue }
             let held = Set(indices.map { data.examples[$0].label })
             let missing = data.labels.indices.filter { !held.contains($0) }.map { data.labels[$0] }

@@ -92,13 +92,11 @@ func exitCode(for error: any Error) -> Int32 {
 /// is printed fails to be written and `finishStandardOutput` says so.
 enum StandardStreams {
     nonisolated(unsafe) static var outputWasClosed = false
-    /// Why standard output could not be written at a flush before the end (errno).
-    nonisolated(unsafe) static var outputFailure: Int32?
+    /// Why standard output could not be written, if it could not (errno).
+    static var outputFailure: Int32? { StandardOutput.failure }
 
-    /// Writes out what is printed so far, remembering a failure for `finishStandardOutput`.
-    static func flushOutput() {
-        if let failure = StandardOutput.flush(), outputFailure == nil { outputFailure = failure }
-    }
+    /// Writes out what is printed so far.
+    static func flushOutput() { StandardOutput.flush() }
 
     static func openClosedOnes() {
         var status = stat()

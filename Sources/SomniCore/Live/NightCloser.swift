@@ -6,9 +6,10 @@ public enum NightCloser {
     /// The morning pipeline on a night-mode master: (master file, night folder, journal) → Session.
     public typealias MorningAnalysis = (URL, URL, NightJournal) throws -> Session
 
-    /// - Parameter recovered: true when the recorder died and the night is closed from what is on disk.
-    @discardableResult
+    /// - Parameters:
+    ///   - recovered: true when the recorder died and the night is closed from what is on disk.
     ///   - analysed: called once the journal says "analysed" on the disk, before the master goes.
+    @discardableResult
     public static func close(folder: URL, classifierName: String, sensitivity: Int, recovered: Bool,
                              analysed: () -> Void = {}, morning: MorningAnalysis) throws -> Session {
         var journal = try NightJournal.load(in: folder)
@@ -91,15 +92,19 @@ public enum NightCloser {
         journal.status = .analysed
         try journal.save(in: folder)
         analysed()
-        removeMasterOnceAnalysed(in: folder)
+        removeMaster(of: journal, in: folder)
         return session
     }
 
-    /// Removes the master of an analysed night-mode night that is not to be kept: after the
-    /// analysis, or left there by a process killed just before it could.
+    /// Removes the master of an analysed night-mode night that is not to be kept, left there by
+    /// a process killed between marking the night analysed and removing it.
     public static func removeMasterOnceAnalysed(in folder: URL) {
-        guard let journal = try? NightJournal.load(in: folder), journal.status == .analysed, journal.mode == .night,
-              !journal.keepAudio, let master = masterFile(in: folder, journal: journal) else { return }
+        if let journal = try? NightJournal.load(in: folder) { removeMaster(of: journal, in: folder) }
+    }
+
+    private static func removeMaster(of journal: NightJournal, in folder: URL) {
+        guard journal.status == .analysed, journal.mode == .night, !journal.keepAudio,
+              let master = masterFile(in: folder, journal: journal) else { return }
         try? FileManager.default.removeItem(at: master)
     }
 
