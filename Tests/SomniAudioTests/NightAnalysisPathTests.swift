@@ -202,6 +202,30 @@ import Testing
                                           + "the recording may be damaged"), "\(session.warnings)")
         let envelope = try EnvelopeFile.read(from: folder.url.appendingPathComponent(EnvelopeFile.fileName)).values
         #expect(envelope.count == 1_200 && envelope.allSatisfy(\.isFinite) && envelope.suffix(100).allSatisfy { $0 > 0.01 })
+
+        // Infinities in the same places are the same silence: the windows and clips are read
+        // back from the spool, where they were full-scale clicks.
+        // A generated night with snores and coughs, so there are events and clips to compare.
+        let synthesizer = try NightSynthesizer(configuration: .compressed(minutes: 2, seed: 5), bank: GeneratedSoundBank())
+        var sounds: [Float] = [], block = [Float](repeating: 0, count: 16_000)
+        while case let n = try block.withUnsafeMutableBufferPointer({ try synthesizer.read(into: $0) }), n > 0 { sounds += block[..<n] }
+        var withNaN = sounds, infinite = sounds
+        for (k, i) in stride(from: 16_000, to: sounds.count, by: 4_001).enumerated() {
+            withNaN[i] = .nan
+            infinite[i] = k % 2 == 0 ? .infinity : -.infinity
+        }
+        func analysed(_ samples: [Float], in name: String) throws -> Session {
+            let out = folder.url.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: WAVClipEncoder())
+            return try analyzer.analyze(source: BufferAudioSource(samples), sourceName: "nan.wav", into: out)
+        }
+        let asNaN = try analysed(withNaN, in: "nan"), asInfinity = try analysed(infinite, in: "infinite")
+        #expect(!asNaN.events.isEmpty && asInfinity.events == asNaN.events && asInfinity.warnings == asNaN.warnings)
+        for clip in asNaN.events.compactMap(\.clip) {
+            #expect(try Data(contentsOf: folder.url.appendingPathComponent("infinite/" + clip))
+                    == Data(contentsOf: folder.url.appendingPathComponent("nan/" + clip)), "\(clip)")
+        }
     }
 
     /// Settings an app sets by hand are refused, not clamped for the analysis and written into

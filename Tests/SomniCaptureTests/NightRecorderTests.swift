@@ -217,7 +217,7 @@ func nightModeJournal() -> NightJournal {
             var s = Session(source: "microphone", startedAt: nil, duration: 118, analysedSeconds: 60, activeShare: 0.5,
                             settings: .init(sensitivity: 5, classifier: "test"),
                             summary: SessionSummary(duration: 118, analysedSeconds: 60, activeShare: 0.5, gateBypassed: false,
-                                                    events: snores, episodes: [], recordedSeconds: 118 - RecordingGap.total(gaps)),
+                                                    events: snores, episodes: [], recordedSeconds: RecordingGap.recorded(of: 118, less: gaps)),
                             episodes: [], events: snores, warnings: [])
             s.gaps = gaps
             return s

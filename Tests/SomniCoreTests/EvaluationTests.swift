@@ -114,6 +114,12 @@ import Testing
                                    duration: 60)
         #expect(result(r, .cough).events == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
         #expect(result(r, .cough).segments == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+        // A duration in the wrong unit (nanoseconds) is no longer than a night may be: it trapped
+        // converting to a segment count, or asked for 10¹¹ segments.
+        for duration in [1e20, 1e12] {
+            let long = Evaluator.evaluate(reference: [event(.cough, 5, 6)], found: [event(.cough, 5, 6)], duration: duration)
+            #expect(result(long, .cough).segments == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 0))
+        }
     }
 
     @Test func falseEventsPerHourPerClassAndTotal() {

@@ -15,8 +15,9 @@ import Testing
         #expect(spool.count == 3 * input.count && samples.count == spool.count)
         var back = [Float](repeating: 9, count: 3 * input.count + 4)
         try back.withUnsafeMutableBufferPointer { try samples.read(from: 0, into: $0) }
-        // Rounded to 1/32768 steps (the decoder's); NaN is silence, overs and infinities clip.
-        let expected: [Float] = [0, 16384, -16384, 32767, -32768, 32767, -32768, 0, 32767, -32768, 8192, -33]
+        // Rounded to 1/32768 steps (the decoder's); overs clip; NaN and infinities are silence,
+        // as the features read them (clipped, an infinity was a full-scale click in the windows).
+        let expected: [Float] = [0, 16384, -16384, 32767, -32768, 32767, -32768, 0, 0, 0, 8192, -33]
             .map { $0 / 32768 }
         for k in 0..<3 * input.count {
             #expect(abs(back[k] - expected[k % input.count]) < 1e-7, "sample \(k): \(back[k])")
@@ -119,5 +120,55 @@ import Testing
         while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 { out += buffer[..<n] }
         #expect(out.count == 16_000 + 32_000 + 2)
         #expect(joined.gaps.map(\.duration) == [2])
+    }
+
+    /// Parts days apart (a recorder whose clock was never set dates its file 1970) are refused
+    /// once the first is read, rather than followed by days of silence.
+    @Test func partsFurtherApartThanANightAreRefused() throws {
+        let t0 = Date(timeIntervalSince1970: 0)
+        let joined = JoinedAudioSource(parts: [
+            .init(name: "a.wav", source: BufferAudioSource([Float](repeating: 0.1, count: 32_000)), start: t0),
+            .init(name: "b.wav", source: BufferAudioSource([1, 1]), start: t0.addingTimeInterval(3 * 86_400)),
+        ])
+        var buffer = [Float](repeating: 0, count: 4096)
+        var read = 0
+        let error = #expect(throws: SomniError.self) {
+            while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 { read += n }
+        }
+        #expect(error?.message.contains("b.wav starts 72.0 h after a.wav ends: not one night") == true, "\(String(describing: error))")
+        #expect(read <= 32_000)
+    }
+
+    /// A source that says it wrote more than the buffer holds, or a negative count, is an error:
+    /// samples never written were analysed, or the night ended early without a word.
+    @Test(arguments: [-1, 4097])
+    func aSourceThatMiscountsIsAnError(count: Int) throws {
+        final class Miscounting: AudioSource {
+            let said: Int
+            var calls = 0
+            init(_ said: Int) { self.said = said }
+            var expectedDuration: Double? { nil }
+            let warnings: [String] = []
+            func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+                calls += 1
+                buffer.update(repeating: 0.1)
+                return calls == 3 ? said : buffer.count
+            }
+        }
+        let joined = JoinedAudioSource(parts: [.init(name: "a.wav", source: Miscounting(count))])
+        var buffer = [Float](repeating: 0, count: 4096)
+        let error = #expect(throws: SomniError.self) {
+            while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 {}
+        }
+        #expect(error?.message.contains("said it wrote \(count) samples into a buffer of 4096") == true, "\(String(describing: error))")
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-miscount-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var analyzer = NightAnalyzer(classifier: HeuristicClassifier(), clipEncoder: nil)
+        analyzer.blockLength = 4096
+        #expect(throws: SomniError.self) {
+            try NightFolder.writeAtomically(to: folder) { try analyzer.analyze(source: Miscounting(count), sourceName: "x", into: $0) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
     }
 }

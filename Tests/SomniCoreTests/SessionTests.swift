@@ -72,6 +72,18 @@ import Testing
         #expect(try Session.load(from: folder).summary == old)
     }
 
+    /// Gaps are cut to the night and counted once where they overlap: summed as given, a gap past
+    /// the end left a night with events 0 % snoring, and overlapping ones took time twice.
+    @Test func gapsCountOnlyTheirTimeInsideTheNightAndOnce() {
+        func gap(_ start: Double, _ duration: Double) -> RecordingGap { RecordingGap(start: start, duration: duration, reason: "x") }
+        #expect(RecordingGap.recorded(of: 30, less: [gap(100, 50)]) == 30)
+        #expect(RecordingGap.recorded(of: 30, less: [gap(-5, 10)]) == 25)
+        #expect(RecordingGap.recorded(of: 30, less: [gap(5, 5), gap(7, 5)]) == 23)
+        #expect(RecordingGap.recorded(of: 30, less: [gap(20, 5), gap(5, 2), gap(6, 1)]) == 23)
+        #expect(RecordingGap.recorded(of: 30, less: [gap(.nan, 5), gap(3, .infinity), gap(10, -4)]) == 30)
+        #expect(RecordingGap.unrecorded(in: 30, by: [gap(25, 50)]) == 5)
+    }
+
     /// Forcing a folder to the disk opens its plain files and folders only: a pipe or a link in a
     /// folder someone imports must not block it, and a missing folder is one I/O error. The limit
     /// catches a hang on the pipe, which never ends; a minute did not cover an fsync queued behind

@@ -186,6 +186,15 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
 
     @Test func badHoursAreRefused() {
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: 0), bank: GeneratedSoundBank()) }
+        // Ranges past a day never finish planning (a step past Int.max trapped), and a night
+        // under a second has no samples.
+        for change in [{ (c: inout NightConfiguration) in c.quietMinutes = 1e300...1e300 },
+                       { c in c.snoreEpisodeMinutes = 0...1e300 }, { c in c.snoreInterval = 3...1e9 },
+                       { c in c.firstSnoreMinutes = 0...Double.infinity }, { c in c.hours = 1e-9 }] {
+            var config = NightConfiguration(hours: 0.02)
+            change(&config)
+            #expect(throws: SomniError.self) { try NightPlan(configuration: config, bank: GeneratedSoundBank()) }
+        }
         #expect(throws: SomniError.self) { try NightPlan(configuration: .init(hours: .nan), bank: GeneratedSoundBank()) }
         var endless = NightConfiguration.compressed(minutes: 2)
         endless.snoreEpisodeMinutes = 0...0

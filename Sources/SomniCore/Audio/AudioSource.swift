@@ -38,6 +38,18 @@ public protocol AudioSource: AnyObject {
 }
 
 extension AudioSource {
+    /// `read(into:)` held to its contract: a count below 0 or past the buffer (an app's source
+    /// that miscounts) is an error, where it was taken for the end of the night without a word,
+    /// or for samples that were never written.
+    func checkedRead(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        let count = try read(into: buffer)
+        guard count >= 0, count <= buffer.count else {
+            throw SomniError(.internalError, "the audio source \(type(of: self)) said it wrote \(count) samples into a buffer "
+                             + "of \(buffer.count): read(into:) returns how many it wrote, 0 at the end")
+        }
+        return count
+    }
+
     public func rereadableSamples() -> PCM16Samples? { nil }
     public var recordedSampleRate: Int? { nil }
     public var gaps: [RecordingGap] { [] }

@@ -18,6 +18,9 @@ public final class JoinedAudioSource: AudioSource {
 
     /// Pauses shorter than this are the parts' own rounding, not a stop of the recorder.
     public static let shortestPause = 1.0
+    /// Parts further apart than this are not one night (a recorder whose clock was never set
+    /// dates its file 1970): reading the pause as silence would spool years of it.
+    public static let longestPause: Double = 12 * 3600
 
     private let parts: [Part]
     private var current = 0
@@ -67,6 +70,12 @@ public final class JoinedAudioSource: AudioSource {
         return abs(pause) < shortestPause ? 0 : pause
     }
 
+    /// Why `next` cannot follow `previous` in one night, `pause` seconds after it ends.
+    public static func tooFarApart(_ next: String, _ pause: Double, _ previous: String) -> SomniError {
+        SomniError(.badInput, String(format: "%@ starts %.1f h after %@ ends: not one night (parts are at most %.0f h apart)",
+                                     next, pause / 3600, previous, longestPause / 3600))
+    }
+
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
         let rate = Double(analysisSampleRate)
         var filled = 0
@@ -78,7 +87,7 @@ public final class JoinedAudioSource: AudioSource {
                 if silenceLeft == 0 { partStart = position }
                 continue
             }
-            let n = try parts[current].source.read(into: UnsafeMutableBufferPointer(rebasing: buffer[filled...]))
+            let n = try parts[current].source.checkedRead(into: UnsafeMutableBufferPointer(rebasing: buffer[filled...]))
             if n > 0 { filled += n; position += n; continue }
             // The part ended: place the next one after the pause their times show.
             let length = Double(position - partStart) / rate
@@ -86,6 +95,7 @@ public final class JoinedAudioSource: AudioSource {
             partStart = position
             guard current < parts.count, let previous = parts[current - 1].start, let here = parts[current].start else { continue }
             let pause = Self.pause(from: previous, lasting: length, to: here)
+            guard pause <= Self.longestPause else { throw Self.tooFarApart(parts[current].name, pause, parts[current - 1].name) }
             if pause > 0 {
                 silenceLeft = Int((pause * rate).rounded())
                 gaps.append(RecordingGap(start: Double(position) / rate, duration: Double(silenceLeft) / rate,

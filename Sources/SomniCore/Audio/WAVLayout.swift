@@ -14,6 +14,15 @@ public struct WAVLayout {
     /// The RIFF chunk's own size: the whole file less 8 bytes, when the header was finished.
     var riffSize = 0
 
+    /// The bytes one sample of every channel takes, for sound stored one sample at a time (PCM,
+    /// float, A-law, µ-law): 12- and 20-bit samples fill whole bytes (2 and 3), so bits / 8
+    /// made an intact file's header promise more than it held. nil for compressed sound
+    /// (ADPCM, MP3 in a WAV), whose length its byte count does not tell.
+    var bytesPerFrame: Int? {
+        guard [1, 3, 6, 7].contains(formatTag), channels > 0, bitsPerSample > 0 else { return nil }
+        return channels * ((bitsPerSample + 7) / 8)
+    }
+
     enum Problem: Error, CustomStringConvertible {
         case notRIFF, shortFormat, dataBeforeFormat, noData
         var description: String {
@@ -84,7 +93,8 @@ public struct WAVLayout {
             let size = layout.declaredDataSize
             guard size != 0, size != 0xFFFF_FFFF else { return nil }
             let held = layout.dataBytes(fileSize: fileSize) { bytes($0, 8) }
-            let bytesPerSecond = Double(layout.sampleRate * layout.channels * max(1, layout.bitsPerSample / 8))
+            guard let frame = layout.bytesPerFrame else { return nil }
+            let bytesPerSecond = Double(layout.sampleRate * frame)
             guard held > size, bytesPerSecond > 0 else { return nil }
             return (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
         }
@@ -108,9 +118,9 @@ public struct WAVLayout {
     /// stopped. FFmpeg trims the length to what the file holds, so it cannot tell.
     public static func promisedSeconds(of url: URL) -> Double? {
         guard let layout = reading(url, { bytes, _ in try? find(bytes) }) else { return nil }
-        let size = layout.declaredDataSize, frameBytes = layout.channels * max(1, layout.bitsPerSample / 8)
-        guard size > 0, size < 0x7FFF_0000, layout.riffSize != 0xFFFF_FFFF,
-              layout.riffSize >= layout.dataOffset - 8 + size, layout.sampleRate > 0, frameBytes > 0 else { return nil }
+        let size = layout.declaredDataSize
+        guard let frameBytes = layout.bytesPerFrame, size > 0, size < 0x7FFF_0000, layout.riffSize != 0xFFFF_FFFF,
+              layout.riffSize >= layout.dataOffset - 8 + size, layout.sampleRate > 0 else { return nil }
         return Double(size / frameBytes) / Double(layout.sampleRate)
     }
 }

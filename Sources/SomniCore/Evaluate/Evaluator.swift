@@ -245,8 +245,9 @@ public enum Evaluator {
                               segmentLength: Double) -> DetectionScores {
         guard segmentLength.isFinite, segmentLength > 0 else { return DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0) }
         // The timeline runs to the recording's end or the last event, whichever is later, but no
-        // more than a day past the recording: absurd times in a file must not allocate the world.
-        let safeDuration = duration.isFinite ? max(0, duration) : 0
+        // more than a day past the recording, and the recording is no longer than a night may
+        // be: absurd times in a file, or a duration in the wrong unit, must not allocate the world.
+        let safeDuration = duration.isFinite ? min(max(0, duration), Session.longestPlausible) : 0
         let lastEnd = (reference + found).map(\.end).filter(\.isFinite).max() ?? 0
         let timeline = min(max(safeDuration, lastEnd), safeDuration + 86_400)
         let count = Int((timeline / segmentLength).rounded(.up))

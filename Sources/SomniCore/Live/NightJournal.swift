@@ -11,11 +11,28 @@ public struct RecordingGap: Codable, Sendable, Equatable {
         self.start = start; self.duration = duration; self.reason = reason
     }
 
-    /// The time the gaps leave unrecorded, together.
-    public static func total(_ gaps: [RecordingGap]) -> Double { gaps.reduce(0) { $0 + $1.duration } }
+    /// The time the gaps leave unrecorded in a night `duration` long: each cut to the night and
+    /// overlapping ones counted once (summed as given, a gap past the end, or two overlapping,
+    /// left a night with events 0 % snoring); a gap with a time that is not a number says nothing.
+    public static func unrecorded(in duration: Double, by gaps: [RecordingGap]) -> Double {
+        guard duration.isFinite, duration > 0 else { return 0 }
+        let spans = gaps.compactMap { gap -> (Double, Double)? in
+            guard gap.start.isFinite, gap.duration.isFinite, gap.duration > 0 else { return nil }
+            let start = max(0, gap.start), end = min(duration, gap.start + gap.duration)
+            return start < end ? (start, end) : nil
+        }.sorted { $0.0 < $1.0 }
+        var total = 0.0, reached = 0.0
+        for (start, end) in spans where end > reached {
+            total += end - max(start, reached)
+            reached = end
+        }
+        return total
+    }
 
     /// The time of a night `duration` long that its gaps leave recorded.
-    public static func recorded(of duration: Double, less gaps: [RecordingGap]) -> Double { max(0, duration - total(gaps)) }
+    public static func recorded(of duration: Double, less gaps: [RecordingGap]) -> Double {
+        max(0, duration - unrecorded(in: duration, by: gaps))
+    }
 }
 
 /// A closed (or, after a crash, still open) live episode and the clip written for it.

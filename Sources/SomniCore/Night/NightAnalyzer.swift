@@ -134,8 +134,10 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             warnings.append(narrowBandWarning(recordedAt: rate))
         }
 
-        // 2. Gate and windows at their true positions.
-        let notRecorded = source.gaps.map { TimeRange(start: $0.start, end: $0.start + $0.duration) }
+        // 2. Gate and windows at their true positions. A gap whose time is not a number says
+        // nothing (and could not be written into session.json).
+        let gaps = source.gaps.filter { $0.start.isFinite && $0.duration.isFinite }
+        let notRecorded = gaps.map { TimeRange(start: $0.start, end: $0.start + $0.duration) }
         let gate = SilenceGate.run(envelope: envelope, snoreBand: SilenceGate.snoreBandEnvelope(frames), duration: duration,
                                    notRecorded: notRecorded)
         // Stretches cut to the time recorded: the silence filling a gap holds nothing to classify.
@@ -197,7 +199,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         let analysed = recordedOnly(SilenceGate.union(gate.stretches, contextStretches, mergeGap: 0)).reduce(0) { $0 + ($1.end - $1.start) }
         let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
                                      gateBypassed: gate.bypassed, events: events, episodes: episodes,
-                                     recordedSeconds: RecordingGap.recorded(of: duration, less: source.gaps))
+                                     recordedSeconds: RecordingGap.recorded(of: duration, less: gaps))
         var session = Session(source: sourceName, startedAt: started.map { isoDateString($0.date) }, duration: duration,
                               analysedSeconds: analysed, activeShare: gate.activeShare,
                               settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifier.name),
@@ -205,7 +207,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         session.startedFrom = started?.origin
         session.timeZone = started == nil ? nil : TimeZone.current.identifier  // the zone isoDateString wrote in
         session.sourceFingerprint = source.fingerprint
-        if !source.gaps.isEmpty { session.gaps = source.gaps }
+        if !gaps.isEmpty { session.gaps = gaps }
         do {
             try session.jsonData().write(to: folder.appendingPathComponent(Session.fileName), options: .atomic)
         } catch {

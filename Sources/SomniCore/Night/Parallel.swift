@@ -112,7 +112,7 @@ final class ReadAhead: @unchecked Sendable {
             if lock.withLock({ stopRequested }) { break }
             let block = UnsafeMutableBufferPointer(rebasing: ring[slot * blockLength..<(slot + 1) * blockLength])
             do {
-                counts[slot] = try source.read(into: block)
+                counts[slot] = try source.checkedRead(into: block)
             } catch {
                 lock.withLock { failure = error }
                 counts[slot] = -1

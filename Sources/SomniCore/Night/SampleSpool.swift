@@ -36,8 +36,11 @@ public final class SampleSpool {
                     // with (a 16 kHz FLAC, a stereo WAV) comes back exactly as decoded, so it is
                     // analysed as the same samples in a plain WAV would be, and quiet rooms lose
                     // no level to truncation. Rounding by ±0.5 and clamping with selects keeps the
-                    // loop vectorised and free of libm calls; NaN fails every comparison and becomes 0.
-                    let v = samples[i + k] * 32768
+                    // loop vectorised and free of libm calls. A sample that is not a number (NaN,
+                    // or ±infinity from a broken float decoder) is silence, as the features read
+                    // it (x - x is 0 only for a finite x): infinity clamped was a full-scale click.
+                    let x = samples[i + k]
+                    let v = (x - x == 0 ? x : 0) * 32768
                     let r = v + (v >= 0 ? 0.5 : -0.5)
                     p[pendingCount + k] = Int16(r >= -32768 ? (r <= 32767 ? r : 32767) : (r < -32768 ? -32768 : 0))
                 }

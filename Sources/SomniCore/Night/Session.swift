@@ -157,7 +157,7 @@ public struct Session: Codable, Sendable, Equatable {
     /// Stretches with no audio (capture device lost), filled with silence; nil when none.
     public var gaps: [RecordingGap]? = nil
     /// The night's time without a recording: its gaps, together.
-    public var secondsNotRecorded: Double { RecordingGap.total(gaps ?? []) }
+    public var secondsNotRecorded: Double { RecordingGap.unrecorded(in: duration, by: gaps ?? []) }
     /// The night's time with a recording, over which its rates are.
     public var recordedSeconds: Double { RecordingGap.recorded(of: duration, less: gaps ?? []) }
     /// How `startedAt` is known: the recorder's clock, given, the file's creation time, its

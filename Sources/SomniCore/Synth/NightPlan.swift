@@ -62,11 +62,12 @@ public struct NightConfiguration: Sendable, Equatable {
     /// Throws `.badInput` for settings that would make no night or never finish planning.
     public func validate() throws {
         func bad(_ why: String) -> SomniError { SomniError(.badInput, "night configuration: \(why)") }
-        guard hours.isFinite, hours > 0, hours <= 24 else { throw bad("hours must be more than 0 and at most 24, not \(hours)") }
-        let ranges = [("snoreEpisodeMinutes", snoreEpisodeMinutes), ("snoreInterval", snoreInterval),
-                      ("quietMinutes", quietMinutes), ("firstSnoreMinutes", firstSnoreMinutes)]
-        for (name, r) in ranges where !(r.lowerBound.isFinite && r.upperBound.isFinite && r.lowerBound >= 0) {
-            throw bad("\(name) must be finite and not negative")
+        guard hours.isFinite, hours * 3600 >= 1, hours <= 24 else { throw bad("hours must be at least a second and at most 24, not \(hours)") }
+        // No longer than a day: the planner steps through the night by them.
+        let ranges = [("snoreEpisodeMinutes", snoreEpisodeMinutes, 1440.0), ("snoreInterval", snoreInterval, 86_400),
+                      ("quietMinutes", quietMinutes, 1440), ("firstSnoreMinutes", firstSnoreMinutes, 1440)]
+        for (name, r, longest) in ranges where !(r.lowerBound >= 0 && r.upperBound <= longest) {
+            throw bad("\(name) must be from 0 to \(Int(longest)) (a day), not \(r.lowerBound)...\(r.upperBound)")
         }
         guard snoreEpisodeMinutes.lowerBound + quietMinutes.lowerBound > 0 else {
             throw bad("snoring episodes and the quiet between them cannot both be 0 minutes long")
