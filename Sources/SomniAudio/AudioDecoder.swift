@@ -185,6 +185,12 @@ public final class AudioDecoder: AudioSource {
         var decoder: UnsafePointer<AVCodec>?
         let found = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
         guard found >= 0, let decoder, let stream = format.pointee.streams[Int(found)] else {
+            // An index cut off early opens with no stream, or one it cannot describe: the frames
+            // are read as an unindexed M4A's are.
+            if plainFile, mayBeUnindexedMP4(path) {
+                avformat_close_input(&handles.format)
+                return nil
+            }
             throw noUsableStreamError(format, path: path, reason: found)
         }
         for index in 0..<Int(format.pointee.nb_streams) where index != Int(found) {
@@ -380,7 +386,7 @@ public final class AudioDecoder: AudioSource {
         guard isRegularFile(path) else { return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))") }
         guard let file = FileHandle(forReadingAtPath: path) else { return SomniError(.io, "cannot read \(path)") }
         defer { try? file.close() }
-        let head = (try? file.read(upToCount: 8)) ?? Data()
+        let head = (try? file.read(upToCount: 12)) ?? Data()
         if head.prefix(3) == Data("ID3".utf8) {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP3 recording with a tag "
                 + "but no sound after it, empty or damaged (\(ffmpegErrorText(code)))")
@@ -389,7 +395,26 @@ public final class AudioDecoder: AudioSource {
             return SomniError(.badInput, "\(path) holds no audio that can be read: it is an MP4/M4A recording without "
                 + "its index (the 'moov' box), which recorders write last, and without audio Somni can find in it")
         }
+        // A recording cut off (or damaged) inside its own header is one, not "not an audio file".
+        if let kind = headerKind(head) {
+            let size = (try? file.seekToEnd()).map { " (\($0) bytes)" } ?? ""
+            return SomniError(.badInput, "\(path) holds no audio that can be read: it is a \(kind) recording whose header is "
+                + "cut off or damaged\(size): \(ffmpegErrorText(code))")
+        }
         return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))")
+    }
+
+    /// The kind of recording a file's first bytes name; nil for none Somni knows by them.
+    private static func headerKind(_ head: Data) -> String? {
+        func starts(_ text: String, at offset: Int = 0) -> Bool {
+            head.count >= offset + text.utf8.count && head.dropFirst(offset).prefix(text.utf8.count).elementsEqual(text.utf8)
+        }
+        if starts("fLaC") { return "FLAC" }
+        if starts("OggS") { return "Ogg" }
+        if starts("RIFF") || starts("RF64"), head.count < 12 || starts("WAVE", at: 8) { return "WAV" }
+        if starts("FORM") { return "AIFF" }
+        if starts("caff") { return "CAF" }
+        return nil
     }
 
     /// Why av_find_best_stream found nothing to decode, said for the user.
@@ -403,6 +428,11 @@ public final class AudioDecoder: AudioSource {
         let kinds = Set(streams.compactMap { av_get_media_type_string($0.codec_type).map { String(cString: $0) } })
         if kinds.isEmpty {
             return SomniError(.badInput, "\(path) holds no audio: the file has no streams at all (an empty recording?)")
+        }
+        if let audio = streams.first(where: { $0.codec_type == AVMEDIA_TYPE_AUDIO }) {
+            // An audio stream its header cannot describe: no channels, no rate.
+            return SomniError(.badInput, "\(path) holds audio that cannot be read: its header is damaged (\(String(cString: avcodec_get_name(audio.codec_id))), "
+                + "\(audio.sample_rate) Hz, \(audio.ch_layout.nb_channels) channels)")
         }
         return SomniError(.badInput, "not an audio file: \(path) has no audio stream (it holds \(kinds.sorted().joined(separator: ", ")))")
     }

@@ -158,6 +158,60 @@ import Testing
         #expect(open.warnings.isEmpty, "\(open.warnings)")
     }
 
+    /// A recording cut off inside its own header is called that, not "not an audio file"; one
+    /// whose header describes no channels holds audio that cannot be read (it was "no audio
+    /// stream (it holds audio)").
+    @Test func aHeaderCutOffOrDamagedIsSaidToBe() throws {
+        let folder = try ScratchFolder()
+        let flac = try Data(contentsOf: try TestSignals.encode(TestSignals.tones(seconds: 2, sampleRate: 16_000), as: .flac,
+                                                               sampleRate: 16_000, in: folder.url))
+        let wav = wavHeader(formatTag: 1, dataBytes: 64_000) + Data(count: 64_000)
+        for (name, contents, kind) in [("cut-8.flac", flac.prefix(8), "FLAC"), ("cut-20.flac", flac.prefix(20), "FLAC"),
+                                       ("cut-60.flac", flac.prefix(60), "FLAC"), ("cut-30.wav", wav.prefix(30), "WAV")] {
+            let error = error { _ = try AudioDecoder(url: try folder.file(name, contents: contents)) }
+            #expect(error?.code == .badInput)
+            #expect(error?.message.contains("it is a \(kind) recording whose header is cut off or damaged") == true,
+                    "\(name): \(error?.message ?? "no error")")
+        }
+        var noChannels = wav
+        noChannels.replaceSubrange(22..<24, with: [0, 0])
+        let error = error { _ = try AudioDecoder(url: try folder.file("no-channels.wav", contents: noChannels)) }
+        #expect(error?.code == .badInput)
+        #expect(error?.message.contains("holds audio that cannot be read: its header is damaged") == true,
+                "\(error?.message ?? "no error")")
+    }
+
+    /// 12- and 20-bit samples fill 2 and 3 bytes: an intact file was said to end early (its
+    /// header's length taken as bits / 8 bytes a sample). A WAV of compressed sound (IMA ADPCM)
+    /// promises no length by its byte count at all.
+    @Test(arguments: [(12, 2), (20, 3)])
+    func samplesOfOddBitDepthsFillWholeBytes(bits: Int, bytes: Int) throws {
+        let folder = try ScratchFolder()
+        let seconds = 2, tone = TestSignals.tones(seconds: Double(seconds), sampleRate: 16_000)
+        var header = wavHeader(formatTag: 1, dataBytes: tone.count * bytes)
+        func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+            withUnsafeBytes(of: value.littleEndian) { header.replaceSubrange(offset..<offset + $0.count, with: $0) }
+        }
+        put(UInt32(16_000 * bytes), at: 28); put(UInt16(bytes), at: 32); put(UInt16(bits), at: 34)
+        var data = Data()
+        for sample in tone {
+            // Left-justified, as the format keeps them: the low bits of the container are zero.
+            let full = Int32((Double(max(-1, min(1, sample))) * 2_147_483_000).rounded())
+            let value = (full >> Int32(32 - bits)) << Int32(32 - bits)
+            withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0.suffix(bytes)) }
+        }
+        let url = try folder.file("odd-\(bits).wav", contents: header + data)
+        let decoder = try AudioDecoder(url: url)
+        #expect(try TestSignals.readAll(decoder).count == seconds * 16_000)
+        #expect(decoder.warnings.isEmpty, "\(decoder.warnings)")
+        #expect(abs((decoder.expectedDuration ?? 0) - Double(seconds)) < 0.01)
+        #expect(WAVLayout.promisedSeconds(of: url) == Double(seconds))
+
+        var adpcm = wavHeader(formatTag: 0x11, dataBytes: 4_000)
+        adpcm.replaceSubrange(34..<36, with: [4, 0])
+        #expect(WAVLayout.promisedSeconds(of: try folder.file("adpcm.wav", contents: adpcm + Data(count: 4_000))) == nil)
+    }
+
     /// A WAV whose header says less sound than follows it: a size left stale when a recorder
     /// stopped patching it, or one wrapped past 4 GiB. Read to its end (before: silently cut to
     /// what the header said), and said so; a real chunk after the declared end (LIST, id3) is
@@ -369,6 +423,16 @@ import Testing
         #expect(halfSecondLevels(read).count >= 85)
         let worst = largestLevelDifference(read, expected)
         #expect(worst < 0.5, "levels differ by up to \(worst) dB")
+
+        // An index cut off a few bytes in opens in FFmpeg with no stream, or one it cannot
+        // describe: read from the frames all the same (it was "no streams at all", --like or not).
+        let (_, _, index) = try indexLast(try Data(contentsOf: whole))
+        for into in [8, 50, 120, 400] {
+            let shortIndex = try folder.file("index-\(into).m4a", contents: bytes.prefix(index.lowerBound + into))
+            let decoder = try AudioDecoder(url: shortIndex, like: whole)
+            let all = try TestSignals.readAll(decoder)
+            #expect(abs(Double(all.count) / 16_000 - 60) < 1, "\(into) bytes of index: read \(all.count) samples")
+        }
 
         // Settings of another kind of recording are refused, not guessed with.
         let mp3 = try TestSignals.encode(TestSignals.tones(seconds: 1, sampleRate: 48_000), as: .mp3, sampleRate: 48_000, in: folder.url)
