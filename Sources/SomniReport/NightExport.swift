@@ -85,16 +85,19 @@ public enum NightExport {
         }
     }
 
+    /// Rounded as `nights`, `show` and the report round (half away from zero): printf's half to
+    /// even gave 15 s of snoring as 0.2 min here and 0.3 min there.
     private static func number(_ v: Double, _ decimals: Int) -> String {
-        v.isFinite ? String(format: "%.\(decimals)f", v) : ""
+        v.isFinite ? SomniReport.Format.fixed(v, decimals) : ""
     }
 
     /// RFC 4180: quote fields holding a comma, quote or line break; double inner quotes. A leading
-    /// = + - @ is prefixed with ' so spreadsheets do not run a file name as a formula.
+    /// = + - @ tab or carriage return is prefixed with ' so spreadsheets do not run a file name as
+    /// a formula. Scalars, not Characters: "\r\n" is one Character, equal to neither.
     static func csvField(_ s: String) -> String {
         var v = s
-        if let first = v.first, "=+-@".contains(first), Double(v) == nil { v = "'" + v }
-        guard v.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return v }
+        if let first = v.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first), Double(v) == nil { v = "'" + v }
+        guard v.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return v }
         return "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

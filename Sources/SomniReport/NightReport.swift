@@ -263,10 +263,30 @@ public enum Format {
         guard value.isFinite else { return "–" }
         var scale = 1
         for _ in 0..<decimals { scale *= 10 }
+        // Past what an Int holds exactly (no figure of a night is), printf's rounding will do.
+        guard abs(value) * Double(scale) < 1e15 else { return String(format: "%.\(decimals)f", value) }
         let scaled = Int((abs(value) * Double(scale)).rounded())
         let sign = value < 0 && scaled != 0 ? "-" : ""
         guard decimals > 0 else { return sign + String(scaled) }
         return sign + String(scaled / scale) + "." + padded(scaled % scale, decimals)
+    }
+
+    /// Text from a night's files (a recording's name, a warning) made safe to print on a line of
+    /// a terminal: control characters written out (`\n`, `\u{1B}`), so that a name holding an
+    /// escape sequence cannot clear the screen or retitle the window, nor a line break split a line.
+    public static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            guard scalar.properties.generalCategory == .control else { out.unicodeScalars.append(scalar); continue }
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default: out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return out
     }
 
     public static func className(_ c: EventClass) -> String {

@@ -377,8 +377,10 @@ enum ReportAssets {
         var minutes = trends.map(function (t) { return t.minutes; });
         var percent = trends.map(function (t) { return t.percent; });
         var maxMinutes = Math.max.apply(null, minutes), maxPercent = Math.max(1, Math.max.apply(null, percent));
+        // The scale's top as its bars say it: tenths under 10 min ("max 0 min" over bars of 0.2).
+        function minutesText(v) { return v.toFixed(Math.abs(v) < 9.95 ? 1 : 0) + ' min'; }
         el.querySelector('[data-chart="minutes"]').innerHTML =
-          svg(bars(minutes, 'min', maxMinutes, function (v) { return v.toFixed(Math.abs(v) < 9.95 ? 1 : 0) + ' min'; }), maxMinutes.toFixed(0) + ' min');
+          svg(bars(minutes, 'min', maxMinutes, minutesText), minutesText(maxMinutes));
         el.querySelector('[data-chart="percent"]').innerHTML =
           svg(bars(percent, 'pct', maxPercent, function (v) { return v.toFixed(1) + ' %'; }), maxPercent.toFixed(1) + ' %');
         var classes = ['snoring', 'sleep_talk', 'cough'], maxRate = 0, stacked = [];

@@ -1,4 +1,5 @@
 import Foundation
+import SomniReport
 import SomniCore
 import SomniStore
 
@@ -40,7 +41,7 @@ struct ImportCommand: Command {
             try store.nights(recordedFrom: s.source, startedAt: NightClock(iso: s.startedAt)?.start, fingerprint: s.sourceFingerprint)
         } ?? []
         if let stored = earlier.first, !replace {
-            throw SomniError(.badInput, "\(source.path) is a night of \(stored.source), already in the store as \(stored.id); "
+            throw SomniError(.badInput, "\(source.path) is a night of \(Format.printable(stored.source)), already in the store as \(stored.id); "
                              + "--replace puts it in that night's place")
         }
         // An undated folder of a recording stored dated keeps that start, as analyze --replace
@@ -51,7 +52,7 @@ struct ImportCommand: Command {
             (record, replaced) = try store.save(nightFolder: source, moving: false, replacing: earlier, unlessStored: true,
                                                 datedLike: datedLike)
         } catch let saved as NightStore.AlreadyStored {
-            throw SomniError(.badInput, "\(source.path) is a night of \(saved.night.source), stored as \(saved.night.id) while this "
+            throw SomniError(.badInput, "\(source.path) is a night of \(Format.printable(saved.night.source)), stored as \(saved.night.id) while this "
                              + "import ran; --replace puts it in that night's place")
         }
         if move {

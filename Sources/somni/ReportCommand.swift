@@ -37,6 +37,7 @@ struct ReportCommand: Command {
     /// `-o -`: the page to standard output, its clips inside it.
     var toStandardOutput: Bool { output == "-" }
     var details: Int
+    var detailsGiven: Bool
     var range: NightRange
 
     init(_ a: inout Arguments) throws {
@@ -44,7 +45,8 @@ struct ReportCommand: Command {
         all = a.flag("--all")
         output = try a.fileOption("-o") ?? "somni-report.html"
         clips = try a.option("--clips") ?? (output == "-" ? "embed" : "copy")
-        details = try a.option("--details", as: Int.self) ?? 7
+        let givenDetails = try a.option("--details", as: Int.self)
+        (details, detailsGiven) = (givenDetails ?? 7, givenDetails != nil)
         range = try NightRange(&a)
         key = a.positional()
     }
@@ -52,6 +54,7 @@ struct ReportCommand: Command {
     func validate() throws {
         if all && key != nil { throw UsageError("give a NIGHT or --all, not both") }
         if range.isGiven, !all { throw UsageError("--from and --to go with --all") }
+        if detailsGiven, !all { throw UsageError("--details goes with --all: one night's page shows it in full") }
         guard details >= 0 else { throw UsageError("--details must be 0 or more, not \(details)") }
         guard ["copy", "embed", "link"].contains(clips) else {
             throw UsageError("--clips must be copy, embed or link, not '\(clips)'")

@@ -73,7 +73,8 @@ struct ShowCommand: Command {
         }.joined(separator: " · "))
         for w in session.warnings { lines.append("  warning: \(w)") }
         lines.append("  folder        \(folder.path)")
-        print(lines.joined(separator: "\n"))
+        // A night imported from elsewhere names its recording: written out, not run by the terminal.
+        print(lines.map(Format.printable).joined(separator: "\n"))
         func at(_ seconds: Double) -> String { Format.time(seconds, on: clock) }
 
         // The episodes first: when a night snored, in a few lines rather than hundreds of snores.
@@ -94,10 +95,10 @@ struct ShowCommand: Command {
         var table = TextTable(headers: ["Event", "Time", "Class", "Duration", "Peak dBFS", "Severity", "Clip"],
                               numeric: [3, 4, 5])
         for e in listed.sorted(by: { $0.start < $1.start }) {
-            table.rows.append([e.id, at(e.start),
+            table.rows.append([Format.printable(e.id), at(e.start),
                                // Rounded as the report rounds them (half away from zero; printf's %.1f made 1.25 s "1.2").
                                Format.className(e.eventClass), Format.fixed(e.duration, 1) + " s",
-                               Format.fixed(e.peakDBFS, 1), Format.fixed(e.severity, 0), e.clip ?? "–"])
+                               Format.fixed(e.peakDBFS, 1), Format.fixed(e.severity, 0), e.clip.map(Format.printable) ?? "–"])
         }
         print("\n" + table.render())
     }

@@ -137,6 +137,10 @@ import Testing
         session.events[first].end = session.events[first].start + 1.25
         session.events[first].peakDBFS = -20.25
         session.events[first].severity = 45.5
+        // A night made elsewhere whose recording's name holds a terminal's escape sequences:
+        // written out, not run (it cleared the screen and retitled the window).
+        session.source = "esc\u{1B}[2J\u{1B}]2;pwned\u{07}.wav"
+        session.warnings.append("two\nlines")
         try session.jsonData().write(to: file)
         let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
         #expect(try CLI.run(["import", folder.path], environment: store).status == 0)
@@ -144,6 +148,9 @@ import Testing
         let row = try #require(shown.stdout.split(separator: "\n").first { $0.hasPrefix(session.events[first].id) })
         let cells = row.split(separator: " ", omittingEmptySubsequences: true)
         #expect(cells.contains("1.3") && cells.contains("-20.3") && cells.contains("46"), "\(row)")
+        #expect(!shown.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" }, "\(shown.stdout)")
+        #expect(shown.stdout.contains("source esc\\u{1B}[2J\\u{1B}]2;pwned\\u{7}.wav") && shown.stdout.contains("warning: two\\nlines"),
+                "\(shown.stdout)")
     }
 
     @Test func nightsShowReportExportDeleteAndImportWorkTogether() throws {
@@ -221,6 +228,9 @@ import Testing
         for bad in [["--rows", "nights"], ["--rows", "night", "--format", "json"]] {
             #expect(try CLI.run(["export", "--all"] + bad, environment: store).status == 64, "\(bad)")
         }
+        // --details chooses among --all's nights: with one night it was taken and did nothing.
+        let oneWithDetails = try CLI.run(["report", listed[0], "--details", "2", "-o", "-"], environment: store)
+        #expect(oneWithDetails.status == 64 && oneWithDetails.stderr.contains("--details goes with --all"), "\(oneWithDetails.stderr)")
 
         // delete: the night and its folder go; the other stays.
         #expect(try CLI.run(["delete", listed[0]], environment: store).status == 0)

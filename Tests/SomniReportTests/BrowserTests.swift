@@ -337,6 +337,9 @@ struct BrowserInteractionTests {
         #expect(occurrences(of: "<rect class=\"trend min\"", in: dom) == 2)
         #expect(occurrences(of: "<rect class=\"trend pct\"", in: dom) == 2)
         #expect(occurrences(of: "<rect class=\"trend snoring\"", in: dom) == 2)
+        // The scale's top as the bars are labelled: tenths under 10 min (it said "max 1 min" over 0.6).
+        let most = max(nights[0].session.summary.snoringMinutes, nights[1].session.summary.snoringMinutes)
+        #expect(most < 9.95 && dom.contains("<span>max \(Format.minutes(most))</span>"), "\(most)")
         #expect(occurrences(of: "<rect class=\"ev ", in: dom) == 6)
         // 3000 s from an unknown start: 300 cells on rows labelled by hours since the start.
         #expect(occurrences(of: "<rect class=\"cell", in: dom) == 720 + 300)

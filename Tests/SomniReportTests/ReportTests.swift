@@ -211,6 +211,13 @@ import SomniStore
                                           clips: .copied(into: scratch.path("r/my report_clips"), reportDirectory: scratch.path("r")))
         #expect(copied.clipSources["evt-0002"] == "my%20report_clips/n1/clips/evt-0002.wav")
         #expect(FileManager.default.fileExists(atPath: scratch.path("r/my report_clips/n1/clips/evt-0002.wav").path))
+        // A night folder where its clips would be copied to: they are there already, and stay
+        // (each was removed to make room for a copy of itself, which then found nothing).
+        let inside = try ReportFixture.folder(at: scratch.path("y_clips/bn"))
+        let inPlace = try ReportNight.load(id: "bn", folder: inside, clips: .copied(into: scratch.path("y_clips"), reportDirectory: scratch.url))
+        #expect(inPlace.clipSources["evt-0001"] == "y_clips/bn/clips/evt-0001.wav" && inPlace.missingClips.isEmpty)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: inside.appendingPathComponent("clips").path).count
+        #expect(kept >= 3 && kept == inPlace.clipSources.count, "\(kept) clips left")
         let embedded = try ReportNight.load(id: "n1", folder: night, clips: .embedded)
         let data = try #require(embedded.clipSources["evt-0003"])
         #expect(data.hasPrefix("data:audio/wav;base64,UklGR"))
@@ -242,10 +249,21 @@ import SomniStore
         let lines = csv.split(separator: "\n")
         #expect(lines.count == 1 + s.events.count)
         #expect(lines[0] == Substring(NightExport.csvHeader))
-        #expect(lines[1] == "20261128-2340,2026-11-28,evt-0001,snoring,600.000,625.000,23:50:00,25.000,0.8000,-22.00,-30.00,\(String(format: "%.1f", s.events[0].severity)),clips/evt-0001.wav,2026-11-28T23:50:00+01:00")
+        #expect(lines[1] == "20261128-2340,2026-11-28,evt-0001,snoring,600.000,625.000,23:50:00,25.000,0.8000,-22.00,-30.00,\(Format.fixed(s.events[0].severity, 1)),clips/evt-0001.wav,2026-11-28T23:50:00+01:00")
         #expect(NightExport.csvField("=cmd()") == "'=cmd()")
         #expect(NightExport.csvField("a,\"b\"") == "\"a,\"\"b\"\"\"")
         #expect(NightExport.csvField("-12.5") == "-12.5")
+        // "\r\n" is one Character, equal to neither "\r" nor "\n": the field went out unquoted
+        // and broke its row in two. A leading tab starts a formula too.
+        #expect(NightExport.csvField("crlf\r\nname.wav") == "\"crlf\r\nname.wav\"")
+        #expect(NightExport.csvField("\t=1+1") == "'\t=1+1")
+        // Figures are rounded as nights and show round them: 15 s of snoring is 0.3 min in each.
+        var quarter = record
+        quarter.snoringMinutes = 0.25
+        quarter.source = "night.m4a"
+        let row = try #require(NightExport.nightsCSV([quarter]).split(separator: "\n").last)
+        let column = try #require(NightExport.nightsCSVHeader.split(separator: ",").firstIndex(of: "snoring_minutes"))
+        #expect(row.split(separator: ",", omittingEmptySubsequences: false)[column] == "0.3" && Format.minutes(0.25) == "0.3 min", "\(row)")
 
         record.source = s.source
         let json = try NightExport.json([(record, s)])

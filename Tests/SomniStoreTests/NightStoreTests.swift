@@ -805,6 +805,17 @@ import SomniCore
         #expect(autumn.iso(at: 1800) == "2026-10-25T02:00:00+02:00" && autumn.iso(at: 5400) == "2026-10-25T02:00:00+01:00")
         #expect(NightClock(iso: "2026-11-28T23:40:00-03:30")?.iso(at: 3600) == "2026-11-29T00:40:00-03:30")
         #expect(autumn.nightDate == "2026-10-24" && autumn.compactDateTime() == "20261025-0130")
+        // Begun in the repeated hour, after the change: its times until 03:00 are their 2nd
+        // showing, and the change is said though it came before the night (neither was).
+        let repeated = try #require(NightClock(iso: "2026-10-25T02:30:00+01:00", timeZone: "Europe/Berlin"))
+        #expect([0, 1799, 1800, 7200].map { repeated.displayTime(at: $0) }
+                == ["02:30:00 (2nd)", "02:59:59 (2nd)", "03:00:00", "04:30:00"])
+        #expect(repeated.changes(within: 3600)
+                == ["at 03:00 the clocks went back to 02:00, just before the night began: its first times are their 2nd showing"])
+        for first in ["2026-10-25T02:30:00+02:00", "2026-10-25T03:00:00+01:00", "2026-10-24T23:30:00+02:00"] {
+            let clock = try #require(NightClock(iso: first, timeZone: "Europe/Berlin"))
+            #expect(clock.changeBeforeStart == nil && !clock.displayTime(at: 0).hasSuffix("(2nd)"), "\(first)")
+        }
 
         let spring = try #require(NightClock(iso: "2026-03-28T23:00:00+01:00", timeZone: "Europe/Berlin"))
         #expect(spring.time(at: 3 * 3600 - 1) == "01:59" && spring.time(at: 3 * 3600) == "03:00")
