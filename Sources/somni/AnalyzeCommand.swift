@@ -64,6 +64,10 @@ struct AnalyzeCommand: Command {
             guard let date = RecordingStart.parse(text) else {
                 throw UsageError("--started takes a date and time such as 2026-11-28T23:14 or \"2026-11-28 23:14\", not '\(text)'")
             }
+            // As a file's own time is: a typo (0026 for 2026) was stored as the night's date.
+            guard RecordingStart.isPlausible(date) else {
+                throw UsageError("--started \(text) cannot be when a recording started: it is before 2000 or in the future")
+            }
             // On the nights the clocks change, a local time can name no moment, or two.
             guard let moments = RecordingStart.moments(text), moments.count != 1 else { return date }
             let zone = TimeZone.current
@@ -171,7 +175,8 @@ struct AnalyzeCommand: Command {
     static func alreadyStored(_ night: AnalysedNight, given: [String]) -> String? {
         guard let earlier = night.storedBefore else { return nil }
         let givenName = given.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " + ")
-        let what = givenName == night.session.source ? givenName : "\(givenName) is the same recording as \(night.session.source), which"
+        let what = Format.printable(givenName == night.session.source ? givenName
+                                    : "\(givenName) is the same recording as \(night.session.source), which")
         let said = "\(what) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
             + "\(earlier.classifier)), so it was not analysed again: 'somni show \(earlier.id)'; --replace analyses "
             + "it again in its place"
@@ -205,24 +210,45 @@ struct AnalyzeCommand: Command {
         return name
     }
 
-    /// Parts longer apart than this are not one night.
-    static let longestPause: Double = 12 * 3600
-
     /// The parts of one night, each placed after the pause its start time shows. Parts more than
-    /// `longestPause` apart by their headers' durations are refused before anything is read.
+    /// `JoinedAudioSource.longestPause` apart by their headers' durations are refused before
+    /// anything is read (the source itself refuses them once it knows their real lengths).
     static func joined(_ inputs: [URL], _ decoders: [AudioDecoder], starts: [RecordingStart?]) throws -> JoinedAudioSource {
+        // One recording given twice (by two names, or copied) is a slip, not a night twice as long.
+        for i in inputs.indices.dropFirst() {
+            let path = inputs[i].resolvingSymlinksInPath().path
+            if let j = inputs[..<i].indices.first(where: { inputs[$0].resolvingSymlinksInPath().path == path
+                || (decoders[$0].fingerprint != nil && decoders[$0].fingerprint == decoders[i].fingerprint) }) {
+                throw SomniError(.badInput, "\(inputs[i].lastPathComponent) is the same recording as \(inputs[j].lastPathComponent): "
+                                 + "--join takes each part of the night once")
+            }
+        }
         for i in inputs.indices.dropFirst() {
             guard let previous = starts[i - 1]?.date, let length = decoders[i - 1].expectedDuration,
                   let here = starts[i]?.date else { continue }
             let pause = JoinedAudioSource.pause(from: previous, lasting: length, to: here)
-            guard pause <= longestPause else {
-                throw SomniError(.badInput, String(format: "%@ starts %.1f h after %@ ends: not one night",
-                                                   inputs[i].lastPathComponent, pause / 3600, inputs[i - 1].lastPathComponent))
+            guard pause <= JoinedAudioSource.longestPause else {
+                throw JoinedAudioSource.tooFarApart(inputs[i].lastPathComponent, pause, inputs[i - 1].lastPathComponent)
             }
         }
         return JoinedAudioSource(parts: inputs.indices.map {
             .init(name: inputs[$0].lastPathComponent, source: decoders[$0], start: starts[$0]?.date)
         })
+    }
+
+    /// The parts' starts with `--started` given: the first part starts then, and parts dated by
+    /// their own files move with it by the same amount (a recorder's clock set wrong is wrong for
+    /// every part), so each pause stays as the files show it. Before, the given time dated the
+    /// night but not its first part, and the pause before a dated second part was lost.
+    static func placing(_ starts: [RecordingStart?], startedAt given: Date?) -> [RecordingStart?] {
+        guard let given, !starts.isEmpty else { return starts }
+        var placed = starts
+        if let own = starts[0]?.date {
+            let shift = given.timeIntervalSince(own)
+            placed = starts.map { $0.map { RecordingStart(date: $0.date.addingTimeInterval(shift), origin: .given) } }
+        }
+        placed[0] = RecordingStart(date: given, origin: .given)
+        return placed
     }
 
     /// When a file says it started: its creation time or recording date tag, else a time in its
@@ -257,8 +283,8 @@ struct AnalyzeCommand: Command {
     private func analyse(_ inputs: [URL], into destination: URL?, store opened: NightStore?) throws -> AnalysedNight {
         // The user's files first: their problems are the likelier ones.
         let decoders = try inputs.map { try AudioDecoder(url: $0, like: like.map { URL(fileURLWithPath: $0) }) }
-        let starts = zip(inputs, decoders).map { Self.start(of: $0, decoder: $1) }
-        let start = started.map { RecordingStart(date: $0, origin: .given) } ?? starts[0]
+        let starts = Self.placing(zip(inputs, decoders).map { Self.start(of: $0, decoder: $1) }, startedAt: started)
+        let start = starts[0]
         let source: any AudioSource = decoders.count == 1 ? decoders[0] : try Self.joined(inputs, decoders, starts: starts)
         let name = inputs.count == 1 ? inputs[0].lastPathComponent : inputs.map(\.lastPathComponent).joined(separator: " + ")
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
@@ -471,6 +497,7 @@ enum NightSummaryText {
             }
         }
         if let folder { lines.append("Night folder: \(folder.path)") }
-        return lines.joined(separator: "\n")
+        // A recording's name may hold control characters (an escape sequence, a line break).
+        return lines.map(Format.printable).joined(separator: "\n")
     }
 }

@@ -726,16 +726,16 @@ import Testing
         // A file whose name dates it, dated otherwise by hand (its clock was wrong): analysed
         // again without --started it keeps the hand's start, in that night's place (before, the
         // file name's start found no night and stored a second); with --started, it takes that.
-        let wrongClock = dir.appendingPathComponent("Q_20261211_230000.wav")
+        let wrongClock = dir.appendingPathComponent("Q_20261111_230000.wav")
         try CLI.synthesiseShortNight(at: wrongClock, seed: 11)
         let quick = ["--classifier", "heuristic", "--no-clips"]
-        #expect(try CLI.run(["analyze", wrongClock.path, "--started", "2026-12-11 22:00"] + quick, environment: utc).status == 0)
+        #expect(try CLI.run(["analyze", wrongClock.path, "--started", "2026-11-11 22:00"] + quick, environment: utc).status == 0)
         let kept = try CLI.run(["analyze", wrongClock.path, "--replace", "--sensitivity", "6"] + quick, environment: utc)
         #expect(kept.status == 0 && kept.stdout.contains("It keeps the start given before"), "\(kept.stdout)")
-        let redated = try CLI.run(["analyze", wrongClock.path, "--replace", "--started", "2026-12-11 22:30"] + quick, environment: utc)
-        #expect(redated.status == 0 && redated.stdout.contains("It replaces 20261211-2200"), "\(redated.stdout)")
+        let redated = try CLI.run(["analyze", wrongClock.path, "--replace", "--started", "2026-11-11 22:30"] + quick, environment: utc)
+        #expect(redated.status == 0 && redated.stdout.contains("It replaces 20261111-2200"), "\(redated.stdout)")
         let ids = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: utc).stdout)
-        #expect(ids.filter { $0.hasPrefix("20261211") } == ["20261211-2230"], "\(ids)")
+        #expect(ids.filter { $0.hasPrefix("20261111") } == ["20261111-2230"], "\(ids)")
         let text = try CLI.run(["analyze", named.path, "--out", dir.appendingPathComponent("n").path, "--classifier", "heuristic",
                                 "--no-clips"], environment: utc)
         #expect(text.stdout.contains("started 2026-11-28T23:14:02Z (from the file name)"), "\(text.stdout)")
@@ -941,5 +941,22 @@ extension AnalyzeDatingTests {
         let (r3, none) = try analyse([first, nextDay], ["--join"])
         #expect(none == nil && r3.status == 65 && r3.errorLines.count == 1 && r3.stderr.contains("not one night"), "\(r3.stderr)")
         #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: env).stdout).count == stored)
+
+        // --started places the first part: an undated first part given 23:00 keeps the pause
+        // before a second dated 23:01:50 (it was lost, and the second part's events came 20 s
+        // early); a dated one given another time moves every part with it, pause and all.
+        let undated = try Self.part(of: samples, 0, split, named: "partA.wav", in: dir)
+        for (parts, given, start) in [([undated, late], "2026-11-28 23:00", "2026-11-28T23:00:00Z"),
+                                      ([first, late], "2026-11-28 22:00", "2026-11-28T22:00:00Z")] {
+            let out = dir.appendingPathComponent("given-\(parts[0].lastPathComponent)").path
+            let (r, given) = try analyse(parts, ["--join", "--started", given, "--out", out])
+            let night = try #require(given, "\(r.stderr)")
+            #expect(night.startedAt == start && night.gaps == gapped.gaps && night.events == gapped.events, "\(r.stdout)")
+        }
+        // One recording given twice is a slip, not a night twice as long; nor is a start before 2000.
+        let (twice, _) = try analyse([first, dir.appendingPathComponent("./ZOOM_20261128_230000.wav")], ["--join"])
+        #expect(twice.status == 65 && twice.stderr.contains("is the same recording as ZOOM_20261128_230000.wav"), "\(twice.stderr)")
+        let (typo, _) = try analyse([first], ["--started", "0026-11-28 23:00"])
+        #expect(typo.status == 64 && typo.stderr.contains("before 2000 or in the future"), "\(typo.stderr)")
     }
 }
