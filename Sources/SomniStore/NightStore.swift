@@ -393,16 +393,16 @@ public final class NightStore {
             session.startedFrom = datedLike.startedFrom
         }
 
-        let staged = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(), isDirectory: true)
-        defer { StagingNames.shared.end(staged.lastPathComponent) }
+        let staged = StagingNames.shared.begin(in: stagingDirectory)
+        defer { StagingNames.shared.end(staged) }
         var movedAway = false
         // A moved folder may be the night's only copy (a recorded night, its master gone once
         // analysed): a note of where it came from is on the disk before it moves, so that a save
         // that dies puts it back there instead of the sweep removing it.
         var movedNote: URL?
-        defer { if let movedNote { StagingNames.shared.end(movedNote.lastPathComponent) } }
+        defer { if let movedNote { StagingNames.shared.end(movedNote) } }
         if moving {
-            movedNote = try noteMoving(staged.lastPathComponent, from: source)
+            movedNote = try noteMoving(staged, from: source)
             if (try? fm.moveItem(at: source, to: staged)) != nil {
                 movedAway = true
             } else if let note = movedNote {
@@ -418,10 +418,10 @@ public final class NightStore {
         }
 
         var placed: URL?, placing: URL?
-        defer { if let placing { StagingNames.shared.end(placing.lastPathComponent) } }
+        defer { if let placing { StagingNames.shared.end(placing) } }
         // The folder of the night replaced under the same id, while the new one takes its place.
         var setAside: (folder: URL, home: URL)?
-        defer { if let setAside { StagingNames.shared.end(setAside.folder.lastPathComponent) } }
+        defer { if let setAside { StagingNames.shared.end(setAside.folder) } }
         do {
             if takesStart {
                 do { try session.jsonData().write(to: staged.appendingPathComponent(Session.fileName), options: .atomic) } catch {
@@ -454,10 +454,9 @@ public final class NightStore {
             try saveStepHook?(.inserted)
             let destination = nightsDirectory.appendingPathComponent(record.id, isDirectory: true)
             if let same = replaced.first(where: { $0.id == record.id }), fm.fileExists(atPath: destination.path) {
-                let aside = stagingDirectory.appendingPathComponent(
-                    StagingNames.shared.begin(aside: same.id, addedAt: same.addedAt), isDirectory: true)
+                let aside = StagingNames.shared.begin(aside: same.id, addedAt: same.addedAt, in: stagingDirectory)
                 do { try fm.moveItem(at: destination, to: aside) } catch {
-                    StagingNames.shared.end(aside.lastPathComponent)
+                    StagingNames.shared.end(aside)
                     throw SomniError(.io, "cannot set night \(same.id)'s folder aside to replace it", cause: error)
                 }
                 setAside = (aside, destination)
@@ -622,8 +621,8 @@ public final class NightStore {
         let fm = FileManager.default
         let folder = nightsDirectory.appendingPathComponent(id, isDirectory: true)
         guard fm.fileExists(atPath: folder.path) else { return }
-        let trash = stagingDirectory.appendingPathComponent(StagingNames.shared.begin(), isDirectory: true)
-        defer { StagingNames.shared.end(trash.lastPathComponent) }
+        let trash = StagingNames.shared.begin(in: stagingDirectory)
+        defer { StagingNames.shared.end(trash) }
         try db.writeTransaction {
             guard try !db.prepare("SELECT 1 FROM nights WHERE id = ?").bind([.text(id)]).step(),
                   fm.fileExists(atPath: folder.path) else { return }
@@ -641,19 +640,18 @@ public final class NightStore {
     /// the disk first, so that a crash can never leave the folder without the note. A folder
     /// moved in has its first home in the note, where the sweep puts it back.
     private func notePlacing(_ id: String, movedFrom source: URL?) throws -> URL {
-        try writeNote(StagingNames.shared.begin(placing: id), holding: source)
+        try writeNote(StagingNames.shared.begin(placing: id, in: stagingDirectory), holding: source)
     }
 
     /// Writes the note that staging/`staged` is a folder moved in from `source`, forced to the
     /// disk before the move.
-    private func noteMoving(_ staged: String, from source: URL) throws -> URL {
-        try writeNote(StagingNames.shared.begin(movedFrom: staged), holding: source)
+    private func noteMoving(_ staged: URL, from source: URL) throws -> URL {
+        try writeNote(StagingNames.shared.begin(movedFrom: staged, in: stagingDirectory), holding: source)
     }
 
-    private func writeNote(_ name: String, holding source: URL?) throws -> URL {
-        let note = stagingDirectory.appendingPathComponent(name)
+    private func writeNote(_ note: URL, holding source: URL?) throws -> URL {
         guard FileManager.default.createFile(atPath: note.path, contents: source.map { Data($0.path.utf8) }) else {
-            StagingNames.shared.end(name)
+            StagingNames.shared.end(note)
             throw SomniError(.io, "cannot write in \(stagingDirectory.path)")
         }
         if source != nil { try NightFolder.flushOne(note) }
@@ -798,32 +796,42 @@ struct SimulatedCrash: Error {}
 final class StagingNames: @unchecked Sendable {
     static let shared = StagingNames()
     private let lock = NSLock()
+    /// This process's entries being written, by their full path: a name alone was taken for
+    /// one another store in the process (two tests, an app with two stores) was writing.
     private var active: Set<String> = []
     private let pid = ProcessInfo.processInfo.processIdentifier
 
-    func begin() -> String { begin(name: "\(pid)-\(UUID().uuidString)") }
+    /// A new working entry in `directory` (a staging folder), held as this process's until `end`.
+    func begin(in directory: URL) -> URL { begin(name: "\(pid)-\(UUID().uuidString)", in: directory) }
 
     /// A name for the folder of night `id` (added at `addedAt`) set aside while a replacement
     /// takes its place: "<pid>-aside-<added_at's bits in hex>-<id>", so that a sweep after a crash
     /// knows whose it was and whether the replace committed.
-    func begin(aside id: String, addedAt: Double) -> String {
-        begin(name: "\(pid)-aside-\(String(addedAt.bitPattern, radix: 16))-\(id)")
+    func begin(aside id: String, addedAt: Double, in directory: URL) -> URL {
+        begin(name: "\(pid)-aside-\(String(addedAt.bitPattern, radix: 16))-\(id)", in: directory)
     }
 
-    private func begin(name: String) -> String {
+    private func begin(name: String, in directory: URL) -> URL {
+        let entry = directory.appendingPathComponent(name)
         lock.lock(); defer { lock.unlock() }
-        active.insert(name)
-        return name
+        active.insert(Self.key(entry))
+        return entry
+    }
+
+    /// An entry's path with its folder's links resolved: one store opened by two spellings of
+    /// its path is one store.
+    private static func key(_ entry: URL) -> String {
+        entry.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(entry.lastPathComponent).path
     }
 
     /// A note, "<pid>-placing-<id>", that a save is about to rename its folder to nights/<id>:
     /// on disk before the rename, removed after the commit. Left by a save that died, it tells
     /// the sweep which folder in nights/ that save put there, when no row names it.
-    func begin(placing id: String) -> String { begin(name: "\(pid)-placing-\(id)") }
+    func begin(placing id: String, in directory: URL) -> URL { begin(name: "\(pid)-placing-\(id)", in: directory) }
 
     /// A note, "<staged name>.moved", that staging/<staged name> is a folder moved in from
     /// the place the note holds.
-    func begin(movedFrom staged: String) -> String { begin(name: staged + ".moved") }
+    func begin(movedFrom staged: URL, in directory: URL) -> URL { begin(name: staged.lastPathComponent + ".moved", in: directory) }
 
     /// The staged folder's name a moved note is for; nil for other names.
     static func movedFrom(_ name: String) -> String? {
@@ -844,16 +852,17 @@ final class StagingNames: @unchecked Sendable {
         return (String(parts[3]), Double(bitPattern: bits))
     }
 
-    func end(_ name: String) {
+    func end(_ entry: URL) {
+        let key = Self.key(entry)
         lock.lock(); defer { lock.unlock() }
-        active.remove(name)
+        active.remove(key)
     }
 
     /// `isRunning` for an entry of `directory`: one renamed or changed there before this boot
     /// began is not, whatever process now has the pid its name holds (pids are reused after a
     /// reboot, and a night a save left there when the power went stayed for good).
     func isRunning(_ name: String, in directory: URL) -> Bool {
-        !Self.predatesThisBoot(directory.appendingPathComponent(name).path) && isRunning(name)
+        !Self.predatesThisBoot(directory.appendingPathComponent(name).path) && isRunning(name, key: Self.key(directory.appendingPathComponent(name)))
     }
 
     /// When this boot began, in seconds since 1970 (Linux: /proc/stat's btime); nil elsewhere.
@@ -875,11 +884,11 @@ final class StagingNames: @unchecked Sendable {
         #endif
     }
 
-    func isRunning(_ name: String) -> Bool {
+    private func isRunning(_ name: String, key: String) -> Bool {
         guard let owner = name.split(separator: "-").first.flatMap({ Int32($0) }) else { return false }
         if owner == pid {
             lock.lock(); defer { lock.unlock() }
-            return active.contains(name)
+            return active.contains(key)
         }
         return StagingNames.isAlive(owner)
     }
