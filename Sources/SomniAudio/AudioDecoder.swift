@@ -168,29 +168,18 @@ public final class AudioDecoder: AudioSource {
         let pastHeader = plainFile ? WAVLayout.soundPastDeclaredSize(of: URL(fileURLWithPath: path)) : nil
         // From a pipe the header cannot be checked against what follows: read to the pipe's end.
         if pastHeader != nil || !plainFile { av_dict_set(&options, "ignore_length", "1", 0) }
+        // An MP4 without its whole index is read from its frames: cut inside the index, FFmpeg
+        // failed to open it, or found no stream, or a stream of no samples ("empty"), by where
+        // the cut fell.
+        if plainFile, mayBeUnindexedMP4(path) { return nil }
         let opened = avformat_open_input(&handles.format, path, nil, &options)
-        guard opened >= 0, let format = handles.format else {
-            if plainFile, mayBeUnindexedMP4(path) { return nil }
-            throw unopenableError(path: path, code: opened)
-        }
+        guard opened >= 0, let format = handles.format else { throw unopenableError(path: path, code: opened) }
         let probed = avformat_find_stream_info(format, nil)
-        guard probed >= 0 else {
-            if mayBeUnindexedMP4(path) {
-                avformat_close_input(&handles.format)
-                return nil
-            }
-            throw unopenableError(path: path, code: probed)
-        }
+        guard probed >= 0 else { throw unopenableError(path: path, code: probed) }
 
         var decoder: UnsafePointer<AVCodec>?
         let found = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
-        guard found >= 0, let decoder, let stream = format.pointee.streams[Int(found)] else {
-            // An index cut off early opens with no stream, or one it cannot describe: the frames
-            // are read as an unindexed M4A's are.
-            if plainFile, mayBeUnindexedMP4(path) {
-                avformat_close_input(&handles.format)
-                return nil
-            }
+        guard found >= 0, var decoder, let stream = format.pointee.streams[Int(found)] else {
             throw noUsableStreamError(format, path: path, reason: found)
         }
         for index in 0..<Int(format.pointee.nb_streams) where index != Int(found) {
@@ -198,6 +187,16 @@ public final class AudioDecoder: AudioSource {
         }
 
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
+        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "wav",
+           let bytes = WAVLayout.pcmContainerBytes(of: URL(fileURLWithPath: path)) {
+            // The decoder for the samples' containers, whatever their bits (24 in 4 bytes).
+            let byContainer = [AV_CODEC_ID_PCM_U8, AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE, AV_CODEC_ID_PCM_S32LE][bytes - 1]
+            if parameters.pointee.codec_id != byContainer, let pcm = avcodec_find_decoder(byContainer) {
+                parameters.pointee.codec_id = byContainer
+                parameters.pointee.bits_per_coded_sample = Int32(8 * bytes)
+                decoder = pcm
+            }
+        }
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         var input = OpenedInput(
             streamIndex: found, codecName: codecName,
@@ -210,8 +209,13 @@ public final class AudioDecoder: AudioSource {
         input.isUntimed = ["mp3", "aac"].contains(String(cString: format.pointee.iformat.pointee.name))
         var (duration, isWholeFiles) = duration(of: stream, in: format)
         // A WAV's demuxer trims its length to what the file holds (and calls it an estimate from
-        // the bit rate); a finished header says what it should hold.
+        // the bit rate, of bits / 8 bytes a sample: 24-bit samples in 4 bytes came out a third
+        // long); the samples' own size gives it, and a finished header says what it should hold.
         var promisedByHeader = false
+        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "wav",
+           let held = WAVLayout.heldSeconds(of: URL(fileURLWithPath: path)) {
+            (duration, isWholeFiles, promisedByHeader) = (held, false, true)
+        }
         if plainFile, String(cString: format.pointee.iformat.pointee.name) == "wav",
            let promised = WAVLayout.promisedSeconds(of: URL(fileURLWithPath: path)),
            promised > (duration ?? 0) {
@@ -414,6 +418,7 @@ public final class AudioDecoder: AudioSource {
         if starts("RIFF") || starts("RF64"), head.count < 12 || starts("WAVE", at: 8) { return "WAV" }
         if starts("FORM") { return "AIFF" }
         if starts("caff") { return "CAF" }
+        if starts("ftyp", at: 4) { return "MP4/M4A" }
         return nil
     }
 
@@ -429,11 +434,14 @@ public final class AudioDecoder: AudioSource {
         if kinds.isEmpty {
             return SomniError(.badInput, "\(path) holds no audio: the file has no streams at all (an empty recording?)")
         }
-        if let audio = streams.first(where: { $0.codec_type == AVMEDIA_TYPE_AUDIO }) {
-            // An audio stream its header cannot describe: no channels, no rate.
+        // An audio stream its header cannot describe (no channels, no rate), in a file that
+        // starts as such a recording does: FFmpeg takes a text file named .flac for a FLAC one.
+        if let audio = streams.first(where: { $0.codec_type == AVMEDIA_TYPE_AUDIO }),
+           headerKind(FileHandle(forReadingAtPath: path).flatMap { file in defer { try? file.close() }; return try? file.read(upToCount: 12) } ?? Data()) != nil {
             return SomniError(.badInput, "\(path) holds audio that cannot be read: its header is damaged (\(String(cString: avcodec_get_name(audio.codec_id))), "
                 + "\(audio.sample_rate) Hz, \(audio.ch_layout.nb_channels) channels)")
         }
+        if kinds == ["audio"] { return SomniError(.badInput, "not an audio file: \(path)") }
         return SomniError(.badInput, "not an audio file: \(path) has no audio stream (it holds \(kinds.sorted().joined(separator: ", ")))")
     }
 

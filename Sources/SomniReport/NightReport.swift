@@ -274,11 +274,15 @@ public enum Format {
     /// Text from a night's files (a recording's name, a warning) made safe to print on a line of
     /// a terminal: control characters written out (`\n`, `\u{1B}`), so that a name holding an
     /// escape sequence cannot clear the screen or retitle the window, nor a line break split a line.
-    public static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+    /// `keepingLineBreaks`: for a message of several lines, whose line breaks and tabs are its own.
+    public static func printable(_ text: String, keepingLineBreaks: Bool = false) -> String {
+        func isWrittenOut(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.properties.generalCategory == .control && !(keepingLineBreaks && (scalar == "\n" || scalar == "\t"))
+        }
+        guard text.unicodeScalars.contains(where: isWrittenOut) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
-            guard scalar.properties.generalCategory == .control else { out.unicodeScalars.append(scalar); continue }
+            guard isWrittenOut(scalar) else { out.unicodeScalars.append(scalar); continue }
             switch scalar {
             case "\n": out += "\\n"
             case "\r": out += "\\r"

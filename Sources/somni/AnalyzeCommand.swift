@@ -214,20 +214,29 @@ struct AnalyzeCommand: Command {
     /// `JoinedAudioSource.longestPause` apart by their headers' durations are refused before
     /// anything is read (the source itself refuses them once it knows their real lengths).
     static func joined(_ inputs: [URL], _ decoders: [AudioDecoder], starts: [RecordingStart?]) throws -> JoinedAudioSource {
-        // One recording given twice (by two names, or copied) is a slip, not a night twice as long.
+        // One file given twice (by two names or links) is a slip, not a night twice as long. A
+        // copy is only likely one: the fingerprint (size, first and last MiB) is the same for two
+        // parts of one size that begin and end in digital silence.
+        func identity(_ url: URL) -> [NSNumber]? {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+            return [attributes?[.systemNumber], attributes?[.systemFileNumber]].compactMap { $0 as? NSNumber }.nilIfShort(2)
+        }
         for i in inputs.indices.dropFirst() {
-            let path = inputs[i].resolvingSymlinksInPath().path
-            if let j = inputs[..<i].indices.first(where: { inputs[$0].resolvingSymlinksInPath().path == path
-                || (decoders[$0].fingerprint != nil && decoders[$0].fingerprint == decoders[i].fingerprint) }) {
-                throw SomniError(.badInput, "\(inputs[i].lastPathComponent) is the same recording as \(inputs[j].lastPathComponent): "
+            let here = identity(inputs[i])
+            if let here, let j = inputs[..<i].indices.first(where: { identity(inputs[$0]) == here }) {
+                throw SomniError(.badInput, "\(inputs[i].lastPathComponent) is the same file as \(inputs[j].lastPathComponent): "
                                  + "--join takes each part of the night once")
+            }
+            if let fingerprint = decoders[i].fingerprint, let j = inputs[..<i].indices.first(where: { decoders[$0].fingerprint == fingerprint }) {
+                printError("somni analyze: warning: \(inputs[i].lastPathComponent) looks like a copy of \(inputs[j].lastPathComponent) "
+                           + "(the same size, beginning and end): joined all the same")
             }
         }
         for i in inputs.indices.dropFirst() {
             guard let previous = starts[i - 1]?.date, let length = decoders[i - 1].expectedDuration,
                   let here = starts[i]?.date else { continue }
             let pause = JoinedAudioSource.pause(from: previous, lasting: length, to: here)
-            guard pause <= JoinedAudioSource.longestPause else {
+            guard abs(pause) <= JoinedAudioSource.longestPause else {
                 throw JoinedAudioSource.tooFarApart(inputs[i].lastPathComponent, pause, inputs[i - 1].lastPathComponent)
             }
         }
@@ -361,7 +370,7 @@ enum NightRun {
         let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
         return try NightFolder.writeAtomically(to: destination) { folder in
-            RemovedOnInterrupt.shared.watch(folder)
+            RemovedOnInterrupt.shared.watch([folder])
             defer { RemovedOnInterrupt.shared.end() }
             return try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
                 bar?.update(stage.rawValue, fraction)
@@ -370,10 +379,10 @@ enum NightRun {
     }
 }
 
-/// While a night is written, Ctrl-C (or a TERM or HUP) removes its unfinished folder before the
-/// process ends: beside an --out folder its hidden `.NAME.partial-…` was otherwise left for a
-/// later run to sweep six hours on. Between nights the signal ends the process as it would
-/// have, the nights saved kept.
+/// While a night is written, Ctrl-C (or a TERM or HUP) removes its unfinished folder (or a
+/// synthesised night's files) before the process ends: beside an --out folder its hidden
+/// `.NAME.partial-…` was otherwise left for a later run to sweep six hours on. Between nights
+/// the signal ends the process as it would have, the nights saved kept.
 ///
 /// One watcher for the whole process: libdispatch installs its handler for a signal once, so a
 /// watcher made again after the first was cancelled (for a batch's second recording) never
@@ -382,7 +391,7 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     static let shared = RemovedOnInterrupt()
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
     private let lock = NSLock()
-    private var folder: URL?
+    private var unfinished: [URL] = []
     private var sources: [any DispatchSourceSignal] = []
 
     private init() {
@@ -390,7 +399,7 @@ final class RemovedOnInterrupt: @unchecked Sendable {
             signal(number, SIG_IGN)  // delivered to the source below instead
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [unowned self] in
-                if let folder = lock.withLock({ self.folder }) { try? FileManager.default.removeItem(at: folder) }
+                for item in lock.withLock({ self.unfinished }) { try? FileManager.default.removeItem(at: item) }
                 writeToStandardError("\n")
                 exit(128 + number)
             }
@@ -399,11 +408,11 @@ final class RemovedOnInterrupt: @unchecked Sendable {
         }
     }
 
-    /// `folder` is being written: a signal removes it.
-    func watch(_ folder: URL) { lock.withLock { self.folder = folder } }
+    /// `items` (folders or files) are being written: a signal removes them.
+    func watch(_ items: [URL]) { lock.withLock { unfinished = items } }
 
-    /// The folder is complete (or gone).
-    func end() { lock.withLock { folder = nil } }
+    /// They are complete (or gone).
+    func end() { lock.withLock { unfinished = [] } }
 }
 
 /// A one-line progress bar on standard error, redrawn in place, as wide as the terminal allows.
@@ -498,6 +507,11 @@ enum NightSummaryText {
         }
         if let folder { lines.append("Night folder: \(folder.path)") }
         // A recording's name may hold control characters (an escape sequence, a line break).
-        return lines.map(Format.printable).joined(separator: "\n")
+        return lines.map { Format.printable($0) }.joined(separator: "\n")
     }
+}
+
+private extension Array {
+    /// The array, or nil when it holds fewer than `count` elements.
+    func nilIfShort(_ count: Int) -> Self? { self.count < count ? nil : self }
 }

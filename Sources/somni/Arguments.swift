@@ -1,4 +1,5 @@
 import Foundation
+import SomniReport
 import SomniCore
 
 /// A small argument reader in swift-argument-parser's shape: each subcommand pulls its options and
@@ -121,8 +122,10 @@ extension Command {
 }
 
 /// Prints a line to standard error.
+/// A message for a person: control characters from a file's name (an escape sequence that
+/// clears the screen) are written out, its own line breaks kept.
 func printError(_ message: String) {
-    writeToStandardError(message + "\n")
+    writeToStandardError(Format.printable(message, keepingLineBreaks: true) + "\n")
 }
 
 /// Writes to standard error, and never stops the command when that fails: with standard error

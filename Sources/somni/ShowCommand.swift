@@ -74,7 +74,7 @@ struct ShowCommand: Command {
         for w in session.warnings { lines.append("  warning: \(w)") }
         lines.append("  folder        \(folder.path)")
         // A night imported from elsewhere names its recording: written out, not run by the terminal.
-        print(lines.map(Format.printable).joined(separator: "\n"))
+        print(lines.map { Format.printable($0) }.joined(separator: "\n"))
         func at(_ seconds: Double) -> String { Format.time(seconds, on: clock) }
 
         // The episodes first: when a night snored, in a few lines rather than hundreds of snores.
@@ -98,7 +98,7 @@ struct ShowCommand: Command {
             table.rows.append([Format.printable(e.id), at(e.start),
                                // Rounded as the report rounds them (half away from zero; printf's %.1f made 1.25 s "1.2").
                                Format.className(e.eventClass), Format.fixed(e.duration, 1) + " s",
-                               Format.fixed(e.peakDBFS, 1), Format.fixed(e.severity, 0), e.clip.map(Format.printable) ?? "–"])
+                               Format.fixed(e.peakDBFS, 1), Format.fixed(e.severity, 0), e.clip.map { Format.printable($0) } ?? "–"])
         }
         print("\n" + table.render())
     }

@@ -3,11 +3,13 @@ import SomniAudio
 import SomniCore
 
 /// Output formats `somni synth` can write, by `--format` name.
-let synthSinkFactories: [String: @Sendable (URL) throws -> any AudioSink] = [
-    "wav": { try WAVWriter(url: $0, format: .pcm16) },
-    "wav-float": { try WAVWriter(url: $0, format: .float32) },
-    "m4a": { try EncodedAudioWriter(url: $0, format: .m4a, sampleRate: analysisSampleRate) },
-    "flac": { try EncodedAudioWriter(url: $0, format: .flac, sampleRate: analysisSampleRate) },
+/// Output formats `somni synth` can write, by `--format` name: each writes at a working file
+/// (the second URL) and renames it into place when finished.
+let synthSinkFactories: [String: @Sendable (URL, URL) throws -> any AudioSink] = [
+    "wav": { try WAVWriter(url: $0, format: .pcm16, temporaryURL: $1) },
+    "wav-float": { try WAVWriter(url: $0, format: .float32, temporaryURL: $1) },
+    "m4a": { try EncodedAudioWriter(url: $0, format: .m4a, sampleRate: analysisSampleRate, temporaryURL: $1) },
+    "flac": { try EncodedAudioWriter(url: $0, format: .flac, sampleRate: analysisSampleRate, temporaryURL: $1) },
 ]
 
 struct SynthCommand: Command {
@@ -159,7 +161,12 @@ struct SynthCommand: Command {
                 throw SomniError(.io, "cannot write \(referenceURL.path)", cause: error)
             }
         }
-        do { try night.render(to: makeSink(outURL)) } catch {
+        // Ctrl-C (or a TERM or HUP) removes the working files: an 8-hour night's is 0.9 GB,
+        // which otherwise waited six hours for a later synth of this name to sweep it.
+        let partial = PartialFile.url(for: outURL)
+        RemovedOnInterrupt.shared.watch([partial] + (stagedReference.map { [$0] } ?? []))
+        defer { RemovedOnInterrupt.shared.end() }
+        do { try night.render(to: makeSink(outURL, partial)) } catch {
             if let stagedReference { try? fm.removeItem(at: stagedReference) }
             throw error
         }

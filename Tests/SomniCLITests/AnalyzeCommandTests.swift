@@ -57,6 +57,29 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: outs.path) == [])
     }
 
+    /// A synthesised night interrupted part-way leaves neither its working file (0.9 GB for
+    /// eight hours, which waited six hours for a later synth of its name) nor its reference.
+    @Test func anInterruptedSynthesisLeavesNoWorkingFiles() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let p = Process()
+        p.executableURL = CLI.executable
+        p.arguments = ["synth", "--out", dir.appendingPathComponent("night.wav").path, "--hours", "4", "--seed", "3"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        func names() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] }
+        let deadline = Date() + 120
+        while Date() < deadline, p.isRunning, !names().contains(where: { $0.hasPrefix(".night.wav.partial-") }) {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        try #require(p.isRunning, "the synthesis ended before it could be interrupted")
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 128 + SIGTERM, "\(p.terminationReason) \(p.terminationStatus)")
+        #expect(names() == [], "\(names())")
+    }
+
     /// A batch stopped on its second recording stops there: that night's unfinished folder goes,
     /// the first night stays, and the first night's summary is out already, though standard
     /// output is a pipe. Before, the signal was ignored after the first night (the whole batch
@@ -955,7 +978,18 @@ extension AnalyzeDatingTests {
         }
         // One recording given twice is a slip, not a night twice as long; nor is a start before 2000.
         let (twice, _) = try analyse([first, dir.appendingPathComponent("./ZOOM_20261128_230000.wav")], ["--join"])
-        #expect(twice.status == 65 && twice.stderr.contains("is the same recording as ZOOM_20261128_230000.wav"), "\(twice.stderr)")
+        #expect(twice.status == 65 && twice.stderr.contains("is the same file as ZOOM_20261128_230000.wav"), "\(twice.stderr)")
+        // A copy is joined, with a word: two parts of one size that begin and end in silence
+        // share a fingerprint without being one recording.
+        let copy = dir.appendingPathComponent("copy-of-first.wav")
+        try FileManager.default.copyItem(at: first, to: copy)
+        let (copied, _) = try analyse([first, copy], ["--join", "--out", dir.appendingPathComponent("copied").path])
+        #expect(copied.status == 0 && copied.stderr.contains("copy-of-first.wav looks like a copy of ZOOM_20261128_230000.wav"),
+                "\(copied.stderr)")
+        // A part dated a year before the one ahead of it is not one night either.
+        let yearEarly = try Self.part(of: samples, split, samples.count, named: "ZOOM_20251128_230150.wav", in: dir)
+        let (early, _) = try analyse([first, yearEarly], ["--join"])
+        #expect(early.status == 65 && early.stderr.contains("h before ZOOM_20261128_230000.wav ends: not one night"), "\(early.stderr)")
         let (typo, _) = try analyse([first], ["--started", "0026-11-28 23:00"])
         #expect(typo.status == 64 && typo.stderr.contains("before 2000 or in the future"), "\(typo.stderr)")
     }

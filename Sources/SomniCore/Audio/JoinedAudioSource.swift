@@ -70,10 +70,18 @@ public final class JoinedAudioSource: AudioSource {
         return abs(pause) < shortestPause ? 0 : pause
     }
 
-    /// Why `next` cannot follow `previous` in one night, `pause` seconds after it ends.
+    /// Why `next` cannot follow `previous` in one night, `pause` seconds after it ends (before
+    /// it, when negative: a part dated a year early, or the parts out of order).
     public static func tooFarApart(_ next: String, _ pause: Double, _ previous: String) -> SomniError {
-        SomniError(.badInput, String(format: "%@ starts %.1f h after %@ ends: not one night (parts are at most %.0f h apart)",
-                                     next, pause / 3600, previous, longestPause / 3600))
+        SomniError(.badInput, String(format: "%@ starts %.1f h %@ %@ ends: not one night (parts are at most %.0f h apart%@)",
+                                     next, abs(pause) / 3600, pause < 0 ? "before" : "after", previous, longestPause / 3600,
+                                     pause < 0 ? ", in the order they were recorded" : ""))
+    }
+
+    /// "40 s", "12.5 min", "3.2 h".
+    static func spoken(_ seconds: Double) -> String {
+        seconds < 120 ? String(format: "%.0f s", seconds) : seconds < 7200 ? String(format: "%.1f min", seconds / 60)
+            : String(format: "%.1f h", seconds / 3600)
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
@@ -95,14 +103,14 @@ public final class JoinedAudioSource: AudioSource {
             partStart = position
             guard current < parts.count, let previous = parts[current - 1].start, let here = parts[current].start else { continue }
             let pause = Self.pause(from: previous, lasting: length, to: here)
-            guard pause <= Self.longestPause else { throw Self.tooFarApart(parts[current].name, pause, parts[current - 1].name) }
+            guard abs(pause) <= Self.longestPause else { throw Self.tooFarApart(parts[current].name, pause, parts[current - 1].name) }
             if pause > 0 {
                 silenceLeft = Int((pause * rate).rounded())
                 gaps.append(RecordingGap(start: Double(position) / rate, duration: Double(silenceLeft) / rate,
                                          reason: "no recording between the files before \(parts[current].name)"))
             } else if pause < 0 {
-                notes.append(String(format: "%@ starts %.0f s before %@ ends, by their times; joined end to end",
-                                    parts[current].name, -pause, parts[current - 1].name))
+                notes.append("\(parts[current].name) starts \(Self.spoken(-pause)) before \(parts[current - 1].name) ends, "
+                             + "by their times; joined end to end")
             }
         }
         return filled

@@ -8,6 +8,8 @@ public struct WAVLayout {
     var channels = 0
     var sampleRate = 0
     var bitsPerSample = 0
+    /// The bytes one sample of every channel takes, as the header says (nBlockAlign).
+    var blockAlign = 0
     /// Where the data chunk's body starts, and its size as the header declares it.
     var dataOffset = 0
     var declaredDataSize = 0
@@ -16,11 +18,32 @@ public struct WAVLayout {
 
     /// The bytes one sample of every channel takes, for sound stored one sample at a time (PCM,
     /// float, A-law, µ-law): 12- and 20-bit samples fill whole bytes (2 and 3), so bits / 8
-    /// made an intact file's header promise more than it held. nil for compressed sound
-    /// (ADPCM, MP3 in a WAV), whose length its byte count does not tell.
+    /// made an intact file's header promise more than it held, and 24-bit samples may sit in
+    /// 4 bytes (the block alignment says so). nil for compressed sound (ADPCM, MP3 in a WAV),
+    /// whose length its byte count does not tell.
     var bytesPerFrame: Int? {
         guard [1, 3, 6, 7].contains(formatTag), channels > 0, bitsPerSample > 0 else { return nil }
-        return channels * ((bitsPerSample + 7) / 8)
+        let packed = channels * ((bitsPerSample + 7) / 8)
+        return blockAlign > packed && blockAlign % channels == 0 && blockAlign / channels <= 8 ? blockAlign : packed
+    }
+
+    /// The seconds of sound a WAV file holds (`dataBytes`), for sound stored one sample at a
+    /// time; nil for a file that is no such WAV.
+    public static func heldSeconds(of url: URL) -> Double? {
+        reading(url) { bytes, fileSize in
+            guard let layout = try? find(bytes), let frame = layout.bytesPerFrame, layout.sampleRate > 0 else { return nil }
+            return Double(layout.dataBytes(fileSize: fileSize) { bytes($0, 8) } / frame) / Double(layout.sampleRate)
+        }
+    }
+
+    /// For integer PCM, the bytes each sample takes in the file (1 to 4); nil for anything else.
+    /// FFmpeg picks its decoder by the bits alone, so 24-bit samples in 4-byte containers were
+    /// read 3 bytes at a time: noise, said to be a damaged file.
+    public static func pcmContainerBytes(of url: URL) -> Int? {
+        guard let layout = reading(url, { bytes, _ in try? find(bytes) }), layout.formatTag == 1,
+              let frame = layout.bytesPerFrame else { return nil }
+        let bytes = frame / layout.channels
+        return (1...4).contains(bytes) ? bytes : nil
     }
 
     enum Problem: Error, CustomStringConvertible {
@@ -54,6 +77,7 @@ public struct WAVLayout {
                 layout.formatTag = number(f, 0, 2)
                 layout.channels = number(f, 2, 2)
                 layout.sampleRate = number(f, 4, 4)
+                layout.blockAlign = number(f, 12, 2)
                 layout.bitsPerSample = number(f, 14, 2)
                 if layout.formatTag == 0xFFFE, size >= 26, let sub = bytes(body + 24, 2) { layout.formatTag = number(sub, 0, 2) }
             } else if chunk[0..<4].elementsEqual("data".utf8) {

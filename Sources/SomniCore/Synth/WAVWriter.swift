@@ -22,9 +22,10 @@ public final class WAVWriter: AudioSink {
     private var inPlace = false
     private var headerSize: Int { format == .pcm16 ? 44 : 46 }
 
-    public init(url: URL, sampleRate: Int = analysisSampleRate, format: Format = .pcm16) throws {
+    /// Written at `partial` (by default a hidden name beside `url`) and renamed into place when finished.
+    public init(url: URL, sampleRate: Int = analysisSampleRate, format: Format = .pcm16, temporaryURL partial: URL? = nil) throws {
         self.url = url; self.sampleRate = sampleRate; self.format = format
-        temporaryURL = PartialFile.url(for: url)
+        temporaryURL = partial ?? PartialFile.url(for: url)
         guard FileManager.default.createFile(atPath: temporaryURL.path, contents: nil),
               let handle = try? FileHandle(forWritingTo: temporaryURL) else {
             throw SomniError(.io, "cannot create \(url.path)")
