@@ -171,11 +171,20 @@ public final class AudioDecoder: AudioSource {
         // An MP4 without its whole index is read from its frames: cut inside the index, FFmpeg
         // failed to open it, or found no stream, or a stream of no samples ("empty"), by where
         // the cut fell.
-        if plainFile, mayBeUnindexedMP4(path) { return nil }
+        if plainFile, lacksWholeIndex(path) { return nil }
         let opened = avformat_open_input(&handles.format, path, nil, &options)
-        guard opened >= 0, let format = handles.format else { throw unopenableError(path: path, code: opened) }
+        guard opened >= 0, let format = handles.format else {
+            if plainFile, mayBeUnindexedMP4(path) { return nil }
+            throw unopenableError(path: path, code: opened)
+        }
         let probed = avformat_find_stream_info(format, nil)
-        guard probed >= 0 else { throw unopenableError(path: path, code: probed) }
+        guard probed >= 0 else {
+            if plainFile, mayBeUnindexedMP4(path) {
+                avformat_close_input(&handles.format)
+                return nil
+            }
+            throw unopenableError(path: path, code: probed)
+        }
 
         var decoder: UnsafePointer<AVCodec>?
         let found = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
@@ -289,6 +298,15 @@ public final class AudioDecoder: AudioSource {
         guard let file = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? file.close() }
         return MP4Layout(file).map { !$0.indexIsWhole } ?? false
+    }
+
+    /// An MP4 that surely lacks a whole index: one cut inside it, or none in a file whose boxes
+    /// were all walked. One whose walk stopped at a box it could not read is FFmpeg's to try first.
+    private static func lacksWholeIndex(_ path: String) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        guard let layout = MP4Layout(file) else { return false }
+        return layout.index != nil ? !layout.indexIsWhole : layout.walkedToEnd
     }
 
     /// A 16-bit, 16 kHz, mono WAV file is read back from the file itself rather than spooled.

@@ -42,9 +42,28 @@ public enum TextFile {
 /// place, so an interrupted write never leaves half a file. (Renaming over a link or a device
 /// had replaced it with a plain file: `-o /dev/full`, run as root, replaced the device.)
 public enum OutputFile {
-    public static func write(_ data: Data, to url: URL) throws {
+    /// Writes `data` to `url` whole or not at all: at `partial` (by default a hidden name beside
+    /// it, `PartialFile`), forced to the disk, then renamed over it. Foundation's atomic write
+    /// left its own temporary file (`.dat.nosync…`) beside the output for good when killed;
+    /// this one is removed by the next write of that name once six hours old. A device or a
+    /// pipe is written into.
+    public static func write(_ data: Data, to url: URL, temporaryURL partial: URL? = nil) throws {
         let target = url.resolvingSymlinksInPath()
-        guard isDevice(target) else { return try data.write(to: target, options: .atomic) }
+        guard isDevice(target) else {
+            PartialFile.removeAbandoned(of: target)
+            let temporary = partial ?? PartialFile.url(for: target)
+            do {
+                try data.write(to: temporary)
+                try NightFolder.flushOne(temporary)
+                guard rename(temporary.path, target.path) == 0 else {
+                    throw SomniError(.io, "cannot put \(target.lastPathComponent) in place: \(String(cString: strerror(errno)))")
+                }
+            } catch {
+                try? FileManager.default.removeItem(at: temporary)
+                throw error
+            }
+            return
+        }
         guard let handle = FileHandle(forWritingAtPath: target.path) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: target.path])
         }

@@ -300,7 +300,20 @@ public final class NightStore {
         if FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path) { return folder }
         // A replace of it is committing this moment: the night read is still this one.
         if let aside = folderSetAside(of: night) { return aside }
+        // Deleted since it was listed (another somni's delete ran meanwhile): not a lost folder.
+        if try !isStored(night) { throw NightGone(id: night.id) }
         throw SomniError(.io, "night \(night.id) has lost its folder (\(folder.path) has no \(Session.fileName)): put it back, or 'somni delete \(night.id)' forgets the night")
+    }
+
+    /// A night listed a moment ago and deleted since, by another process.
+    public struct NightGone: Error, CustomStringConvertible {
+        public let id: String
+        public var description: String { "night \(id) was deleted meanwhile" }
+    }
+
+    /// Whether the store still holds `night` (its id), read now.
+    public func isStored(_ night: NightRecord) throws -> Bool {
+        try !records(where: "WHERE id = ?", [.text(night.id)]).isEmpty
     }
 
     /// The night's session.json.
@@ -650,7 +663,10 @@ public final class NightStore {
     }
 
     private func writeNote(_ note: URL, holding source: URL?) throws -> URL {
-        guard FileManager.default.createFile(atPath: note.path, contents: source.map { Data($0.path.utf8) }) else {
+        // Written in place, not through a temporary file and a rename (FileManager.createFile's
+        // way): a sweep by another process opening the store meanwhile removed the temporary
+        // file, whose name says no owner, and the save failed.
+        guard (try? (source.map { Data($0.path.utf8) } ?? Data()).write(to: note)) != nil else {
             StagingNames.shared.end(note)
             throw SomniError(.io, "cannot write in \(stagingDirectory.path)")
         }
@@ -674,8 +690,14 @@ public final class NightStore {
     /// before an older copy of the database was put back. They are left alone; `somni nights`
     /// names them. (A file there, a report written into it, is left alone unnamed.)
     public func unlistedFolders() throws -> [URL] {
-        let ids = Set(try records().map(\.id))
-        return NightStore.nightFolders(inStoreAt: directory).filter { !ids.contains($0.lastPathComponent) }
+        // A save renames its folder into nights/ just before its commit, its placing note in
+        // staging from before the rename until after the commit: such a folder is a night
+        // arriving, not a stray. Read in this order, a folder listed has its note or its row.
+        let folders = NightStore.nightFolders(inStoreAt: directory)
+        let arriving = Set(((try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory.path)) ?? [])
+            .filter { StagingNames.shared.isRunning($0, in: stagingDirectory) }.compactMap(StagingNames.placing))
+        let ids = Set(try records().map(\.id)).union(arriving)
+        return folders.filter { !ids.contains($0.lastPathComponent) }
     }
 
     /// The folders in a store's nights/, listed or not, read without opening its database: with

@@ -101,9 +101,7 @@ struct AnalyzeCommand: Command {
     }
 
     func run() throws {
-        // Ctrl-C's watcher is listening before any night folder is made: libdispatch takes its
-        // signal on a moment after the watcher starts, and one sent meanwhile was lost.
-        _ = RemovedOnInterrupt.shared
+        _ = RemovedOnInterrupt.shared  // listening before any night folder is made
         guard files.count > 1, !join else {
             let night = try analyse(files.map { URL(fileURLWithPath: $0) }, into: out.map { URL(fileURLWithPath: $0) }, store: nil)
             try printResult(night, given: files)
@@ -139,6 +137,7 @@ struct AnalyzeCommand: Command {
                     StandardStreams.flushOutput()
                 }
             } catch {
+                RemovedOnInterrupt.waitIfInterrupted()
                 printError("somni analyze: \(file): error: \(error)")
                 failures.append((file, error))
             }
@@ -175,6 +174,11 @@ struct AnalyzeCommand: Command {
     static func alreadyStored(_ night: AnalysedNight, given: [String]) -> String? {
         guard let earlier = night.storedBefore else { return nil }
         let givenName = given.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " + ")
+        if night.savedMeanwhile {
+            // It was analysed (with --replace too): said so, not "not analysed again".
+            return Format.printable("\(givenName) was saved in the night store as \(earlier.id) by another somni while this one "
+                + "analysed it; this analysis is not kept: 'somni show \(earlier.id)'")
+        }
         let what = Format.printable(givenName == night.session.source ? givenName
                                     : "\(givenName) is the same recording as \(night.session.source), which")
         let said = "\(what) is already in the night store as \(earlier.id) (sensitivity \(earlier.sensitivity), "
@@ -284,6 +288,8 @@ struct AnalyzeCommand: Command {
         var startsEarlier: RecordingStart? = nil
         /// Whether it kept the start the night it replaced was given (the recording says none).
         var keptStart = false
+        /// Whether another somni saved this recording while this one analysed it.
+        var savedMeanwhile = false
     }
 
     /// One night, from one file or (`--join`) several parts, into a bare folder (`destination`)
@@ -347,7 +353,7 @@ struct AnalyzeCommand: Command {
             // Another analysis of this recording saved it first: one night, as when run one after the other.
             try? FileManager.default.removeItem(at: incoming)
             return AnalysedNight(session: try store.session(of: saved.night), folder: store.folder(of: saved.night),
-                                 savedAs: saved.night.id, storedBefore: saved.night)
+                                 savedAs: saved.night.id, storedBefore: saved.night, savedMeanwhile: true)
         } catch {
             let kept = store.keepUnsaved(incoming)
             throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
@@ -377,42 +383,6 @@ enum NightRun {
             }
         }
     }
-}
-
-/// While a night is written, Ctrl-C (or a TERM or HUP) removes its unfinished folder (or a
-/// synthesised night's files) before the process ends: beside an --out folder its hidden
-/// `.NAME.partial-…` was otherwise left for a later run to sweep six hours on. Between nights
-/// the signal ends the process as it would have, the nights saved kept.
-///
-/// One watcher for the whole process: libdispatch installs its handler for a signal once, so a
-/// watcher made again after the first was cancelled (for a batch's second recording) never
-/// heard the signal, which was ignored, and the batch ran on to its end.
-final class RemovedOnInterrupt: @unchecked Sendable {
-    static let shared = RemovedOnInterrupt()
-    private static let signals = [SIGINT, SIGTERM, SIGHUP]
-    private let lock = NSLock()
-    private var unfinished: [URL] = []
-    private var sources: [any DispatchSourceSignal] = []
-
-    private init() {
-        for number in Self.signals {
-            signal(number, SIG_IGN)  // delivered to the source below instead
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [unowned self] in
-                for item in lock.withLock({ self.unfinished }) { try? FileManager.default.removeItem(at: item) }
-                writeToStandardError("\n")
-                exit(128 + number)
-            }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    /// `items` (folders or files) are being written: a signal removes them.
-    func watch(_ items: [URL]) { lock.withLock { unfinished = items } }
-
-    /// They are complete (or gone).
-    func end() { lock.withLock { unfinished = [] } }
 }
 
 /// A one-line progress bar on standard error, redrawn in place, as wide as the terminal allows.

@@ -69,7 +69,7 @@ struct ExportCommand: Command {
             exported = records.count
             // Its row needs no folder, but a night whose folder is lost is said, as every other
             // export and the report say it.
-            for record in records where (try? store?.existingFolder(of: record)) == nil {
+            for record in records where (try? store?.existingFolder(of: record)) == nil && (try? store?.isStored(record)) != false {
                 printError("somni export: warning: night \(record.id) has lost its folder; its row is from the store's "
                            + "index alone: put the folder back, or 'somni delete \(record.id)' forgets the night")
             }
@@ -78,7 +78,9 @@ struct ExportCommand: Command {
             // every other night with it.
             let nights = try store.map { s in
                 try records.compactMap { record -> (record: NightRecord, session: Session)? in
-                    do { return (record, try s.session(of: record)) } catch where all {
+                    do { return (record, try s.session(of: record)) } catch is NightStore.NightGone where all {
+                        return nil  // deleted by another somni since the nights were listed: not in the store
+                    } catch where all {
                         printError("somni export: warning: night \(record.id) is left out: \(error)")
                         return nil
                     }
@@ -89,7 +91,7 @@ struct ExportCommand: Command {
         }
         if let output {
             let url = URL(fileURLWithPath: output)
-            do { try OutputFile.write(Data(text.utf8), to: url) } catch {
+            do { try writeOutputFile(Data(text.utf8), to: url) } catch {
                 throw SomniError(.io, "cannot write \(url.path)", cause: error)
             }
             printError("Exported \(exported) night\(exported == 1 ? "" : "s") to \(url.path)")

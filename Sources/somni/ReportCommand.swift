@@ -72,11 +72,14 @@ struct ReportCommand: Command {
         var storeDirectory: URL?
         var trends: [TrendNight]?
         var leftOut: [String] = []  // with --all, the nights that could not be given in full
+        var openedStore: NightStore?
+        var storedRecords: [String: NightRecord] = [:]  // the store's nights given in full, by id
         if let key, FileManager.default.fileExists(atPath: URL(fileURLWithPath: key).appendingPathComponent(Session.fileName).path) {
             let folder = URL(fileURLWithPath: key, isDirectory: true).standardizedFileURL
             sources = [(folder.lastPathComponent, folder)]
         } else {
             let store = try options.open()
+            openedStore = store
             storeDirectory = store.directory.standardizedFileURL
             let records: [NightRecord]
             if all {
@@ -107,8 +110,11 @@ struct ReportCommand: Command {
             }
             // With --all, a night whose folder is lost is left out of the nights in full with a
             // word (its numbers stay in the trends, from the store), not the whole page with it.
+            storedRecords = Dictionary(records.map { ($0.id, $0) }) { first, _ in first }
             sources = try records.compactMap { record in
-                do { return (record.id, try store.existingFolder(of: record)) } catch where all {
+                do { return (record.id, try store.existingFolder(of: record)) } catch is NightStore.NightGone where all {
+                    return nil  // deleted by another somni since the nights were listed
+                } catch where all {
                     printError("somni report: warning: night \(record.id) is left out: \(error)")
                     leftOut.append(record.id)
                     return nil
@@ -131,6 +137,10 @@ struct ReportCommand: Command {
         // A report that fails (a full disk) leaves no clips folder it made behind without its page.
         // Anything there, a link that leads nowhere too, is the user's and stays.
         let clipsFolderWasThere = (try? FileManager.default.attributesOfItem(atPath: clipsFolder.path)) != nil
+        // Ctrl-C (a TERM, a HUP) on the way leaves no more than a failure does.
+        let madeHere: [URL] = if case .copied = linking, !clipsFolderWasThere { [clipsFolder] } else { [] }
+        if !toStandardOutput { RemovedOnInterrupt.shared.watch(madeHere) }
+        defer { if !toStandardOutput { RemovedOnInterrupt.shared.end() } }
         let nights: [ReportNight]
         do {
             // With --all, a night whose folder cannot be read (a damaged session.json) is left
@@ -142,7 +152,14 @@ struct ReportCommand: Command {
                     return nil
                 }
             }
-            nights = try readable.map { try ReportNight.load(id: $0.id, folder: $0.folder, session: $0.session, clips: linking) }
+            // A night deleted by another somni while its clips were copied is left out, as one
+            // deleted before would have been: the whole page failed on its clip.
+            nights = try readable.compactMap { night in
+                do { return try ReportNight.load(id: night.id, folder: night.folder, session: night.session, clips: linking) } catch {
+                    guard all, let record = storedRecords[night.id], (try? openedStore?.isStored(record)) == false else { throw error }
+                    return nil
+                }
+            }
             for n in nights where !n.missingClips.isEmpty {
                 printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
             }
@@ -151,7 +168,7 @@ struct ReportCommand: Command {
                 print(html, terminator: "")
                 StandardStreams.flushOutput()
             } else {
-                do { try OutputFile.write(Data(html.utf8), to: page) } catch {
+                do { try writeOutputFile(Data(html.utf8), to: page, removingOnInterrupt: madeHere) } catch {
                     throw SomniError(.io, "cannot write \(page.path)", cause: error)
                 }
             }

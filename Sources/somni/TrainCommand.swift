@@ -311,7 +311,7 @@ struct TrainCommand: Command {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let reportData = try encoder.encode(report)
         try model.write(to: outURL)
-        do { try OutputFile.write(reportData, to: reportURL) } catch {
+        do { try writeOutputFile(reportData, to: reportURL) } catch {
             // A model without its figures would pass for a finished run.
             try? FileManager.default.removeItem(at: outURL)
             throw SomniError(.io, "could not write \(reportURL.path), so the model was not kept either", cause: error)

@@ -81,6 +81,7 @@ func exitCode(for error: any Error) -> Int32 {
         printError("somni \(name): \(e.description). Run 'somni \(name) --help'.")
         return 64
     } catch {
+        RemovedOnInterrupt.waitIfInterrupted()  // the failure is the signal's doing: its exit says so
         printError("somni \(name): error: \(error)")
         return exitCode(for: error)
     }

@@ -72,6 +72,25 @@ import Testing
         #expect(try Session.load(from: folder).summary == old)
     }
 
+    /// An output file is written whole beside its place and renamed over it, leaving nothing
+    /// else there (Foundation's atomic write left its temporary file when killed); a working
+    /// file of its name abandoned six hours ago goes, a fresh one (another writer's) stays.
+    @Test func anOutputFileLeavesNothingBesideIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("export.csv")
+        let old = PartialFile.url(for: target), fresh = PartialFile.url(for: target)
+        try Data("x".utf8).write(to: old)
+        try Data("y".utf8).write(to: fresh)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7 * 3600)], ofItemAtPath: old.path)
+        try OutputFile.write(Data("a,b\n".utf8), to: target)
+        #expect(try String(contentsOf: target, encoding: .utf8) == "a,b\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["export.csv", fresh.lastPathComponent].sorted())
+        try OutputFile.write(Data("c\n".utf8), to: target)
+        #expect(try String(contentsOf: target, encoding: .utf8) == "c\n")
+    }
+
     /// Gaps are cut to the night and counted once where they overlap: summed as given, a gap past
     /// the end left a night with events 0 % snoring, and overlapping ones took time twice.
     @Test func gapsCountOnlyTheirTimeInsideTheNightAndOnce() {

@@ -220,6 +220,51 @@ import SomniCore
         #expect(read == session)
     }
 
+    /// A night being saved (its folder renamed into nights/, its commit to come) is no stray
+    /// folder to another process listing the store; a night deleted by another process since it
+    /// was listed is gone, not "lost its folder".
+    @Test func aNightArrivingOrDeletedMeanwhileIsNamedForWhatItIs() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let store = try NightStore(directory: dir), other = try NightStore(directory: dir)
+        var unlisted: [URL]?
+        store.saveStepHook = { if $0 == .renamed { unlisted = try other.unlistedFolders() } }
+        let saved = try store.add(nightFolder: NightFixture.folder(at: scratch.path("first"),
+                                                                   session: NightFixture.session(startedAt: "2026-11-05T23:00:00Z")),
+                                  moving: true)
+        #expect(unlisted == [], "\(unlisted ?? [])")
+        store.saveStepHook = nil
+        try other.delete(saved)
+        #expect(throws: NightStore.NightGone.self) { try store.existingFolder(of: saved) }
+        #expect(try !store.isStored(saved))
+    }
+
+    /// Saves go on while other processes open the store (each open sweeps staging): a note
+    /// written through a temporary file of no owner's name was swept away under a save, which
+    /// failed with "cannot write in …/staging".
+    @Test func savesGoOnWhileTheStoreIsOpenedBesideThem() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let store = try NightStore(directory: dir)
+        final class Flag: @unchecked Sendable {
+            private let lock = NSLock()
+            private var raised = false
+            var isRaised: Bool { lock.withLock { raised } }
+            func raise() { lock.withLock { raised = true } }
+        }
+        let done = Flag()
+        let opener = Thread {
+            while !done.isRaised { _ = try? NightStore(directory: dir) }
+        }
+        opener.start()
+        defer { done.raise() }
+        for n in 0..<25 {
+            let session = NightFixture.session(startedAt: String(format: "2026-10-%02dT23:00:00Z", n + 1))
+            _ = try store.add(nightFolder: NightFixture.folder(at: scratch.path("n\(n)"), session: session), moving: true)
+        }
+        #expect(try store.nights().count == 25)
+    }
+
     /// Two replaces of one night at once: the first saves under the night's id; the second finds
     /// that night (the same id, added since) as the recording's, and saves nothing. Before, it
     /// took the id for the night it was asked to replace, and the store held two.
