@@ -301,12 +301,13 @@ public final class AudioDecoder: AudioSource {
     }
 
     /// An MP4 that surely lacks a whole index: one cut inside it, or none in a file whose boxes
-    /// were all walked. One whose walk stopped at a box it could not read is FFmpeg's to try first.
+    /// were all walked by their sizes. One whose walk stopped at a box it could not read, or
+    /// took the audio past its size (a box it does not know after it), is FFmpeg's to try first.
     private static func lacksWholeIndex(_ path: String) -> Bool {
         guard let file = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? file.close() }
         guard let layout = MP4Layout(file) else { return false }
-        return layout.index != nil ? !layout.indexIsWhole : layout.walkedToEnd
+        return layout.index != nil ? !layout.indexIsWhole : layout.walkedToEnd && !layout.audioStretched
     }
 
     /// A 16-bit, 16 kHz, mono WAV file is read back from the file itself rather than spooled.
@@ -420,8 +421,9 @@ public final class AudioDecoder: AudioSource {
         // A recording cut off (or damaged) inside its own header is one, not "not an audio file".
         if let kind = headerKind(head) {
             let size = (try? file.seekToEnd()).map { " (\($0) bytes)" } ?? ""
-            return SomniError(.badInput, "\(path) holds no audio that can be read: it is a \(kind) recording whose header is "
-                + "cut off or damaged\(size): \(ffmpegErrorText(code))")
+            let article = ["MP4/M4A", "Ogg", "AIFF"].contains(kind) ? "an" : "a"
+            return SomniError(.badInput, "\(path) holds no audio that can be read: it is \(article) \(kind) recording whose header "
+                + "is cut off or damaged\(size): \(ffmpegErrorText(code))")
         }
         return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))")
     }

@@ -16,6 +16,8 @@ struct MP4Layout {
     var isFragmented = false
     /// Every box's size made sense up to the end of the file.
     var walkedToEnd = false
+    /// The audio box was taken to run past its declared size (what followed was no box known).
+    var audioStretched = false
 
     /// The layout of `file`; nil unless it starts as an MP4 does (`ftyp`).
     init?(_ file: FileHandle) {
@@ -34,7 +36,10 @@ struct MP4Layout {
             // A recorder that writes the audio box's size only when it finishes leaves a
             // placeholder (the bare header's 8 or 16 bytes, or 0): its audio runs on to what
             // really follows it, the end of the file when no box does.
-            if type == "mdat", boxEnd < end, !Self.startsABox(file, at: boxEnd) { boxEnd = end }
+            if type == "mdat", boxEnd < end, !Self.startsABox(file, at: boxEnd) {
+                boxEnd = end
+                audioStretched = true
+            }
             switch type {
             case "moov" where index == nil:
                 index = offset..<min(boxEnd, end)

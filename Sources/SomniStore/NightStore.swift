@@ -618,10 +618,18 @@ public final class NightStore {
             readOnlyBecause = nil
             schemaVersion = Schema.currentVersion
         }
+        // A note that this night is going, on the disk before its row goes: a process killed
+        // after the commit left its folder in nights/ with no row for good (named by `nights` as
+        // one put there by hand, to be imported back); the sweep removes it by the note.
+        let note = try noteDeleting(night.id)
+        defer {
+            try? FileManager.default.removeItem(at: note)
+            StagingNames.shared.end(note)
+        }
         try db.writeTransaction {
             try db.prepare("DELETE FROM nights WHERE id = ?").run([.text(night.id)])
         }
-        // After the commit: a crash here leaves an orphan folder, swept later, never a dangling row.
+        // After the commit: never a dangling row.
         try removeFolder(ofDeleted: night.id)
     }
 
@@ -654,6 +662,11 @@ public final class NightStore {
     /// moved in has its first home in the note, where the sweep puts it back.
     private func notePlacing(_ id: String, movedFrom source: URL?) throws -> URL {
         try writeNote(StagingNames.shared.begin(placing: id, in: stagingDirectory), holding: source)
+    }
+
+    /// Writes the note that night `id`'s folder is to go with its row, forced to the disk first.
+    private func noteDeleting(_ id: String) throws -> URL {
+        try writeNote(StagingNames.shared.begin(deleting: id, in: stagingDirectory), holding: nil)
     }
 
     /// Writes the note that staging/`staged` is a folder moved in from `source`, forced to the
@@ -694,8 +707,10 @@ public final class NightStore {
         // staging from before the rename until after the commit: such a folder is a night
         // arriving, not a stray. Read in this order, a folder listed has its note or its row.
         let folders = NightStore.nightFolders(inStoreAt: directory)
-        let arriving = Set(((try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory.path)) ?? [])
-            .filter { StagingNames.shared.isRunning($0, in: stagingDirectory) }.compactMap(StagingNames.placing))
+        let running = ((try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory.path)) ?? [])
+            .filter { StagingNames.shared.isRunning($0, in: stagingDirectory) }
+        // ... and one whose delete has committed and whose folder is about to go, a night leaving.
+        let arriving = Set(running.compactMap(StagingNames.placing) + running.compactMap(StagingNames.deleting))
         let ids = Set(try records().map(\.id)).union(arriving)
         return folders.filter { !ids.contains($0.lastPathComponent) }
     }
@@ -751,6 +766,11 @@ public final class NightStore {
             } else if !putBack(folder, note: note) {
                 keep.insert(name)
             }
+        }
+        // Folders of nights whose delete committed and then died before removing them.
+        for name in staging where !StagingNames.shared.isRunning(name, in: stagingDirectory) {
+            guard let id = StagingNames.deleting(name), try !hasRow.bind([.text(id)]).step() else { continue }
+            try? fm.removeItem(at: nightsDirectory.appendingPathComponent(id, isDirectory: true))
         }
         // Folders moved in by a save that died before renaming them into nights/.
         for name in staging where !StagingNames.shared.isRunning(name, in: stagingDirectory) {
@@ -851,6 +871,10 @@ final class StagingNames: @unchecked Sendable {
     /// the sweep which folder in nights/ that save put there, when no row names it.
     func begin(placing id: String, in directory: URL) -> URL { begin(name: "\(pid)-placing-\(id)", in: directory) }
 
+    /// A note, "<pid>-deleting-<id>", that night `id`'s row and folder are going: written before
+    /// the row's delete, removed once the folder is gone.
+    func begin(deleting id: String, in directory: URL) -> URL { begin(name: "\(pid)-deleting-\(id)", in: directory) }
+
     /// A note, "<staged name>.moved", that staging/<staged name> is a folder moved in from
     /// the place the note holds.
     func begin(movedFrom staged: URL, in directory: URL) -> URL { begin(name: staged.lastPathComponent + ".moved", in: directory) }
@@ -861,9 +885,14 @@ final class StagingNames: @unchecked Sendable {
     }
 
     /// The night id a placing note names; nil for other names.
-    static func placing(_ name: String) -> String? {
+    static func placing(_ name: String) -> String? { note(name, kind: "placing") }
+
+    /// The night id a deleting note names; nil for other names.
+    static func deleting(_ name: String) -> String? { note(name, kind: "deleting") }
+
+    private static func note(_ name: String, kind: String) -> String? {
         let parts = name.split(separator: "-", maxSplits: 2)
-        guard parts.count == 3, parts[1] == "placing" else { return nil }
+        guard parts.count == 3, parts[1] == Substring(kind) else { return nil }
         return String(parts[2])
     }
 

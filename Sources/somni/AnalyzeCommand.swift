@@ -376,7 +376,7 @@ enum NightRun {
         let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
         return try NightFolder.writeAtomically(to: destination) { folder in
-            RemovedOnInterrupt.shared.watch([folder])
+            RemovedOnInterrupt.shared.watch(folders: [folder])
             defer { RemovedOnInterrupt.shared.end() }
             return try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
                 bar?.update(stage.rawValue, fraction)

@@ -64,6 +64,7 @@ struct ExportCommand: Command {
         let records = try store.map { s in try all ? range.filter(s.nights()) : [s.night(matching: key ?? "")] } ?? []
         let text: String
         let exported: Int  // nights in the export: not one left out for a lost folder
+        var deletedMeanwhile = 0  // nights another somni deleted since they were listed: not in the store
         if rowPerNight {
             text = NightExport.nightsCSV(records)  // the store's records alone
             exported = records.count
@@ -79,7 +80,8 @@ struct ExportCommand: Command {
             let nights = try store.map { s in
                 try records.compactMap { record -> (record: NightRecord, session: Session)? in
                     do { return (record, try s.session(of: record)) } catch is NightStore.NightGone where all {
-                        return nil  // deleted by another somni since the nights were listed: not in the store
+                        deletedMeanwhile += 1  // by another somni since the nights were listed: not in the store
+                        return nil
                     } catch where all {
                         printError("somni export: warning: night \(record.id) is left out: \(error)")
                         return nil
@@ -103,9 +105,9 @@ struct ExportCommand: Command {
         guard StandardStreams.outputFailure == nil else { return }
         // The rest is written, and the exit says the export is not whole: a script or a cron job
         // reading only the status took it for every night.
-        if exported < records.count {
-            throw SomniError(.badInput, "\(records.count - exported) of \(records.count) nights left out of the export "
-                             + "(named above); the rest is written")
+        if exported < records.count - deletedMeanwhile {
+            throw SomniError(.badInput, "\(records.count - deletedMeanwhile - exported) of \(records.count - deletedMeanwhile) "
+                             + "nights left out of the export (named above); the rest is written")
         }
     }
 }

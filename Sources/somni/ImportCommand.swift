@@ -56,7 +56,19 @@ struct ImportCommand: Command {
                              + "import ran; --replace puts it in that night's place")
         }
         if move {
-            do { try FileManager.default.removeItem(at: source) } catch {
+            // Renamed out of the way first, then removed: a kill part-way through the removal left
+            // a folder holding only clips/ under the night's name, "not a night folder" to a
+            // second import, though the night was stored. A hidden leftover is swept by the next
+            // removal beside it once six hours old.
+            let going = PartialFile.url(for: source)
+            PartialFile.removeAbandoned(of: source)
+            do {
+                if rename(source.path, going.path) == 0 {
+                    try FileManager.default.removeItem(at: going)
+                } else {
+                    try FileManager.default.removeItem(at: source)
+                }
+            } catch {
                 printError("somni import: warning: the night is stored, but \(source.path) could not be removed: \(error)")
             }
         }

@@ -16,11 +16,14 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     static let shared = RemovedOnInterrupt()
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
     private let lock = NSLock()
-    private var unfinished: [URL] = []
-    /// Whether a signal came: static, so that asking does not start the watcher in a command
-    /// that handles its signals itself (record).
-    nonisolated(unsafe) private static var signalled = false
-    private static let signalledLock = NSLock()
+    private var folders: [URL] = [], files: [URL] = []
+    /// Held around work a signal must not cut in two (`uninterruptible`): the handler waits for it.
+    private let critical = NSLock()
+    /// Whether a signal came, and whether the work it cut short has stopped to wait for the exit:
+    /// static, so that asking does not start the watcher in a command that handles its signals
+    /// itself (record).
+    nonisolated(unsafe) private static var signalled = false, parked = false
+    private static let flags = NSLock()
     private var sources: [any DispatchSourceSignal] = []
 
     private init() {
@@ -28,9 +31,19 @@ final class RemovedOnInterrupt: @unchecked Sendable {
             signal(number, SIG_IGN)  // delivered to the source below instead
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [unowned self] in
-                Self.signalledLock.withLock { Self.signalled = true }
-                let items = lock.withLock { unfinished }
-                for item in items { try? FileManager.default.removeItem(at: item) }
+                critical.lock()  // never unlocked: the process ends here
+                Self.flags.withLock { Self.signalled = true }
+                let (folders, files) = lock.withLock { (self.folders, self.files) }
+                if folders.isEmpty, files.isEmpty {  // between pieces of work: nothing to wait for
+                    writeToStandardError("\n")
+                    exit(128 + number)
+                }
+                Self.removeAndFence(folders: folders, files: files)
+                // The work goes on meanwhile on its own thread: fenced, it fails at its next
+                // write into what was removed (a clip copied into a clips folder made again, a
+                // page's working file) and stops to wait; a second at most.
+                for _ in 0..<100 where !Self.flags.withLock({ Self.parked }) { usleep(10_000) }
+                for fence in folders + files { try? FileManager.default.removeItem(at: fence) }
                 writeToStandardError("\n")
                 exit(128 + number)
             }
@@ -39,29 +52,50 @@ final class RemovedOnInterrupt: @unchecked Sendable {
         }
     }
 
-    /// `items` (folders or files) are being written: a signal removes them.
-    func watch(_ items: [URL]) { lock.withLock { unfinished = items } }
+    /// Removes each item and puts something of the other kind in its place, which the work cannot
+    /// write into: a file where a folder was, a folder where a file was.
+    private static func removeAndFence(folders: [URL], files: [URL]) {
+        let fm = FileManager.default
+        for (item, isFolder) in folders.map({ ($0, true) }) + files.map({ ($0, false) }) {
+            for _ in 0..<5 {
+                try? fm.removeItem(at: item)
+                let fenced = isFolder ? fm.createFile(atPath: item.path, contents: nil)
+                    : (try? fm.createDirectory(at: item, withIntermediateDirectories: false)) != nil
+                if fenced { break }
+            }
+        }
+    }
+
+    /// `folders` and `files` are being written: a signal removes them.
+    func watch(folders: [URL] = [], files: [URL] = []) { lock.withLock { (self.folders, self.files) = (folders, files) } }
 
     /// They are complete (or gone).
-    func end() { lock.withLock { unfinished = [] } }
+    func end() { watch() }
+
+    /// Runs `body` whole before a signal is acted on: putting a finished file (or two that go
+    /// together) in place, so that a signal leaves the old ones or the new ones, never a mix.
+    func uninterruptible<T>(_ body: () throws -> T) rethrows -> T {
+        critical.lock()
+        defer { critical.unlock() }
+        return try body()
+    }
 
     /// Once a signal came, waits for its handler to end the process: the work it cut short fails
     /// meanwhile (its folder removed under it), and that failure's exit 74 and message won the
     /// race against the signal's 130 now and then.
     static func waitIfInterrupted() {
-        guard signalledLock.withLock({ signalled }) else { return }
+        guard flags.withLock({ signalled }) else { return }
+        flags.withLock { parked = true }
         while true { sleep(60) }
     }
 }
 
-/// `OutputFile.write`, its working file (and `others`: a report's new clips folder) removed
-/// by Ctrl-C, a TERM or a HUP on the way.
-func writeOutputFile(_ data: Data, to url: URL, removingOnInterrupt others: [URL] = []) throws {
-    let partial = PartialFile.url(for: url.resolvingSymlinksInPath())
-    RemovedOnInterrupt.shared.watch(others + [partial])
-    do { try OutputFile.write(data, to: url, temporaryURL: partial) } catch {
-        RemovedOnInterrupt.shared.watch(others)  // for the caller's own cleanup
-        throw error
+/// `OutputFile.write` whole before a signal is acted on: a kill (Ctrl-C, a TERM, a HUP) leaves
+/// the file before it or the new one, and nothing beside it. Once it is written, what the caller
+/// watched for it (a report's clips folder) is no longer removed by a signal.
+func writeOutputFile(_ data: Data, to url: URL) throws {
+    try RemovedOnInterrupt.shared.uninterruptible {
+        try OutputFile.write(data, to: url)
+        RemovedOnInterrupt.shared.end()  // written: what goes with it stays
     }
-    RemovedOnInterrupt.shared.end()  // written: what goes with it stays
 }

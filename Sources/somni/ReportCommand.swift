@@ -139,7 +139,7 @@ struct ReportCommand: Command {
         let clipsFolderWasThere = (try? FileManager.default.attributesOfItem(atPath: clipsFolder.path)) != nil
         // Ctrl-C (a TERM, a HUP) on the way leaves no more than a failure does.
         let madeHere: [URL] = if case .copied = linking, !clipsFolderWasThere { [clipsFolder] } else { [] }
-        if !toStandardOutput { RemovedOnInterrupt.shared.watch(madeHere) }
+        if !toStandardOutput { RemovedOnInterrupt.shared.watch(folders: madeHere) }
         defer { if !toStandardOutput { RemovedOnInterrupt.shared.end() } }
         let nights: [ReportNight]
         do {
@@ -157,6 +157,8 @@ struct ReportCommand: Command {
             nights = try readable.compactMap { night in
                 do { return try ReportNight.load(id: night.id, folder: night.folder, session: night.session, clips: linking) } catch {
                     guard all, let record = storedRecords[night.id], (try? openedStore?.isStored(record)) == false else { throw error }
+                    // Its clips copied so far go with it.
+                    if case .copied(let into, _) = linking { try? FileManager.default.removeItem(at: into.appendingPathComponent(night.id)) }
                     return nil
                 }
             }
@@ -168,7 +170,7 @@ struct ReportCommand: Command {
                 print(html, terminator: "")
                 StandardStreams.flushOutput()
             } else {
-                do { try writeOutputFile(Data(html.utf8), to: page, removingOnInterrupt: madeHere) } catch {
+                do { try writeOutputFile(Data(html.utf8), to: page) } catch {
                     throw SomniError(.io, "cannot write \(page.path)", cause: error)
                 }
             }

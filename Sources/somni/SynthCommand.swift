@@ -155,33 +155,43 @@ struct SynthCommand: Command {
         let fm = FileManager.default
         let referenceTarget = OutputPlace.followingLinks(referenceURL)
         let stagedReference = OutputFile.isDevice(referenceTarget) ? nil : PartialFile.url(for: referenceTarget)
+        // Ctrl-C (or a TERM or HUP) removes the working files: an 8-hour night's is 0.9 GB,
+        // which otherwise waited six hours for a later synth of this name to sweep it.
+        let partial = PartialFile.url(for: outURL)
+        RemovedOnInterrupt.shared.watch(files: [partial] + (stagedReference.map { [$0] } ?? []))
+        defer { RemovedOnInterrupt.shared.end() }
         if let stagedReference {
             do { try reference.write(to: stagedReference) } catch {
                 try? fm.removeItem(at: stagedReference)
                 throw SomniError(.io, "cannot write \(referenceURL.path)", cause: error)
             }
         }
-        // Ctrl-C (or a TERM or HUP) removes the working files: an 8-hour night's is 0.9 GB,
-        // which otherwise waited six hours for a later synth of this name to sweep it.
-        let partial = PartialFile.url(for: outURL)
-        RemovedOnInterrupt.shared.watch([partial] + (stagedReference.map { [$0] } ?? []))
-        defer { RemovedOnInterrupt.shared.end() }
-        do { try night.render(to: makeSink(outURL, partial)) } catch {
+        let sink = try makeSink(outURL, partial)
+        do { try night.render(to: sink, finishing: false) } catch {
             if let stagedReference { try? fm.removeItem(at: stagedReference) }
             throw error
         }
-        do {
-            if let stagedReference {
-                guard rename(stagedReference.path, referenceTarget.path) == 0 else {
-                    throw SomniError(.io, String(cString: strerror(errno)))
-                }
-            } else {
-                try OutputFile.write(reference, to: referenceTarget)
+        // The audio and its reference go into place together: a signal between the two renames
+        // left the new night's audio with the old night's reference.
+        try RemovedOnInterrupt.shared.uninterruptible {
+            do { try sink.finish() } catch {
+                if let stagedReference { try? fm.removeItem(at: stagedReference) }
+                throw error
             }
-        } catch {
-            if let stagedReference { try? fm.removeItem(at: stagedReference) }
-            throw SomniError(.io, "the night's audio is in \(outURL.path), but its reference could not be written to \(referenceURL.path)",
-                             cause: error)
+            do {
+                if let stagedReference {
+                    guard rename(stagedReference.path, referenceTarget.path) == 0 else {
+                        throw SomniError(.io, String(cString: strerror(errno)))
+                    }
+                } else {
+                    try OutputFile.write(reference, to: referenceTarget)
+                }
+            } catch {
+                if let stagedReference { try? fm.removeItem(at: stagedReference) }
+                throw SomniError(.io, "the night's audio is in \(outURL.path), but its reference could not be written to \(referenceURL.path)",
+                                 cause: error)
+            }
+            RemovedOnInterrupt.shared.end()
         }
         var counts: [String] = []
         for c in EventClass.allCases {

@@ -310,11 +310,15 @@ struct TrainCommand: Command {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let reportData = try encoder.encode(report)
-        try model.write(to: outURL)
-        do { try writeOutputFile(reportData, to: reportURL) } catch {
-            // A model without its figures would pass for a finished run.
-            try? FileManager.default.removeItem(at: outURL)
-            throw SomniError(.io, "could not write \(reportURL.path), so the model was not kept either", cause: error)
+        // The model and its figures go into place together: a signal between them left the model
+        // alone, and its working file when it came during the model's write.
+        try RemovedOnInterrupt.shared.uninterruptible {
+            try model.write(to: outURL)
+            do { try OutputFile.write(reportData, to: reportURL) } catch {
+                // A model without its figures would pass for a finished run.
+                try? FileManager.default.removeItem(at: outURL)
+                throw SomniError(.io, "could not write \(reportURL.path), so the model was not kept either", cause: error)
+            }
         }
         print("Model \(model.name): \(list.labels.joined(separator: ", ")); \(report.parameterCount) parameters, "
               + "\(report.multiplyAccumulates) multiply-accumulates per window; best epoch \(report.bestEpoch) of \(report.epochs.count); "

@@ -213,6 +213,16 @@ import Testing
         #expect(abs((decoder.expectedDuration ?? 0) - Double(seconds)) < 0.01)
         #expect(WAVLayout.promisedSeconds(of: url) == Double(seconds))
 
+        // A block alignment larger than the samples need, which the byte rate does not bear out
+        // (16-bit samples, block 4, 2 bytes a sample a second): the samples are packed, as
+        // FFmpeg reads them; taken as 4-byte containers the night came out half its length.
+        let packed = (0..<seconds * 16_000).map { Int16((Double(tone[$0]) * 30_000).rounded()) }
+        var lying = wavHeader(formatTag: 1, dataBytes: packed.count * 2)
+        lying.replaceSubrange(32..<34, with: [4, 0])
+        let lyingURL = try folder.file("lying-\(bits).wav", contents: lying + packed.withUnsafeBytes { Data($0) })
+        let lyingDecoder = try AudioDecoder(url: lyingURL)
+        #expect(try TestSignals.readAll(lyingDecoder).count == seconds * 16_000 && lyingDecoder.warnings.isEmpty, "\(lyingDecoder.warnings)")
+
         var adpcm = wavHeader(formatTag: 0x11, dataBytes: 4_000)
         adpcm.replaceSubrange(34..<36, with: [4, 0])
         #expect(WAVLayout.promisedSeconds(of: try folder.file("adpcm.wav", contents: adpcm + Data(count: 4_000))) == nil)

@@ -42,6 +42,22 @@ import Testing
         return bytes[ftyp] + between + bytes[mdat] + Data(index)
     }
 
+    /// A whole M4A with a box Somni does not know between its audio and its index (`pdin`,
+    /// `sidx`) reads whole: the audio box was taken to run to the end of the file, no index was
+    /// found, and the file was refused as cut off before its index.
+    @Test func aBoxUnknownBetweenTheAudioAndTheIndexIsNoCut() throws {
+        let folder = try ScratchFolder()
+        let url = try TestSignals.encode(steppedTone(seconds: 6, sampleRate: 48_000, channels: 1), as: .m4a,
+                                         sampleRate: 48_000, channels: 1, in: folder.url)
+        let phone = try indexLast(try Data(contentsOf: url))
+        let mdat = try #require(TestSignals.mp4Boxes(phone).first { $0.type == "mdat" }).range
+        var withBox = phone
+        withBox.insert(contentsOf: [0, 0, 0, 20] + Array("pdin".utf8) + [UInt8](repeating: 0, count: 12), at: mdat.upperBound)
+        let file = try folder.file("pdin.m4a", contents: withBox)
+        let read = try decoded(file, itself: true), reference = try decoded(url, itself: false)
+        #expect(read.samples.count == reference.samples.count && read.decoder.warnings.isEmpty, "\(read.decoder.warnings)")
+    }
+
     @Test(arguments: [(48_000, 1), (44_100, 2), (16_000, 1), (8_000, 1)])
     func framesReadThroughTheIndexDecodeAsFFmpegsDemuxerGivesThem(rate: Int, channels: Int) throws {
         let folder = try ScratchFolder()

@@ -239,6 +239,29 @@ import SomniCore
         #expect(try !store.isStored(saved))
     }
 
+    /// A delete killed after its commit, before its folder went: the folder is removed by the
+    /// next store opened, by the note the delete left (it stayed for good, named by `nights` as
+    /// one put there by hand, to be imported back). A folder with no row and no note stays.
+    @Test func aDeleteKilledAfterItsCommitLeavesNoFolder() throws {
+        let scratch = try Scratch()
+        let dir = scratch.path("store")
+        let ids: [String]
+        do {
+            let store = try NightStore(directory: dir)
+            ids = try ["2026-11-05T23:00:00Z", "2026-11-06T23:00:00Z"].enumerated().map { n, start in
+                try store.add(nightFolder: NightFixture.folder(at: scratch.path("n\(n)"), session: NightFixture.session(startedAt: start)),
+                              moving: true).id
+            }
+            // As a delete killed between its commit and its folder's removal leaves them (the pid is no process's).
+            try Data().write(to: dir.appendingPathComponent("staging/\(Int32.max)-deleting-\(ids[0])"))
+            for id in ids { try store.db.prepare("DELETE FROM nights WHERE id = ?").run([.text(id)]) }
+        }
+        let reopened = try NightStore(directory: dir)
+        #expect(try reopened.unlistedFolders().map(\.lastPathComponent) == [ids[1]])
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("nights/\(ids[0])").path))
+        #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
+    }
+
     /// Saves go on while other processes open the store (each open sweeps staging): a note
     /// written through a temporary file of no owner's name was swept away under a save, which
     /// failed with "cannot write in …/staging".

@@ -8,8 +8,9 @@ public struct WAVLayout {
     var channels = 0
     var sampleRate = 0
     var bitsPerSample = 0
-    /// The bytes one sample of every channel takes, as the header says (nBlockAlign).
-    var blockAlign = 0
+    /// The bytes one sample of every channel takes, as the header says (nBlockAlign), and the
+    /// bytes a second (nAvgBytesPerSec).
+    var blockAlign = 0, byteRate = 0
     /// Where the data chunk's body starts, and its size as the header declares it.
     var dataOffset = 0
     var declaredDataSize = 0
@@ -24,7 +25,11 @@ public struct WAVLayout {
     var bytesPerFrame: Int? {
         guard [1, 3, 6, 7].contains(formatTag), channels > 0, bitsPerSample > 0 else { return nil }
         let packed = channels * ((bitsPerSample + 7) / 8)
-        return blockAlign > packed && blockAlign % channels == 0 && blockAlign / channels <= 8 ? blockAlign : packed
+        // Larger containers only where the byte rate agrees: a 16-bit file whose block alignment
+        // alone says 4 was read as 32-bit samples, half its length.
+        let padded = blockAlign > packed && blockAlign % channels == 0 && blockAlign / channels <= 8
+            && byteRate == sampleRate * blockAlign
+        return padded ? blockAlign : packed
     }
 
     /// The seconds of sound a WAV file holds (`dataBytes`), for sound stored one sample at a
@@ -77,6 +82,7 @@ public struct WAVLayout {
                 layout.formatTag = number(f, 0, 2)
                 layout.channels = number(f, 2, 2)
                 layout.sampleRate = number(f, 4, 4)
+                layout.byteRate = number(f, 8, 4)
                 layout.blockAlign = number(f, 12, 2)
                 layout.bitsPerSample = number(f, 14, 2)
                 if layout.formatTag == 0xFFFE, size >= 26, let sub = bytes(body + 24, 2) { layout.formatTag = number(sub, 0, 2) }

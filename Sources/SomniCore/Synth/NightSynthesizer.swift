@@ -74,8 +74,9 @@ public final class NightSynthesizer: AudioSource {
         return n
     }
 
-    /// Streams the rest of the night into `sink` and finishes it.
-    public func render(to sink: some AudioSink, blockSize: Int = analysisSampleRate) throws {
+    /// Streams the rest of the night into `sink` and finishes it (unless `finishing` is false:
+    /// the caller finishes it, with what must go into place beside it).
+    public func render(to sink: some AudioSink, blockSize: Int = analysisSampleRate, finishing: Bool = true) throws {
         var block = [Float](repeating: 0, count: max(1, blockSize))
         try block.withUnsafeMutableBufferPointer { buffer in
             while true {
@@ -84,6 +85,6 @@ public final class NightSynthesizer: AudioSource {
                 try sink.write(UnsafeBufferPointer(rebasing: buffer[0..<n]))
             }
         }
-        try sink.finish()
+        if finishing { try sink.finish() }
     }
 }
