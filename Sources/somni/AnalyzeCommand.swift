@@ -375,9 +375,16 @@ enum NightRun {
         // Only for a person watching: not when either stream is piped or redirected.
         let bar = showProgress && standardErrorIsTerminal && standardOutputIsTerminal ? ProgressBar() : nil
         defer { bar?.finish() }
-        return try NightFolder.writeAtomically(to: destination) { folder in
+        // Watched until it is in place: a signal during the flush to disk or the rename that
+        // follows the analysis left the finished folder under its hidden working name.
+        defer { RemovedOnInterrupt.shared.end() }
+        return try NightFolder.writeAtomically(to: destination, placing: { rename in
+            try RemovedOnInterrupt.shared.uninterruptible {
+                try rename()
+                RemovedOnInterrupt.shared.end()
+            }
+        }) { folder in
             RemovedOnInterrupt.shared.watch(folders: [folder])
-            defer { RemovedOnInterrupt.shared.end() }
             return try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
                 bar?.update(stage.rawValue, fraction)
             }

@@ -357,7 +357,10 @@ public enum PartialFile {
 /// its files written through to the disk first, so neither a failure nor a power cut leaves a
 /// half-written night.
 public enum NightFolder {
-    public static func writeAtomically<T>(to destination: URL, _ body: (URL) throws -> T) throws -> T {
+    /// `placing` runs the rename that puts the finished folder in place (given as a closure): a
+    /// caller that removes the unfinished folder when interrupted keeps the rename whole there.
+    public static func writeAtomically<T>(to destination: URL, placing: (_ rename: () throws -> Void) throws -> Void = { try $0() },
+                                          _ body: (URL) throws -> T) throws -> T {
         let fm = FileManager.default
         if fm.fileExists(atPath: destination.path) {
             throw SomniError(.badInput, "\(destination.path) already exists; choose another place for the night or remove it")
@@ -371,7 +374,7 @@ public enum NightFolder {
         do {
             let result = try body(temporary)
             try flushToDisk(temporary)
-            try fm.moveItem(at: temporary, to: destination)
+            try placing { try fm.moveItem(at: temporary, to: destination) }
             try flushOne(parent)
             return result
         } catch {
