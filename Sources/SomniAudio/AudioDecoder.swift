@@ -165,13 +165,14 @@ public final class AudioDecoder: AudioSource {
         // read to its end; FFmpeg's WAV demuxer would stop where the header says.
         // (Not a pipe's: see `isRegularFile`.)
         let plainFile = isRegularFile(path)
-        let pastHeader = plainFile ? WAVLayout.soundPastDeclaredSize(of: URL(fileURLWithPath: path)) : nil
+        let wavLengths = plainFile ? WAVLayout.lengths(of: URL(fileURLWithPath: path)) : nil
+        let pastHeader = wavLengths?.pastDeclared
         // From a pipe the header cannot be checked against what follows: read to the pipe's end.
         if pastHeader != nil || !plainFile { av_dict_set(&options, "ignore_length", "1", 0) }
         // An MP4 without its whole index is read from its frames: cut inside the index, FFmpeg
         // failed to open it, or found no stream, or a stream of no samples ("empty"), by where
         // the cut fell.
-        if plainFile, lacksWholeIndex(path) { return nil }
+        if plainFile, mp4Layout(path)?.surelyLacksWholeIndex == true { return nil }
         let opened = avformat_open_input(&handles.format, path, nil, &options)
         guard opened >= 0, let format = handles.format else {
             if plainFile, mayBeUnindexedMP4(path) { return nil }
@@ -196,8 +197,10 @@ public final class AudioDecoder: AudioSource {
         }
 
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
-        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "wav",
-           let bytes = WAVLayout.pcmContainerBytes(of: URL(fileURLWithPath: path)) {
+        let formatName = String(cString: format.pointee.iformat.pointee.name)
+        // What the header says, for a file FFmpeg reads as a WAV too.
+        let wav = formatName == "wav" ? wavLengths : nil
+        if let bytes = wav?.pcmContainerBytes {
             // The decoder for the samples' containers, whatever their bits (24 in 4 bytes).
             let byContainer = [AV_CODEC_ID_PCM_U8, AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE, AV_CODEC_ID_PCM_S32LE][bytes - 1]
             if parameters.pointee.codec_id != byContainer, let pcm = avcodec_find_decoder(byContainer) {
@@ -211,23 +214,20 @@ public final class AudioDecoder: AudioSource {
             streamIndex: found, codecName: codecName,
             formatDescription: "\(codecName), \(parameters.pointee.sample_rate) Hz, \(parameters.pointee.ch_layout.nb_channels) ch",
             recordedSampleRate: recordedRate(of: parameters.pointee))
-        input.isPlainAnalysisWAV = plainFile && String(cString: format.pointee.iformat.pointee.name) == "wav"
+        input.isPlainAnalysisWAV = plainFile && formatName == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
         input.recordingStart = recordingStart(format.pointee.metadata) ?? recordingStart(stream.pointee.metadata)
-        input.isUntimed = ["mp3", "aac"].contains(String(cString: format.pointee.iformat.pointee.name))
+        input.isUntimed = ["mp3", "aac"].contains(formatName)
         var (duration, isWholeFiles) = duration(of: stream, in: format)
         // A WAV's demuxer trims its length to what the file holds (and calls it an estimate from
         // the bit rate, of bits / 8 bytes a sample: 24-bit samples in 4 bytes came out a third
         // long); the samples' own size gives it, and a finished header says what it should hold.
         var promisedByHeader = false
-        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "wav",
-           let held = WAVLayout.heldSeconds(of: URL(fileURLWithPath: path)) {
+        if let held = wav?.held {
             (duration, isWholeFiles, promisedByHeader) = (held, false, true)
         }
-        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "wav",
-           let promised = WAVLayout.promisedSeconds(of: URL(fileURLWithPath: path)),
-           promised > (duration ?? 0) {
+        if let promised = wav?.promised, promised > (duration ?? 0) {
             (duration, isWholeFiles, promisedByHeader) = (promised, false, true)
         }
         if let pastHeader {
@@ -237,7 +237,7 @@ public final class AudioDecoder: AudioSource {
                 + "when recording stopped, or a WAV over 4 GB)")
         }
         input.expectedDuration = duration
-        if plainFile, String(cString: format.pointee.iformat.pointee.name) == "ogg" {
+        if plainFile, formatName == "ogg" {
             input.endsUnfinished = OggEnd.lacksEndOfStream(path)
         }
         // The whole file's length speaks for this stream only when it is the file's one stream:
@@ -294,20 +294,13 @@ public final class AudioDecoder: AudioSource {
     /// A file that starts as an MP4 does (`ftyp`) but has no whole index (`moov`, the index that
     /// says where each frame of audio lies): a phone app killed mid-recording leaves `ftyp` and
     /// `mdat` without it.
-    private static func mayBeUnindexedMP4(_ path: String) -> Bool {
-        guard let file = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? file.close() }
-        return MP4Layout(file).map { !$0.indexIsWhole } ?? false
-    }
+    private static func mayBeUnindexedMP4(_ path: String) -> Bool { mp4Layout(path).map { !$0.indexIsWhole } ?? false }
 
-    /// An MP4 that surely lacks a whole index: one cut inside it, or none in a file whose boxes
-    /// were all walked by their sizes. One whose walk stopped at a box it could not read, or
-    /// took the audio past its size (a box it does not know after it), is FFmpeg's to try first.
-    private static func lacksWholeIndex(_ path: String) -> Bool {
-        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+    /// The boxes of the file at `path`; nil unless it starts as an MP4 does.
+    private static func mp4Layout(_ path: String) -> MP4Layout? {
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? file.close() }
-        guard let layout = MP4Layout(file) else { return false }
-        return layout.index != nil ? !layout.indexIsWhole : layout.walkedToEnd && !layout.audioStretched
+        return MP4Layout(file)
     }
 
     /// A 16-bit, 16 kHz, mono WAV file is read back from the file itself rather than spooled.
@@ -428,6 +421,13 @@ public final class AudioDecoder: AudioSource {
         return SomniError(.badInput, "not an audio file: \(path) (\(ffmpegErrorText(code)))")
     }
 
+    /// The first 12 bytes of the file at `path`, as many as there are (none when it cannot be read).
+    private static func head(of path: String) -> Data {
+        guard let file = FileHandle(forReadingAtPath: path) else { return Data() }
+        defer { try? file.close() }
+        return (try? file.read(upToCount: 12)) ?? Data()
+    }
+
     /// The kind of recording a file's first bytes name; nil for none Somni knows by them.
     private static func headerKind(_ head: Data) -> String? {
         func starts(_ text: String, at offset: Int = 0) -> Bool {
@@ -456,8 +456,7 @@ public final class AudioDecoder: AudioSource {
         }
         // An audio stream its header cannot describe (no channels, no rate), in a file that
         // starts as such a recording does: FFmpeg takes a text file named .flac for a FLAC one.
-        if let audio = streams.first(where: { $0.codec_type == AVMEDIA_TYPE_AUDIO }),
-           headerKind(FileHandle(forReadingAtPath: path).flatMap { file in defer { try? file.close() }; return try? file.read(upToCount: 12) } ?? Data()) != nil {
+        if let audio = streams.first(where: { $0.codec_type == AVMEDIA_TYPE_AUDIO }), headerKind(head(of: path)) != nil {
             return SomniError(.badInput, "\(path) holds audio that cannot be read: its header is damaged (\(String(cString: avcodec_get_name(audio.codec_id))), "
                 + "\(audio.sample_rate) Hz, \(audio.ch_layout.nb_channels) channels)")
         }

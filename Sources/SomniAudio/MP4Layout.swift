@@ -19,6 +19,11 @@ struct MP4Layout {
     /// The audio box was taken to run past its declared size (what followed was no box known).
     var audioStretched = false
 
+    /// Surely without a whole index: one cut inside it, or none in a file whose boxes were all
+    /// walked by their sizes. One whose walk stopped at a box it could not read, or took the
+    /// audio past its size (a box it does not know after it), may yet be whole to FFmpeg.
+    var surelyLacksWholeIndex: Bool { index != nil ? !indexIsWhole : walkedToEnd && !audioStretched }
+
     /// The layout of `file`; nil unless it starts as an MP4 does (`ftyp`).
     init?(_ file: FileHandle) {
         guard let end = try? file.seekToEnd(), end >= 16 else { return nil }

@@ -42,16 +42,16 @@ public enum TextFile {
 /// place, so an interrupted write never leaves half a file. (Renaming over a link or a device
 /// had replaced it with a plain file: `-o /dev/full`, run as root, replaced the device.)
 public enum OutputFile {
-    /// Writes `data` to `url` whole or not at all: at `partial` (by default a hidden name beside
-    /// it, `PartialFile`), forced to the disk, then renamed over it. Foundation's atomic write
+    /// Writes `data` to `url` whole or not at all: at a hidden name beside it (`PartialFile`),
+    /// forced to the disk, then renamed over it. Foundation's atomic write
     /// left its own temporary file (`.dat.nosync…`) beside the output for good when killed;
     /// this one is removed by the next write of that name once six hours old. A device or a
     /// pipe is written into.
-    public static func write(_ data: Data, to url: URL, temporaryURL partial: URL? = nil) throws {
+    public static func write(_ data: Data, to url: URL) throws {
         let target = url.resolvingSymlinksInPath()
         guard isDevice(target) else {
             PartialFile.removeAbandoned(of: target)
-            let temporary = partial ?? PartialFile.url(for: target)
+            let temporary = PartialFile.url(for: target)
             do {
                 try data.write(to: temporary)
                 try NightFolder.flushOne(temporary)
@@ -86,5 +86,14 @@ extension String {
     /// with an emoji in half (and left its column a space short).
     func padded(to width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}
+
+/// Whether two paths name one file, links followed: the same device and inode.
+public enum FileIdentity {
+    public static func same(_ a: URL, _ b: URL) -> Bool {
+        var x = stat(), y = stat()
+        guard stat(a.path, &x) == 0, stat(b.path, &y) == 0 else { return false }
+        return x.st_dev == y.st_dev && x.st_ino == y.st_ino
     }
 }

@@ -102,7 +102,7 @@ enum ReportMath {
         return NightData(
             id: n.id, duration: s.duration, offset: intoHour, firstHour: firstHour,
             shifts: clock.map { c in
-                c.offsetChanges.filter { $0.after < s.duration }.map { ClockShift(at: $0.after, by: $0.offsetSeconds - c.offsetSeconds) }
+                c.offsetChanges.filter { $0.after > 0 && $0.after < s.duration }.map { ClockShift(at: $0.after, by: $0.offsetSeconds - c.offsetSeconds) }
             } ?? [],
             envelope: env.map { timeline($0.values, columns: timelineColumns) } ?? [],
             ribbon: ribbon(duration: s.duration, offset: intoHour, envelope: env, events: s.events),

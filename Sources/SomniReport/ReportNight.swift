@@ -86,7 +86,7 @@ public enum ClipLinking: Sendable {
             }
             // A night folder inside the clips folder, where its own clips would go: they are
             // there already (replaced, the clip was removed and the copy then found nothing).
-            if ClipLinking.isSameFile(file, target) { return ClipLinking.relativePath(from: reportDirectory, to: target) }
+            if FileIdentity.same(file, target) { return ClipLinking.relativePath(from: reportDirectory, to: target) }
             do {
                 if fm.fileExists(atPath: target.path) { try fm.removeItem(at: target) }
                 try fm.copyItem(at: file, to: target)
@@ -101,15 +101,6 @@ public enum ClipLinking: Sendable {
             }
             return "data:\(ClipLinking.mimeType(of: clip));base64,\(data.base64EncodedString())"
         }
-    }
-
-    /// Whether two paths name one file (the same device and inode), through links or not.
-    static func isSameFile(_ a: URL, _ b: URL) -> Bool {
-        let fm = FileManager.default
-        guard let x = try? fm.attributesOfItem(atPath: a.path), let y = try? fm.attributesOfItem(atPath: b.path),
-              let xDevice = x[.systemNumber] as? NSNumber, let xNode = x[.systemFileNumber] as? NSNumber,
-              let yDevice = y[.systemNumber] as? NSNumber, let yNode = y[.systemFileNumber] as? NSNumber else { return false }
-        return xDevice == yDevice && xNode == yNode
     }
 
     static func mimeType(of path: String) -> String {

@@ -14,17 +14,21 @@ public struct NightClock: Sendable, Equatable {
     /// The UTC offset at the start.
     public let offsetSeconds: Int
     /// The zone's offset changes in the week from the start, in order: from `after` seconds
-    /// after the start the offset is `offsetSeconds` (the same unit as above).
+    /// after the start the offset is `offsetSeconds` (the same unit as above). The first may come
+    /// at or before the start (`after` ≤ 0): the clocks went back just before a night that began
+    /// in the hour they repeat (02:30 after 03:00 went back to 02:00), whose times until the
+    /// repeat ends are the second showing of their clock time.
     public let offsetChanges: [OffsetChange]
+    /// The UTC offset before the first change: the start's, unless that change came before it.
+    public let offsetBeforeChanges: Int
 
     public struct OffsetChange: Sendable, Equatable {
         public let after: Double
         public let offsetSeconds: Int
     }
-    /// When the night began in the hour the clocks repeated (02:30 after they went back at
-    /// 03:00): that change, `after` seconds before the start (negative), and the offset before
-    /// it. Times until the repeat ends are the second showing of their clock time.
-    public let changeBeforeStart: OffsetChange?
+
+    /// The change the clocks made just before the start, when the night began in the hour they repeat.
+    public var changeBeforeStart: OffsetChange? { offsetChanges.first.flatMap { $0.after <= 0 ? $0 : nil } }
 
     /// How far ahead of the start offset changes are looked for: longer than any night.
     static let changeHorizon: TimeInterval = 7 * 86_400
@@ -45,21 +49,22 @@ public struct NightClock: Sendable, Equatable {
             return
         }
         // The longest repeat a zone has had is two hours (double summer time); none starts earlier.
-        var before: OffsetChange?
+        var changes: [OffsetChange] = []
+        var offsetBefore = fixed.offsetSeconds
         if let last = zone.nextDaylightSavingTimeTransition(after: fixed.start.addingTimeInterval(-3 * 3600)),
            last <= fixed.start {
             let earlier = zone.secondsFromGMT(for: last.addingTimeInterval(-1))
             if earlier > fixed.offsetSeconds, fixed.start.timeIntervalSince(last) < Double(earlier - fixed.offsetSeconds) {
-                before = OffsetChange(after: last.timeIntervalSince(fixed.start), offsetSeconds: earlier)
+                changes.append(OffsetChange(after: last.timeIntervalSince(fixed.start), offsetSeconds: fixed.offsetSeconds))
+                offsetBefore = earlier
             }
         }
-        var changes: [OffsetChange] = []
         var from = fixed.start
         while let next = zone.nextDaylightSavingTimeTransition(after: from), next.timeIntervalSince(fixed.start) < NightClock.changeHorizon {
             changes.append(OffsetChange(after: next.timeIntervalSince(fixed.start), offsetSeconds: zone.secondsFromGMT(for: next)))
             from = next
         }
-        self.init(start: fixed.start, offsetSeconds: fixed.offsetSeconds, offsetChanges: changes, changeBeforeStart: before)
+        self.init(start: fixed.start, offsetSeconds: fixed.offsetSeconds, offsetChanges: changes, offsetBeforeChanges: offsetBefore)
     }
 
     /// Parses ISO 8601 with an offset: "2026-11-28T23:10:00+01:00", "…T23:10:00.250Z", "…+0100".
@@ -109,14 +114,14 @@ public struct NightClock: Sendable, Equatable {
         start = Date(timeIntervalSince1970: Double(local - offset) + fraction)
         offsetSeconds = offset
         offsetChanges = []
-        changeBeforeStart = nil
+        offsetBeforeChanges = offset
     }
 
-    public init(start: Date, offsetSeconds: Int, offsetChanges: [OffsetChange] = [], changeBeforeStart: OffsetChange? = nil) {
+    public init(start: Date, offsetSeconds: Int, offsetChanges: [OffsetChange] = [], offsetBeforeChanges: Int? = nil) {
         self.start = start
         self.offsetSeconds = offsetSeconds
         self.offsetChanges = offsetChanges
-        self.changeBeforeStart = changeBeforeStart
+        self.offsetBeforeChanges = offsetBeforeChanges ?? offsetSeconds
     }
 
     /// The UTC offset `seconds` after the start.
@@ -167,10 +172,7 @@ public struct NightClock: Sendable, Equatable {
     /// "HH:MM:SS" for a person: a time in the hour the clocks showed again after going back reads
     /// "02:10:08 (2nd)", since the first 02:10:08 came an hour before it.
     public func displayTime(at seconds: Double) -> String {
-        if let change = changeBeforeStart, seconds < change.after + Double(change.offsetSeconds - offsetSeconds) {
-            return timeWithSeconds(at: seconds) + " (2nd)"
-        }
-        var before = offsetSeconds
+        var before = offsetBeforeChanges
         for change in offsetChanges {
             if change.offsetSeconds < before, seconds >= change.after, seconds < change.after + Double(before - change.offsetSeconds) {
                 return timeWithSeconds(at: seconds) + " (2nd)"
@@ -183,24 +185,17 @@ public struct NightClock: Sendable, Equatable {
     /// The clock changes in the first `duration` seconds, said for a person: "at 03:00 the clocks
     /// went back to 02:00", so a time read twice in the repeated hour can be placed.
     public func changes(within duration: Double) -> [String] {
-        func clockTimes(_ change: OffsetChange, from before: Int) -> (String, String) {
+        var before = offsetBeforeChanges
+        var said: [String] = []
+        for change in offsetChanges where change.after < duration {
             let unix = Int((start.timeIntervalSince1970 + change.after).rounded())
             func clockTime(_ offset: Int) -> String {
                 let inDay = ((unix + offset) % 86_400 + 86_400) % 86_400
                 return "\(padded(inDay / 3600)):\(padded(inDay / 60 % 60))"
             }
-            return (clockTime(before), clockTime(change.offsetSeconds))
-        }
-        var said: [String] = []
-        if let change = changeBeforeStart {
-            let (from, to) = clockTimes(OffsetChange(after: change.after, offsetSeconds: offsetSeconds), from: change.offsetSeconds)
-            said.append("at \(from) the clocks went back to \(to), just before the night began: its first times are their 2nd showing")
-        }
-        var before = offsetSeconds
-        for change in offsetChanges where change.after < duration {
-            let (from, to) = clockTimes(change, from: before)
             let direction = change.offsetSeconds < before ? "back" : "forward"
-            said.append("at \(from) the clocks went \(direction) to \(to)")
+            said.append("at \(clockTime(before)) the clocks went \(direction) to \(clockTime(change.offsetSeconds))"
+                        + (change.after <= 0 ? ", just before the night began: its first times are their 2nd showing" : ""))
             before = change.offsetSeconds
         }
         return said

@@ -301,7 +301,7 @@ public final class NightStore {
         // A replace of it is committing this moment: the night read is still this one.
         if let aside = folderSetAside(of: night) { return aside }
         // Deleted since it was listed (another somni's delete ran meanwhile): not a lost folder.
-        if try !isStored(night) { throw NightGone(id: night.id) }
+        if try !isStored(id: night.id) { throw NightGone(id: night.id) }
         throw SomniError(.io, "night \(night.id) has lost its folder (\(folder.path) has no \(Session.fileName)): put it back, or 'somni delete \(night.id)' forgets the night")
     }
 
@@ -311,10 +311,12 @@ public final class NightStore {
         public var description: String { "night \(id) was deleted meanwhile" }
     }
 
-    /// Whether the store still holds `night` (its id), read now.
-    public func isStored(_ night: NightRecord) throws -> Bool {
-        try !records(where: "WHERE id = ?", [.text(night.id)]).isEmpty
+    /// Whether the store still holds a night of id `id`, read now.
+    public func isStored(id: String) throws -> Bool {
+        try !records(where: "WHERE id = ?", [.text(id)]).isEmpty
     }
+
+    public func isStored(_ night: NightRecord) throws -> Bool { try isStored(id: night.id) }
 
     /// The night's session.json.
     public func session(of night: NightRecord) throws -> Session {
@@ -710,8 +712,8 @@ public final class NightStore {
         let running = ((try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory.path)) ?? [])
             .filter { StagingNames.shared.isRunning($0, in: stagingDirectory) }
         // ... and one whose delete has committed and whose folder is about to go, a night leaving.
-        let arriving = Set(running.compactMap(StagingNames.placing) + running.compactMap(StagingNames.deleting))
-        let ids = Set(try records().map(\.id)).union(arriving)
+        let inTransit = Set(running.compactMap(StagingNames.placing) + running.compactMap(StagingNames.deleting))
+        let ids = Set(try records().map(\.id)).union(inTransit)
         return folders.filter { !ids.contains($0.lastPathComponent) }
     }
 
@@ -913,7 +915,8 @@ final class StagingNames: @unchecked Sendable {
     /// began is not, whatever process now has the pid its name holds (pids are reused after a
     /// reboot, and a night a save left there when the power went stayed for good).
     func isRunning(_ name: String, in directory: URL) -> Bool {
-        !Self.predatesThisBoot(directory.appendingPathComponent(name).path) && isRunning(name, key: Self.key(directory.appendingPathComponent(name)))
+        let entry = directory.appendingPathComponent(name)
+        return !Self.predatesThisBoot(entry.path) && isRunning(name, key: Self.key(entry))
     }
 
     /// When this boot began, in seconds since 1970 (Linux: /proc/stat's btime); nil elsewhere.

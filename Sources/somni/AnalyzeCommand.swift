@@ -221,13 +221,8 @@ struct AnalyzeCommand: Command {
         // One file given twice (by two names or links) is a slip, not a night twice as long. A
         // copy is only likely one: the fingerprint (size, first and last MiB) is the same for two
         // parts of one size that begin and end in digital silence.
-        func identity(_ url: URL) -> [NSNumber]? {
-            let attributes = try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
-            return [attributes?[.systemNumber], attributes?[.systemFileNumber]].compactMap { $0 as? NSNumber }.nilIfShort(2)
-        }
         for i in inputs.indices.dropFirst() {
-            let here = identity(inputs[i])
-            if let here, let j = inputs[..<i].indices.first(where: { identity(inputs[$0]) == here }) {
+            if let j = inputs[..<i].indices.first(where: { FileIdentity.same(inputs[$0], inputs[i]) }) {
                 throw SomniError(.badInput, "\(inputs[i].lastPathComponent) is the same file as \(inputs[j].lastPathComponent): "
                                  + "--join takes each part of the night once")
             }
@@ -486,9 +481,4 @@ enum NightSummaryText {
         // A recording's name may hold control characters (an escape sequence, a line break).
         return lines.map { Format.printable($0) }.joined(separator: "\n")
     }
-}
-
-private extension Array {
-    /// The array, or nil when it holds fewer than `count` elements.
-    func nilIfShort(_ count: Int) -> Self? { self.count < count ? nil : self }
 }

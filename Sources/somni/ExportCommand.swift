@@ -70,9 +70,11 @@ struct ExportCommand: Command {
             exported = records.count
             // Its row needs no folder, but a night whose folder is lost is said, as every other
             // export and the report say it.
-            for record in records where (try? store?.existingFolder(of: record)) == nil && (try? store?.isStored(record)) != false {
-                printError("somni export: warning: night \(record.id) has lost its folder; its row is from the store's "
-                           + "index alone: put the folder back, or 'somni delete \(record.id)' forgets the night")
+            for record in records {
+                do { _ = try store?.existingFolder(of: record) } catch is NightStore.NightGone {} catch {
+                    printError("somni export: warning: night \(record.id) has lost its folder; its row is from the store's "
+                               + "index alone: put the folder back, or 'somni delete \(record.id)' forgets the night")
+                }
             }
         } else {
             // With --all, a night whose folder is lost (or unreadable) is left out with a word, not

@@ -73,7 +73,6 @@ struct ReportCommand: Command {
         var trends: [TrendNight]?
         var leftOut: [String] = []  // with --all, the nights that could not be given in full
         var openedStore: NightStore?
-        var storedRecords: [String: NightRecord] = [:]  // the store's nights given in full, by id
         if let key, FileManager.default.fileExists(atPath: URL(fileURLWithPath: key).appendingPathComponent(Session.fileName).path) {
             let folder = URL(fileURLWithPath: key, isDirectory: true).standardizedFileURL
             sources = [(folder.lastPathComponent, folder)]
@@ -110,7 +109,6 @@ struct ReportCommand: Command {
             }
             // With --all, a night whose folder is lost is left out of the nights in full with a
             // word (its numbers stay in the trends, from the store), not the whole page with it.
-            storedRecords = Dictionary(records.map { ($0.id, $0) }) { first, _ in first }
             sources = try records.compactMap { record in
                 do { return (record.id, try store.existingFolder(of: record)) } catch is NightStore.NightGone where all {
                     return nil  // deleted by another somni since the nights were listed
@@ -156,7 +154,7 @@ struct ReportCommand: Command {
             // deleted before would have been: the whole page failed on its clip.
             nights = try readable.compactMap { night in
                 do { return try ReportNight.load(id: night.id, folder: night.folder, session: night.session, clips: linking) } catch {
-                    guard all, let record = storedRecords[night.id], (try? openedStore?.isStored(record)) == false else { throw error }
+                    guard all, let store = openedStore, (try? store.isStored(id: night.id)) == false else { throw error }
                     // Its clips copied so far go with it.
                     if case .copied(let into, _) = linking { try? FileManager.default.removeItem(at: into.appendingPathComponent(night.id)) }
                     return nil

@@ -32,25 +32,6 @@ public struct WAVLayout {
         return padded ? blockAlign : packed
     }
 
-    /// The seconds of sound a WAV file holds (`dataBytes`), for sound stored one sample at a
-    /// time; nil for a file that is no such WAV.
-    public static func heldSeconds(of url: URL) -> Double? {
-        reading(url) { bytes, fileSize in
-            guard let layout = try? find(bytes), let frame = layout.bytesPerFrame, layout.sampleRate > 0 else { return nil }
-            return Double(layout.dataBytes(fileSize: fileSize) { bytes($0, 8) } / frame) / Double(layout.sampleRate)
-        }
-    }
-
-    /// For integer PCM, the bytes each sample takes in the file (1 to 4); nil for anything else.
-    /// FFmpeg picks its decoder by the bits alone, so 24-bit samples in 4-byte containers were
-    /// read 3 bytes at a time: noise, said to be a damaged file.
-    public static func pcmContainerBytes(of url: URL) -> Int? {
-        guard let layout = reading(url, { bytes, _ in try? find(bytes) }), layout.formatTag == 1,
-              let frame = layout.bytesPerFrame else { return nil }
-        let bytes = frame / layout.channels
-        return (1...4).contains(bytes) ? bytes : nil
-    }
-
     enum Problem: Error, CustomStringConvertible {
         case notRIFF, shortFormat, dataBeforeFormat, noData
         var description: String {
@@ -115,21 +96,6 @@ public struct WAVLayout {
         return held
     }
 
-    /// Whether a WAV file holds sound past the size its header declares (`dataBytes`), and the
-    /// seconds declared and held; nil for a file that is no WAV or holds no more than declared.
-    public static func soundPastDeclaredSize(of url: URL) -> (declared: Double, held: Double)? {
-        reading(url) { bytes, fileSize in
-            guard let layout = try? find(bytes) else { return nil }
-            let size = layout.declaredDataSize
-            guard size != 0, size != 0xFFFF_FFFF else { return nil }
-            let held = layout.dataBytes(fileSize: fileSize) { bytes($0, 8) }
-            guard let frame = layout.bytesPerFrame else { return nil }
-            let bytesPerSecond = Double(layout.sampleRate * frame)
-            guard held > size, bytesPerSecond > 0 else { return nil }
-            return (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
-        }
-    }
-
     /// `body` given a reader of the file's bytes (nil where it does not hold them all) and its size.
     private static func reading<T>(_ url: URL, _ body: (_ bytes: (Int, Int) -> [UInt8]?, _ fileSize: Int) -> T?) -> T? {
         guard let file = try? FileHandle(forReadingFrom: url), let fileSize = try? file.seekToEnd() else { return nil }
@@ -141,16 +107,44 @@ public struct WAVLayout {
         }, Int(fileSize))
     }
 
-    /// The length of the sound a WAV file's finished header promises, in seconds; nil when the
-    /// file is no WAV, or its header was never finished (a recorder writes the sizes when it
-    /// stops: placeholders of 0 or all ones, or a RIFF size that does not cover the data, mean
-    /// it did not). A file that holds less than this was cut off: a flat battery, a copy that
-    /// stopped. FFmpeg trims the length to what the file holds, so it cannot tell.
-    public static func promisedSeconds(of url: URL) -> Double? {
-        guard let layout = reading(url, { bytes, _ in try? find(bytes) }) else { return nil }
-        let size = layout.declaredDataSize
-        guard let frameBytes = layout.bytesPerFrame, size > 0, size < 0x7FFF_0000, layout.riffSize != 0xFFFF_FFFF,
-              layout.riffSize >= layout.dataOffset - 8 + size, layout.sampleRate > 0 else { return nil }
-        return Double(size / frameBytes) / Double(layout.sampleRate)
+    /// What a WAV file's header and size say of its sound, read once for the decoder.
+    public struct Lengths: Sendable {
+        /// The seconds of sound it holds (`dataBytes`), for sound stored one sample at a time.
+        public var held: Double?
+        /// The seconds its finished header promises; nil when the header was never finished (a
+        /// recorder writes the sizes when it stops: placeholders of 0 or all ones, or a RIFF size
+        /// that does not cover the data, mean it did not). A file that holds less was cut off: a
+        /// flat battery, a copy that stopped. FFmpeg trims the length to what the file holds, so
+        /// it cannot tell.
+        public var promised: Double?
+        /// The seconds declared and held when it holds sound past the size its header declares.
+        public var pastDeclared: (declared: Double, held: Double)?
+        /// For integer PCM, the bytes each sample takes in the file (1 to 4). FFmpeg picks its
+        /// decoder by the bits alone, so 24-bit samples in 4-byte containers were read 3 bytes
+        /// at a time: noise, said to be a damaged file.
+        public var pcmContainerBytes: Int?
     }
+
+    /// The `Lengths` of the WAV file at `url`; nil for a file that is no WAV.
+    public static func lengths(of url: URL) -> Lengths? {
+        reading(url) { bytes, fileSize in
+            guard let layout = try? find(bytes) else { return nil }
+            var lengths = Lengths()
+            guard let frame = layout.bytesPerFrame, layout.sampleRate > 0 else { return lengths }
+            let bytesPerSecond = Double(layout.sampleRate * frame)
+            let size = layout.declaredDataSize, held = layout.dataBytes(fileSize: fileSize) { bytes($0, 8) }
+            lengths.held = Double(held / frame) / Double(layout.sampleRate)
+            if size > 0, size < 0x7FFF_0000, layout.riffSize != 0xFFFF_FFFF, layout.riffSize >= layout.dataOffset - 8 + size {
+                lengths.promised = Double(size / frame) / Double(layout.sampleRate)
+            }
+            if size != 0, size != 0xFFFF_FFFF, held > size {
+                lengths.pastDeclared = (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
+            }
+            if layout.formatTag == 1, (1...4).contains(frame / layout.channels) { lengths.pcmContainerBytes = frame / layout.channels }
+            return lengths
+        }
+    }
+
+    /// The length of the sound a WAV file's finished header promises, in seconds (`Lengths.promised`).
+    public static func promisedSeconds(of url: URL) -> Double? { lengths(of: url)?.promised }
 }
