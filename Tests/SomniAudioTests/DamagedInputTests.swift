@@ -259,6 +259,34 @@ import Testing
         if channels == 1 { #expect(PCM16Samples.wavFile(tagged)?.count == 2 * 16_000) }
     }
 
+    /// Bytes past the data chunk that are not sound, in a valid file: an odd size's pad byte, and
+    /// an ID3 tag a tagger appended. Both were read as sound past a stale header, with its
+    /// warning (and the tag's 128 bytes as a click at the night's end).
+    @Test func aPadByteAndAnAppendedTagAreNoSound() throws {
+        let folder = try ScratchFolder()
+        // 8-bit samples, an odd count of them, and the pad byte RIFF asks for.
+        var eightBit = wavHeader(formatTag: 1, dataBytes: 16_001)
+        eightBit.replaceSubrange(4..<8, with: [UInt8(truncatingIfNeeded: 36 + 16_002), UInt8((36 + 16_002) >> 8), 0, 0])
+        eightBit.replaceSubrange(28..<36, with: [0x80, 0x3E, 0, 0, 1, 0, 8, 0])  // 16,000 bytes a second, 1 a sample
+        let odd = try folder.file("odd.wav", contents: eightBit + Data((0..<16_001).map { UInt8(128 + Int(90 * sin(Double($0) * 0.3))) }) + Data([0]))
+        let oddDecoder = try AudioDecoder(url: odd)
+        #expect(try TestSignals.readAll(oddDecoder).count == 16_001)
+        #expect(oddDecoder.warnings.isEmpty, "\(oddDecoder.warnings)")
+
+        let tone = TestSignals.tones(seconds: 2, sampleRate: 16_000)
+        let pcm = Data(tone.flatMap { sample in withUnsafeBytes(of: Int16(sample * 20_000).littleEndian) { Array($0) } })
+        let id3v1 = Data("TAG".utf8) + Data("Night".utf8) + Data(count: 120)
+        let id3v2 = Data("ID3".utf8) + Data([3, 0, 0, 0, 0, 0, 20]) + Data(count: 20)
+        for (name, tag) in [("id3v1", id3v1), ("id3v2", id3v2)] {
+            let tagged = try folder.file("\(name).wav", contents: wavHeader(formatTag: 1, dataBytes: pcm.count) + pcm + tag)
+            let decoder = try AudioDecoder(url: tagged)
+            let read = try TestSignals.readAll(decoder)
+            #expect(read.count == 32_000, "\(name)")
+            #expect(decoder.warnings.isEmpty, "\(name): \(decoder.warnings)")
+            #expect(PCM16Samples.wavFile(tagged)?.count == 32_000, "\(name)")
+        }
+    }
+
     @Test func garbageAfterAGoodStart() throws {
         let folder = try ScratchFolder()
         let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 44_100), as: .flac,

@@ -83,15 +83,28 @@ public struct WAVLayout {
     /// finished its header (0 or all ones), when the size wrapped past 4 GiB (eight hours of
     /// 48 kHz stereo 24-bit is 8.3 GB), or when it is stale (a header patched now and then, then
     /// the recorder stopped) and no chunk follows the declared end (`chunkHeader(at)` gives the
-    /// file's 8 bytes there): before, such a night was silently cut to what the header said.
+    /// file's 8 bytes there): before, such a night was silently cut to what the header said. An
+    /// odd size's pad byte, and an ID3 tag appended to the file, are not sound either.
     func dataBytes(fileSize: Int, chunkHeader: (_ offset: Int) -> [UInt8]?) -> Int {
         let held = max(0, fileSize - dataOffset), declared = declaredDataSize
         if declared == 0 || declared == 0xFFFF_FFFF || declared >= held { return held }
         if (held - declared) % (1 << 32) == 0 { return held }
         let next = dataOffset + declared + (declared & 1)
-        if let header = chunkHeader(next), header.count == 8, header[0..<4].allSatisfy({ (0x20...0x7E).contains($0) }) {
-            let size = (0..<4).reduce(0) { $0 | Int(header[4 + $1]) << (8 * $1) }
-            if next + 8 + size <= fileSize + 1 { return declared }
+        // Less than a sample past the end (an odd size's pad byte): no sound.
+        if fileSize - next < max(1, bytesPerFrame ?? 1) { return declared }
+        if let header = chunkHeader(next), header.count == 8 {
+            if header[0..<4].allSatisfy({ (0x20...0x7E).contains($0) }) {
+                let size = (0..<4).reduce(0) { $0 | Int(header[4 + $1]) << (8 * $1) }
+                if next + 8 + size <= fileSize + 1 { return declared }
+            }
+            // A tag some taggers append after the RIFF chunks: ID3v1 (the last 128 bytes), or
+            // ID3v2 (10 bytes of header, then its size in 7-bit bytes).
+            if header[0..<3].elementsEqual("TAG".utf8), fileSize - next == 128 { return declared }
+            if header[0..<3].elementsEqual("ID3".utf8), (2...4).contains(header[3]), let rest = chunkHeader(next + 2),
+               rest[4..<8].allSatisfy({ $0 < 0x80 }) {
+                let size = rest[4..<8].reduce(0) { $0 << 7 | Int($1) }
+                if next + 10 + size <= fileSize, fileSize - next <= 10 + size + 10 { return declared }
+            }
         }
         return held
     }
