@@ -200,10 +200,16 @@ public final class AudioDecoder: AudioSource {
         let formatName = String(cString: format.pointee.iformat.pointee.name)
         // What the header says, for a file FFmpeg reads as a WAV too.
         let wav = formatName == "wav" ? wavLengths : nil
-        if let bytes = wav?.pcmContainerBytes {
-            // The decoder for the samples' containers, whatever their bits (24 in 4 bytes).
-            let byContainer = [AV_CODEC_ID_PCM_U8, AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE, AV_CODEC_ID_PCM_S32LE][bytes - 1]
-            if parameters.pointee.codec_id != byContainer, let pcm = avcodec_find_decoder(byContainer) {
+        // The decoder for integer samples' containers, whatever their bits (24 in 4 bytes: FFmpeg
+        // took them for 24-bit floats), from the header as FFmpeg read it: a file's, a pipe's, an
+        // RF64's. The codec tag is the header's format tag, 1 for integer PCM.
+        let integerPCM = [AV_CODEC_ID_PCM_U8, AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE, AV_CODEC_ID_PCM_S32LE]
+        if formatName == "wav", parameters.pointee.codec_tag == 1 {
+            let p = parameters.pointee, channels = Int(p.ch_layout.nb_channels)
+            let bytes = WAVLayout.sampleBytes(bits: Int(p.bits_per_coded_sample), channels: channels, blockAlign: Int(p.block_align),
+                                              byteRate: Int(p.bit_rate / 8), sampleRate: Int(p.sample_rate))
+            let byContainer = integerPCM[min(max(bytes, 1), 4) - 1]
+            if bytes <= 4, p.codec_id != byContainer, let pcm = avcodec_find_decoder(byContainer) {
                 parameters.pointee.codec_id = byContainer
                 parameters.pointee.bits_per_coded_sample = Int32(8 * bytes)
                 decoder = pcm

@@ -24,12 +24,20 @@ public struct WAVLayout {
     /// whose length its byte count does not tell.
     var bytesPerFrame: Int? {
         guard [1, 3, 6, 7].contains(formatTag), channels > 0, bitsPerSample > 0 else { return nil }
-        let packed = channels * ((bitsPerSample + 7) / 8)
-        // Larger containers only where the byte rate agrees: a 16-bit file whose block alignment
-        // alone says 4 was read as 32-bit samples, half its length.
-        let padded = blockAlign > packed && blockAlign % channels == 0 && blockAlign / channels <= 8
-            && byteRate == sampleRate * blockAlign
-        return padded ? blockAlign : packed
+        return channels * Self.sampleBytes(bits: bitsPerSample, channels: channels, blockAlign: blockAlign,
+                                           byteRate: byteRate, sampleRate: sampleRate)
+    }
+
+    /// The bytes one sample takes in the file: its bits in whole bytes, or a larger container
+    /// the block alignment gives (24 bits in 4 bytes), believed only where the byte rate agrees
+    /// (a 16-bit file whose block alignment alone said 4 was read as 32-bit samples, half its
+    /// length). The decoder asks too, with the fields FFmpeg read: it picks its PCM decoder by the
+    /// bits alone, so 24 bits in 4 bytes were read 3 bytes at a time, as noise.
+    public static func sampleBytes(bits: Int, channels: Int, blockAlign: Int, byteRate: Int, sampleRate: Int) -> Int {
+        let packed = (bits + 7) / 8
+        guard channels > 0, blockAlign > channels * packed, blockAlign % channels == 0, blockAlign / channels <= 8,
+              byteRate == sampleRate * blockAlign else { return packed }
+        return blockAlign / channels
     }
 
     enum Problem: Error, CustomStringConvertible {
@@ -132,10 +140,6 @@ public struct WAVLayout {
         public var promised: Double?
         /// The seconds declared and held when it holds sound past the size its header declares.
         public var pastDeclared: (declared: Double, held: Double)?
-        /// For integer PCM, the bytes each sample takes in the file (1 to 4). FFmpeg picks its
-        /// decoder by the bits alone, so 24-bit samples in 4-byte containers were read 3 bytes
-        /// at a time: noise, said to be a damaged file.
-        public var pcmContainerBytes: Int?
     }
 
     /// The `Lengths` of the WAV file at `url`; nil for a file that is no WAV.
@@ -153,7 +157,6 @@ public struct WAVLayout {
             if size != 0, size != 0xFFFF_FFFF, held > size {
                 lengths.pastDeclared = (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
             }
-            if layout.formatTag == 1, (1...4).contains(frame / layout.channels) { lengths.pcmContainerBytes = frame / layout.channels }
             return lengths
         }
     }
