@@ -297,6 +297,48 @@ import Testing
         }
     }
 
+    /// RF64, the RIFF of WAVs over 4 GiB (a field recorder's night), keeps its sizes in a ds64
+    /// chunk: its header was not read, so 24-bit samples in 4 bytes were said to end early (of a
+    /// length FFmpeg estimates at 3 bytes a sample), and a cut one was not said to be cut.
+    @Test func anRF64IsReadByItsOwnSizes() throws {
+        let folder = try ScratchFolder()
+        let tone = TestSignals.tones(seconds: 2, sampleRate: 16_000)
+        func rf64(bits: Int, bytes: Int, keeping kept: Double = 1) -> Data {
+            let riff = wavHeader(formatTag: 1, dataBytes: tone.count * bytes)
+            var format = riff[12..<36]
+            func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+                withUnsafeBytes(of: value.littleEndian) { format.replaceSubrange(12 + offset..<12 + offset + $0.count, with: $0) }
+            }
+            put(UInt32(16_000 * bytes), at: 16); put(UInt16(bytes), at: 20); put(UInt16(bits), at: 22)
+            let data = Data(tone.flatMap { sample in
+                withUnsafeBytes(of: ((Int32((Double(sample) * 2_147_483_000).rounded()) >> Int32(32 - bits)) << Int32(32 - bits)).littleEndian) {
+                    Array($0.suffix(bytes))
+                }
+            })
+            var file = Data("RF64".utf8) + Data([0xFF, 0xFF, 0xFF, 0xFF]) + Data("WAVEds64".utf8) + Data([28, 0, 0, 0])
+            for size in [UInt64(4 + 36 + format.count + 8 + data.count), UInt64(data.count), UInt64(tone.count)] {
+                withUnsafeBytes(of: size.littleEndian) { file.append(contentsOf: $0) }
+            }
+            file += Data(count: 4) + format + Data("data".utf8) + Data([0xFF, 0xFF, 0xFF, 0xFF])
+            return file + data.prefix(Int(Double(data.count) * kept) / bytes * bytes)
+        }
+        for (bits, bytes) in [(16, 2), (24, 4)] {
+            let whole = try folder.file("whole-\(bits).wav", contents: rf64(bits: bits, bytes: bytes))
+            let decoder = try AudioDecoder(url: whole)
+            let read = try TestSignals.readAll(decoder)
+            #expect(read.count == tone.count && zip(read, tone).allSatisfy { abs($0 - $1) < 2e-3 }, "\(bits) bits: \(read.count)")
+            #expect(decoder.warnings.isEmpty, "\(bits) bits: \(decoder.warnings)")
+            #expect(WAVLayout.promisedSeconds(of: whole) == 2)
+
+            let cut = try folder.file("cut-\(bits).wav", contents: rf64(bits: bits, bytes: bytes, keeping: 0.5))
+            let cutDecoder = try AudioDecoder(url: cut)
+            #expect(try TestSignals.readAll(cutDecoder).count == tone.count / 2)
+            #expect(cutDecoder.warnings.first?.hasPrefix("the file ends early") == true, "\(bits) bits: \(cutDecoder.warnings)")
+        }
+        // A 16 kHz mono 16-bit one is read in place, as a recorded night is.
+        #expect(PCM16Samples.wavFile(try folder.file("night.wav", contents: rf64(bits: 16, bytes: 2)))?.count == tone.count)
+    }
+
     @Test func garbageAfterAGoodStart() throws {
         let folder = try ScratchFolder()
         let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 44_100), as: .flac,

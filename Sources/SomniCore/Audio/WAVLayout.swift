@@ -16,6 +16,9 @@ public struct WAVLayout {
     var declaredDataSize = 0
     /// The RIFF chunk's own size: the whole file less 8 bytes, when the header was finished.
     var riffSize = 0
+    /// The sizes are an RF64's, from its ds64 chunk: real whatever they are, where 32-bit sizes
+    /// near 2 or 4 GiB are placeholders some recorders write.
+    var sizedByDS64 = false
 
     /// The bytes one sample of every channel takes, for sound stored one sample at a time (PCM,
     /// float, A-law, µ-law): 12- and 20-bit samples fill whole bytes (2 and 3), so bits / 8
@@ -58,15 +61,23 @@ public struct WAVLayout {
         func number(_ b: [UInt8], _ at: Int, _ width: Int) -> Int {
             (0..<width).reduce(0) { $0 | Int(b[at + $1]) << (8 * $1) }
         }
-        guard let riff = bytes(0, 12), riff[0..<4].elementsEqual("RIFF".utf8), riff[8..<12].elementsEqual("WAVE".utf8)
+        // RF64 and BW64 are RIFF for files over 4 GiB: their sizes are in a ds64 chunk.
+        guard let riff = bytes(0, 12), ["RIFF", "RF64", "BW64"].contains(where: { riff[0..<4].elementsEqual($0.utf8) }),
+              riff[8..<12].elementsEqual("WAVE".utf8)
         else { throw .notRIFF }
         var layout = WAVLayout()
         layout.riffSize = number(riff, 4, 4)
+        var dataSize64: Int?
         var at = 12
         while let chunk = bytes(at, 8) {
             let size = number(chunk, 4, 4)
             let body = at + 8
-            if chunk[0..<4].elementsEqual("fmt ".utf8) {
+            if chunk[0..<4].elementsEqual("ds64".utf8), size >= 16, let sizes = bytes(body, 16) {
+                // Sizes past Int's range are no sizes a file has: left to the 32-bit placeholders.
+                if sizes[7] < 0x80, sizes[15] < 0x80 {
+                    (layout.riffSize, dataSize64) = (number(sizes, 0, 8), number(sizes, 8, 8))
+                }
+            } else if chunk[0..<4].elementsEqual("fmt ".utf8) {
                 guard size >= 16, let f = bytes(body, 16) else { throw .shortFormat }
                 layout.formatTag = number(f, 0, 2)
                 layout.channels = number(f, 2, 2)
@@ -78,7 +89,8 @@ public struct WAVLayout {
             } else if chunk[0..<4].elementsEqual("data".utf8) {
                 guard layout.channels > 0, layout.sampleRate > 0 else { throw .dataBeforeFormat }
                 layout.dataOffset = body
-                layout.declaredDataSize = size
+                if size == 0xFFFF_FFFF, let dataSize64 { (layout.declaredDataSize, layout.sizedByDS64) = (dataSize64, true) }
+                else { layout.declaredDataSize = size }
                 return layout
             }
             at = body + size + (size & 1)
@@ -151,7 +163,8 @@ public struct WAVLayout {
             let bytesPerSecond = Double(layout.sampleRate * frame)
             let size = layout.declaredDataSize, held = layout.dataBytes(fileSize: fileSize) { bytes($0, 8) }
             lengths.held = Double(held / frame) / Double(layout.sampleRate)
-            if size > 0, size < 0x7FFF_0000, layout.riffSize != 0xFFFF_FFFF, layout.riffSize >= layout.dataOffset - 8 + size {
+            if size > 0, size < 0x7FFF_0000 || layout.sizedByDS64, layout.riffSize != 0xFFFF_FFFF,
+               layout.riffSize >= layout.dataOffset - 8 + size {
                 lengths.promised = Double(size / frame) / Double(layout.sampleRate)
             }
             if size != 0, size != 0xFFFF_FFFF, held > size {
