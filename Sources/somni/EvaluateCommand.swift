@@ -111,7 +111,13 @@ struct EvaluateCommand: Command {
 
     /// Events from a file's text, its errors naming it.
     static func parseCSV(_ text: String, path: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
-        do { return try ReferenceCSV.parse(text, ignoring: ignoring, recording: recording) } catch let e as SomniError {
+        do {
+            return try ReferenceCSV.parse(text, ignoring: ignoring, recording: recording) { named in
+                printError("somni evaluate: warning: \(path): its lines name one recording, '\(named)', "
+                           + "not this night's '\(recording ?? "")': "
+                           + "scored as this night's (a renamed file, or another night's reference?)")
+            }
+        } catch let e as SomniError {
             throw SomniError(e.code, "\(path): \(e.message)", cause: e)
         }
     }

@@ -236,7 +236,12 @@ import Testing
         #expect(try ReferenceCSV.parse(dataset, recording: "night-4.m4a") == [event(.cough, 5, 6)])
         #expect(throws: SomniError.self) { try ReferenceCSV.parse(dataset, recording: "night-5.m4a") }
         // One recording named: its lines, whatever the night's file is called now.
-        #expect(try ReferenceCSV.parse("x.wav\t1\t2\tcough\n", recording: "renamed.m4a") == [event(.cough, 1, 2)])
+        var named: [String] = []
+        #expect(try ReferenceCSV.parse("x.wav\t1\t2\tcough\n", recording: "renamed.m4a") { named.append($0) } == [event(.cough, 1, 2)])
+        // And said to be another name than the night's (it was scored without a word).
+        #expect(named == ["x"])
+        #expect(try ReferenceCSV.parse("x.wav\t1\t2\tcough\n", recording: "x.m4a") { named.append($0) } == [event(.cough, 1, 2)])
+        #expect(named == ["x"])
         // An annotator's other labels are left out only when named, in any case.
         let mixed = "1\t2\tsnore\n3\t4\tDOOR\n5\t5.2\tcough\n"
         #expect(throws: SomniError.self) { try ReferenceCSV.parse(mixed) }

@@ -49,8 +49,11 @@ public enum ReferenceCSV {
     /// DCASE's metadata for a whole data set puts each line's recording first
     /// (`filename<TAB>onset<TAB>offset<TAB>event_label`). Then the lines of `recording` are taken,
     /// matched by file name without folder or extension ("audio/night-3.wav" is the night of
-    /// "night-3.flac"), or every line when the file names one recording only.
-    public static func parse(_ text: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
+    /// "night-3.flac"), or every line when the file names one recording only; then
+    /// `namesAnother` is told that recording's name where it is not `recording`'s (a renamed
+    /// file, or another night's reference).
+    public static func parse(_ text: String, ignoring: Set<String> = [], recording: String? = nil,
+                             namesAnother: (String) -> Void = { _ in }) throws -> [ReferenceEvent] {
         let ignored = Set(ignoring.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         var events: [(recording: String?, event: ReferenceEvent)] = []
         // Whether each line names its recording first (DCASE's data-set metadata), told by the
@@ -100,7 +103,10 @@ public enum ReferenceCSV {
         if let own = recording.map(stem(of:)), names.contains(own) {
             return events.filter { $0.recording == own }.map(\.event)
         }
-        guard names.count > 1 else { return events.map(\.event) }
+        guard names.count > 1 else {
+            if recording != nil, let named = names.first { namesAnother(named) }
+            return events.map(\.event)
+        }
         let listed = names.sorted().prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")
         throw SomniError(.badInput, "the reference holds \(names.count) recordings (\(listed)) and "
                          + (recording.map { "none of them is '\($0)'" } ?? "does not say which one this is"))
