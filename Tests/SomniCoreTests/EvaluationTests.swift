@@ -32,6 +32,13 @@ import Testing
         // Early onsets count the same way.
         let early = Evaluator.evaluate(reference: ref, found: [event(.cough, 9.45, 10.3)], duration: 60)
         #expect(result(early, .cough).events.truePositives == 0)
+        // Exactly a collar apart in decimal times, rounded as sed_eval rounds |found - reference|
+        // (checked against sed_eval 0.2.1): 1.08 - 0.58 is a hair over 0.5, 0.68 - 0.18 is 0.5.
+        // Tested as reference - collar <= found <= reference + collar, each went the other way.
+        let over = Evaluator.evaluate(reference: [event(.cough, 0.58, 2)], found: [event(.cough, 1.08, 2)], duration: 10)
+        #expect(result(over, .cough).events.truePositives == 0)
+        let at = Evaluator.evaluate(reference: [event(.cough, 0.18, 2)], found: [event(.cough, 0.68, 2)], duration: 10)
+        #expect(result(at, .cough).events.truePositives == 1)
     }
 
     @Test func offsetToleranceGrowsWithLongReferences() {

@@ -230,9 +230,15 @@ public enum Evaluator {
         let adjacency: [[Int]] = reference.map { r in
             let offsetTolerance = max(settings.collar, settings.offsetShareOfLength * r.duration)
             var candidates: [Int] = []
-            var j = lowerBound(foundStarts, r.start - settings.collar)
-            while j < found.count, found[j].start <= r.start + settings.collar {
-                if abs(found[j].end - r.end) <= offsetTolerance { candidates.append(j) }
+            // Onsets compared as sed_eval compares them, |found - reference| <= collar: at exactly
+            // the collar apart in decimal times (0.58 and 1.08) the rounding must go its way. The
+            // scan's bounds are wide of that by a microsecond, so no such pair falls outside them.
+            let slack = 1e-6
+            var j = lowerBound(foundStarts, r.start - settings.collar - slack)
+            while j < found.count, found[j].start <= r.start + settings.collar + slack {
+                if abs(found[j].start - r.start) <= settings.collar, abs(found[j].end - r.end) <= offsetTolerance {
+                    candidates.append(j)
+                }
                 j += 1
             }
             return candidates
