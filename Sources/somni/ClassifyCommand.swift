@@ -274,7 +274,15 @@ final class StandardInputSource: AudioSource {
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
         var bytes = carry
         while bytes.count < 4 {
-            let more = FileHandle.standardInput.readData(ofLength: max(4, buffer.count * 4 - bytes.count))
+            // Read here, not by FileHandle.readData, which traps on a read error (standard input
+            // a folder, or opened for writing only).
+            var more = Data(count: max(4, buffer.count * 4 - bytes.count))
+            let got = more.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SomniError(.badInput, "cannot read standard input: \(String(cString: strerror(errno)))")
+            }
+            more.count = got
             if more.isEmpty {
                 leftoverBytes = bytes.count
                 carry = Data()

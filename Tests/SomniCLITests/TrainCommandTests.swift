@@ -309,6 +309,13 @@ import Testing
         let empty = try CLI.run(["classify", "-"], input: Data())
         #expect(empty.status == 65 && empty.stdout.isEmpty && empty.stderr.contains("standard input ended before a single sample"),
                 "\(empty.stderr)")
+        // Standard input that cannot be read (a folder; one opened for writing): one line, not a trap.
+        for (redirect, reason) in [("< /", "Is a directory"), ("0>/dev/null", "Bad file descriptor")] {
+            let unreadable = try CLI.run(executable: URL(fileURLWithPath: "/bin/sh"),
+                                         ["-c", "exec \"$0\" classify - \(redirect)", CLI.executable.path])
+            #expect(unreadable.status == 65 && unreadable.errorLines == ["somni classify: error: cannot read standard input: \(reason)"],
+                    "\(unreadable.status): \(unreadable.stderr)")
+        }
     }
 
     /// Streaming (a microphone piped in): each window's line comes out, into a pipe too, as soon
