@@ -48,7 +48,8 @@ public enum OutputFile {
     /// this one is removed by the next write of that name once six hours old. A device or a
     /// pipe is written into.
     public static func write(_ data: Data, to url: URL) throws {
-        let target = url.resolvingSymlinksInPath()
+        // Through a link to nothing too (it was taken for a device and failed: a trained model lost).
+        let target = followingLinks(url)
         guard isDevice(target) else {
             PartialFile.removeAbandoned(of: target)
             let temporary = PartialFile.url(for: target)
@@ -71,10 +72,27 @@ public enum OutputFile {
         try handle.write(contentsOf: data)
     }
 
+    /// Where `url` leads through its links, also to a file not made yet (Foundation's
+    /// `resolvingSymlinksInPath` leaves a link to nothing as it is): a file renamed into place
+    /// there replaces the file the link names, not the link.
+    public static func followingLinks(_ url: URL) -> URL {
+        // What exists is where the system's own resolution says (a pipe's /dev/stdout included,
+        // whose last link names no path); only a link to nothing is followed here.
+        if FileManager.default.fileExists(atPath: url.path) { return url.resolvingSymlinksInPath() }
+        var current = url.standardizedFileURL
+        for _ in 0..<40 {  // as the kernel's own limit on links in a row
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current.path) else { break }
+            current = destination.hasPrefix("/") ? URL(fileURLWithPath: destination)
+                : current.deletingLastPathComponent().appendingPathComponent(destination)
+            current = current.standardizedFileURL
+        }
+        return current
+    }
+
     /// Whether `url` (through any link) is something other than a plain file or a folder: a
     /// device or a pipe, written into rather than replaced.
     public static func isDevice(_ url: URL) -> Bool {
-        let type = (try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+        let type = (try? FileManager.default.attributesOfItem(atPath: followingLinks(url).path))?[.type] as? FileAttributeType
         return type != nil && type != .typeRegular && type != .typeDirectory
     }
 }

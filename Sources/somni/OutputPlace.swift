@@ -17,26 +17,12 @@ enum OutputPlace {
                 if fm.isWritableFile(atPath: url.path) { return }
             }
         }
-        let folder = url.deletingLastPathComponent()
+        let folder = OutputFile.followingLinks(url).deletingLastPathComponent()  // a link's target's
         guard fm.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
             throw SomniError(.io, "cannot write \(what) to \(url.path): there is no folder \(folder.path)")
         }
         guard fm.isWritableFile(atPath: folder.path) else {
             throw SomniError(.io, "cannot write \(what) to \(url.path): the folder \(folder.path) is not writable")
         }
-    }
-
-    /// Where `url` leads through its links, also to a file not made yet (Foundation's
-    /// `resolvingSymlinksInPath` leaves a link to nothing as it is): a file renamed into place
-    /// there replaces the file the link names, not the link.
-    static func followingLinks(_ url: URL) -> URL {
-        var current = url.standardizedFileURL
-        for _ in 0..<40 {  // as the kernel's own limit on links in a row
-            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current.path) else { break }
-            current = destination.hasPrefix("/") ? URL(fileURLWithPath: destination)
-                : current.deletingLastPathComponent().appendingPathComponent(destination)
-            current = current.standardizedFileURL
-        }
-        return current
     }
 }

@@ -136,7 +136,7 @@ struct SynthCommand: Command {
     func run() throws {
         // A link is written through (the audio is renamed into place when whole: over a link it
         // replaced the link, over a device the device).
-        let outURL = OutputPlace.followingLinks(URL(fileURLWithPath: out))
+        let outURL = OutputFile.followingLinks(URL(fileURLWithPath: out))
         // Both places are checked before the clips load and the night is rendered (an 8-hour
         // night takes half a minute and 0.9 GB): audio without its reference is of no use.
         try OutputPlace.check(outURL, what: "the night's audio", devices: false)
@@ -153,7 +153,7 @@ struct SynthCommand: Command {
         // night of these names is lost.
         let reference = Data(ReferenceCSV.write(night.plan.events).utf8)
         let fm = FileManager.default
-        let referenceTarget = OutputPlace.followingLinks(referenceURL)
+        let referenceTarget = OutputFile.followingLinks(referenceURL)
         let stagedReference = OutputFile.isDevice(referenceTarget) ? nil : PartialFile.url(for: referenceTarget)
         // Ctrl-C (or a TERM or HUP) removes the working files: an 8-hour night's is 0.9 GB,
         // which otherwise waited six hours for a later synth of this name to sweep it.

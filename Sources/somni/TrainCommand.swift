@@ -168,7 +168,8 @@ struct TrainCommand: Command {
             throw UsageError("the spectrogram these options make does not fit the network (\(error.message)); "
                              + "give more --mel-bands or a shorter --frame-ms")
         }
-        let folder = URL(fileURLWithPath: out).deletingLastPathComponent()
+        // The folder the model lands in: a link's target's (made there if the link leads to nothing yet).
+        let folder = OutputFile.followingLinks(URL(fileURLWithPath: out)).deletingLastPathComponent()
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
               FileManager.default.isWritableFile(atPath: folder.path) else {

@@ -89,6 +89,22 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["export.csv", fresh.lastPathComponent].sorted())
         try OutputFile.write(Data("c\n".utf8), to: target)
         #expect(try String(contentsOf: target, encoding: .utf8) == "c\n")
+
+        // Through a link, existing or to nothing yet (relative, two links in a row): the link's
+        // file is written, the links stay. A link to nothing was taken for a device and failed,
+        // after a whole training.
+        let fm = FileManager.default
+        try fm.createDirectory(at: folder.appendingPathComponent("models"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: folder.appendingPathComponent("next.somnimodel").path, withDestinationPath: "models/new.somnimodel")
+        try fm.createSymbolicLink(atPath: folder.appendingPathComponent("current.somnimodel").path, withDestinationPath: "next.somnimodel")
+        let link = folder.appendingPathComponent("current.somnimodel")
+        #expect(OutputFile.followingLinks(link).path == folder.appendingPathComponent("models/new.somnimodel").standardizedFileURL.path)
+        #expect(!OutputFile.isDevice(link))
+        for text in ["first", "second"] {
+            try OutputFile.write(Data(text.utf8), to: link)
+            #expect(try String(contentsOf: folder.appendingPathComponent("models/new.somnimodel"), encoding: .utf8) == text)
+            #expect((try? fm.destinationOfSymbolicLink(atPath: link.path)) == "next.somnimodel")
+        }
     }
 
     /// Gaps are cut to the night and counted once where they overlap: summed as given, a gap past
