@@ -266,6 +266,10 @@ struct TrainCommand: Command {
             }
         }
         ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio)
+        if let (first, second) = data.recordingInTwoClassFolders() {
+            throw SomniError(.badInput, "\(second) is the same recording as \(first), in another class folder (a copy): "
+                             + "a recording can teach only one class")
+        }
         // A held-out folder holding training recordings (linked or copied in) measures the model
         // on what it learnt, as DATA_DIR itself given there would, which is refused above.
         let heldOut = [("--validation", validationDirectory, validation), ("--test", testDirectory, test)]
@@ -277,13 +281,21 @@ struct TrainCommand: Command {
                              + "\(shared.count == 1 ? "is" : "are") also trained on (the same file or a copy of one), e.g. \(first): "
                              + "its figures would be of examples trained on")
         }
-        for (flag, dir, indices) in heldOut {
-            guard let dir else { continue }
+        for (flag, dir, indices) in heldOut where !indices.isEmpty || dir != nil {
             let held = Set(indices.map { data.examples[$0].label })
             let missing = data.labels.indices.filter { !held.contains($0) }.map { data.labels[$0] }
-            if !missing.isEmpty {
+            guard !missing.isEmpty else { continue }
+            let these = missing.count == 1 ? "that class" : "those classes"
+            if let dir {
                 printError("somni train: warning: \(flag) \(dir) holds no \(missing.joined(separator: ", ")) examples, "
-                           + "so its figures say nothing of \(missing.count == 1 ? "that class" : "those classes")")
+                           + "so its figures say nothing of \(these)")
+            } else {
+                // The automatic split moves whole recordings: one long one can fill a class's share.
+                let part = flag.dropFirst(2)
+                printError("somni train: warning: the split put no \(missing.joined(separator: ", ")) examples in \(part) "
+                           + "(whole recordings go to each part, and \(these) \(missing.count == 1 ? "has" : "have") too few, or one long one), so its \(part) "
+                           + "figures say nothing of \(these)\(part == "validation" ? " and early stopping does not watch it" : ""); "
+                           + "give \(flag) DIR, or more recordings")
             }
         }
         let loadSeconds = Date().timeIntervalSince(started)

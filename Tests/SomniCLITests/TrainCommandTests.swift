@@ -419,6 +419,44 @@ import Testing
         #expect(r.stderr.contains("warning: no validation or test examples: the recordings fall in too few groups"), "\(r.stderr)")
     }
 
+    /// Whole recordings go to each part of the automatic split, so one long recording can take a
+    /// class's whole held-out share: the part left without the class is named (validation was
+    /// silently without it, and early stopping never watched it). And the same recording copied
+    /// into two class folders is refused, as a link there is (it trained both labels, exit 0).
+    @Test func aPartOfTheSplitWithoutAClassAndACopyInTwoClassesAreNamed() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let data = dir.appendingPathComponent("data")
+        var rng = SeededRandom(seed: 5)
+        func write(_ name: String, seconds: Double, tone: Bool) throws {
+            let url = data.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let samples: [Float] = (0..<Int(seconds * 16_000)).map { n in
+                tone ? 0.3 * Float(sin(2 * Double.pi * 440 * Double(n) / 16_000)) : 0.1 * rng.nextGaussian()
+            }
+            let writer = try WAVWriter(url: url)
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.finish()
+        }
+        // A minute of one tone and three short ones: wherever the long one falls in the seeded
+        // order, it or the test share's shorts leave validation nothing of the class.
+        try write("tone/long.wav", seconds: 60, tone: true)
+        for name in ["a", "b", "c"] { try write("tone/short-\(name).wav", seconds: 1.2, tone: true) }
+        for name in "abcdefghijklmnopqrst" { try write("hiss/noise-\(name).wav", seconds: 1.2, tone: false) }
+        let quick = ["--channels", "4,8,8,16", "--epochs", "1", "--examples-per-class", "16", "--mel-bands", "24"]
+        let r = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("m.somnimodel").path] + quick)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning: the split put no tone examples in validation (whole recordings go to each part"),
+                "\(r.stderr)")
+
+        try FileManager.default.copyItem(at: data.appendingPathComponent("tone/short-a.wav"), to: data.appendingPathComponent("hiss/copy.wav"))
+        let copied = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("n.somnimodel").path] + quick)
+        #expect(copied.status == 65 && copied.errorLines.filter { $0.contains("error:") }.count == 1
+                && copied.stderr.contains("is the same recording as") && copied.stderr.contains("a recording can teach only one class"),
+                "\(copied.status): \(copied.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.somnimodel").path))
+    }
+
     /// Held-out folders are checked for what they hold: DATA_DIR itself is refused (its figures
     /// would be of the examples trained on), and a class missing from one is named.
     @Test func heldOutFoldersThatAreTheDataOrLackAClassAreNamed() throws {

@@ -388,12 +388,6 @@ public struct TrainingSet: Sendable {
     public func filesAlsoTrainedOn(_ training: [Int], among heldOut: [Int]) -> [String] {
         let trainedPaths = Set(training.map { examples[$0].path })
         var trainedClips: [Int: [Int]] = [:]  // digest of the sound → clips with it
-        func digest(_ clip: Int) -> Int {
-            var hasher = Hasher()
-            hasher.combine(clips[clip].count)
-            clips[clip].withUnsafeBytes { hasher.combine(bytes: $0) }
-            return hasher.finalize()
-        }
         for clip in Set(training.map { examples[$0].clip }) { trainedClips[digest(clip), default: []].append(clip) }
         var found: [String] = [], seen: Set<Int> = []
         for example in heldOut.map({ examples[$0] }) where seen.insert(example.clip).inserted {
@@ -401,6 +395,30 @@ public struct TrainingSet: Sendable {
             if trainedPaths.contains(example.path) || copied { found.append(example.path) }
         }
         return found
+    }
+
+    /// Two recordings of one sound in different class folders (a file copied, where a link is
+    /// refused as the folders are read): a recording can teach only one class. Nil when none.
+    public func recordingInTwoClassFolders() -> (first: String, second: String)? {
+        var seen: [Int: [(clip: Int, folder: Substring, path: String)]] = [:]  // digest of the sound → clips with it
+        var looked: Set<Int> = []
+        for example in examples where looked.insert(example.clip).inserted {
+            let folder = example.stratum.split(separator: "/").first ?? ""
+            let key = digest(example.clip)
+            if let other = seen[key]?.first(where: { $0.folder != folder && clips[$0.clip] == clips[example.clip] }) {
+                return (other.path, example.path)
+            }
+            seen[key, default: []].append((example.clip, folder, example.path))
+        }
+        return nil
+    }
+
+    /// A hash of a clip's sound, to find copies without comparing every pair.
+    private func digest(_ clip: Int) -> Int {
+        var hasher = Hasher()
+        hasher.combine(clips[clip].count)
+        clips[clip].withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
     }
 }
 
