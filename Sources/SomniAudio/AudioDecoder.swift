@@ -17,6 +17,7 @@ public final class AudioDecoder: AudioSource {
     /// too rough to call a file short.
     private let durationIsGuess: Bool
     private let endsUnfinished: Bool
+    private let startOffset: Double
     public private(set) var warnings: [String] = []
     /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
     public let formatDescription: String
@@ -52,6 +53,8 @@ public final class AudioDecoder: AudioSource {
     /// Input of two channels or more, resampled but not yet mixed: interleaved frames.
     private var interleaved: [Float] = []
     private var downmix: StereoDownmix
+    /// Three channels or more, mixed (`MultichannelDownmix`); made for the count decoded.
+    private var multichannelDownmix: MultichannelDownmix?
     private var samplesDecoded = 0
     /// Packets of our stream read from the file: none at all is an empty recording, not a damaged one.
     private var packetsRead = 0
@@ -111,6 +114,7 @@ public final class AudioDecoder: AudioSource {
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
         endsUnfinished = input.endsUnfinished
+        startOffset = input.startOffset
         warnings += input.warnings
         if let unindexed = frames as? UnindexedM4A {
             warnings.append("the recording was cut off before its index was written: its audio was read from its "
@@ -149,6 +153,11 @@ public final class AudioDecoder: AudioSource {
         /// The file stops before its stream's end says it is over (an Ogg whose last page lacks
         /// the end-of-stream mark): it was cut off, however whole what is there reads.
         var endsUnfinished = false
+        /// How far the stream starts from 0, as far as 30 s: lengths FFmpeg gives may count it or
+        /// not (an edit list that trims a video's start, as a cut without re-encoding leaves; an
+        /// Ogg's or a Matroska's start offset), so a whole file read that much short of its
+        /// length is not cut.
+        var startOffset = 0.0
     }
 
     /// Opens the file through FFmpeg's demuxers and its stream's decoder; nil when FFmpeg cannot
@@ -243,6 +252,10 @@ public final class AudioDecoder: AudioSource {
                 + "when recording stopped, or a WAV over 4 GB)")
         }
         input.expectedDuration = duration
+        let unknown = somni_nopts_value()
+        let streamStart = stream.pointee.start_time == unknown ? 0 : Double(stream.pointee.start_time) * av_q2d(stream.pointee.time_base)
+        let formatStart = format.pointee.start_time == unknown ? 0 : Double(format.pointee.start_time) / Double(somni_time_base())
+        input.startOffset = min([streamStart, formatStart].filter(\.isFinite).map(abs).max() ?? 0, 30)
         if plainFile, formatName == "ogg" {
             input.endsUnfinished = OggEnd.lacksEndOfStream(path)
         }
@@ -670,9 +683,9 @@ public final class AudioDecoder: AudioSource {
     /// than the container promised) or merely with a few damaged packets skipped.
     private func noteHowItEnded() {
         let seconds = Double(samplesDecoded) / Double(sampleRate)
-        let short = !durationIsGuess && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 } ?? false
+        let short = !durationIsGuess && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 - startOffset } ?? false
         // All the container promised was read, to within a frame: what would not read came after it.
-        let readWhole = !durationIsGuess && !endsUnfinished && expectedDuration.map { seconds >= $0 - 0.05 } ?? false
+        let readWhole = !durationIsGuess && !endsUnfinished && expectedDuration.map { seconds >= $0 - 0.05 - startOffset } ?? false
         if endsUnfinished, !short {
             // A cut Ogg's length is read from its last page, so it never looks short.
             warnings.append("the file ends early (its stream was never closed: cut off while it was recorded?): "
@@ -752,7 +765,10 @@ public final class AudioDecoder: AudioSource {
                     if channels == 2 {
                         downmix.mix(frames, frames: converted, into: out + pendingEnd)
                     } else {
-                        Self.averageLiveChannels(frames, channels: channels, frames: converted, into: out + pendingEnd)
+                        if multichannelDownmix?.channels != min(channels, 64) {
+                            multichannelDownmix = MultichannelDownmix(channels: channels, sampleRate: sampleRate)
+                        }
+                        multichannelDownmix?.mix(frames, stride: channels, frames: converted, into: out + pendingEnd)
                     }
                 }
             }
@@ -764,27 +780,6 @@ public final class AudioDecoder: AudioSource {
         }
         pendingEnd += converted
         samplesDecoded += converted
-    }
-
-    /// The mean of the channels that hold any sound in this block: a channel of digital silence
-    /// (a recorder's unused inputs) is left out, so one microphone among dead channels keeps
-    /// its level (averaged with 15 silent ones, it read 24 dB low).
-    static func averageLiveChannels(_ frames: UnsafePointer<Float>, channels: Int, frames count: Int,
-                                    into out: UnsafeMutablePointer<Float>) {
-        var liveMask: UInt64 = 0
-        for channel in 0..<min(channels, 64) {
-            var any = false
-            for frame in 0..<count where frames[frame * channels + channel] != 0 { any = true; break }
-            if any { liveMask |= 1 << UInt64(channel) }
-        }
-        let scale: Float = liveMask != 0 ? 1 / Float(liveMask.nonzeroBitCount) : 0
-        for frame in 0..<count {
-            var sum: Float = 0
-            for channel in 0..<min(channels, 64) where liveMask & (1 << UInt64(channel)) != 0 {
-                sum += frames[frame * channels + channel]
-            }
-            out[frame] = sum * scale
-        }
     }
 
     private func resample(_ resampler: OpaquePointer, into base: UnsafeMutablePointer<Float>?, capacity: Int,

@@ -339,6 +339,44 @@ import Testing
         #expect(PCM16Samples.wavFile(try folder.file("night.wav", contents: rf64(bits: 16, bytes: 2)))?.count == tone.count)
     }
 
+    /// A stream that starts away from 0 (here an Ogg Opus whose granules start 2 s in, as a
+    /// start offset leaves them; a video cut without re-encoding has an edit list trimming its
+    /// start) has lengths that count the offset: a whole file was said to end early, "read 6.0 s
+    /// of 8.0 s".
+    @Test func aStreamStartingAwayFromZeroIsNotCalledShort() throws {
+        let folder = try ScratchFolder()
+        let plain = try TestSignals.encode(TestSignals.tones(seconds: 6, sampleRate: 48_000), as: .opus,
+                                           sampleRate: 48_000, in: folder.url)
+        var bytes = [UInt8](try Data(contentsOf: plain))
+        func crc(_ page: ArraySlice<UInt8>) -> UInt32 {  // Ogg's: polynomial 0x04C11DB7, unreflected
+            var value: UInt32 = 0
+            for byte in page {
+                value ^= UInt32(byte) << 24
+                for _ in 0..<8 { value = value & 0x8000_0000 != 0 ? value << 1 ^ 0x04C1_1DB7 : value << 1 }
+            }
+            return value
+        }
+        var at = 0, shifted = 0
+        while at + 27 <= bytes.count, bytes[at..<at + 4].elementsEqual("OggS".utf8) {
+            let segments = Int(bytes[at + 26])
+            let length = 27 + segments + bytes[at + 27..<at + 27 + segments].reduce(0) { $0 + Int($1) }
+            let granule = bytes[at + 6..<at + 14].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            if granule != 0, granule != .max {
+                withUnsafeBytes(of: (granule + 96_000).littleEndian) { bytes.replaceSubrange(at + 6..<at + 14, with: $0) }
+                bytes.replaceSubrange(at + 22..<at + 26, with: [0, 0, 0, 0])
+                withUnsafeBytes(of: crc(bytes[at..<at + length]).littleEndian) { bytes.replaceSubrange(at + 22..<at + 26, with: $0) }
+                shifted += 1
+            }
+            at += length
+        }
+        #expect(shifted > 0 && at == bytes.count)
+        let late = try folder.file("late.opus", contents: Data(bytes))
+        let decoder = try AudioDecoder(url: late)
+        let seconds = Double(try TestSignals.readAll(decoder).count) / Double(analysisSampleRate)
+        #expect(abs(seconds - 6) < 0.1, "\(seconds) s")
+        #expect(decoder.warnings.isEmpty, "\(decoder.warnings)")
+    }
+
     @Test func garbageAfterAGoodStart() throws {
         let folder = try ScratchFolder()
         let whole = try TestSignals.encode(TestSignals.tones(seconds: 4, sampleRate: 44_100), as: .flac,
