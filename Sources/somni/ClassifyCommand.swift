@@ -225,7 +225,7 @@ extension ClassifyCommand {
         let threads = min(ProcessInfo.processInfo.activeProcessorCount, TrainCommand.mostThreads)
         let data = try TrainingSet.load(list, windowLength: classifier.windowLength, gapLabel: classifier.labels.firstIndex(of: "other"),
                                         threads: threads, decode: AudioDecoder.decodeWhole)
-        ClassFolderWarnings.list(command: "classify", data: data, notAudio: list.notAudio)
+        ClassFolderWarnings.list(command: "classify", data: data, notAudio: list.notAudio, outsideClassFolders: list.outsideClassFolders)
         var examples = Array(data.examples.indices)
         if split != nil {
             let (heldOut, outside) = data.sharedDataHeldOut()

@@ -257,6 +257,7 @@ struct TrainCommand: Command {
         }
         for dir in backgrounds {
             let (paths, others) = try AudioFileNames.files(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath())
+            if paths.isEmpty { printError("somni train: warning: --background \(dir) holds no recordings: nothing from it is mixed in") }
             try refuseToWriteOver(paths)
             notAudio += others
             for path in paths {
@@ -265,7 +266,7 @@ struct TrainCommand: Command {
                 beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
         }
-        ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio)
+        ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio, outsideClassFolders: list.outsideClassFolders)
         if let (first, second) = data.recordingInTwoClassFolders() {
             throw SomniError(.badInput, "\(second) is the same recording as \(first), in another class folder (a copy): "
                              + "a recording can teach only one class")

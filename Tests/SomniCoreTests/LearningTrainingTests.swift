@@ -350,6 +350,40 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         }
     }
 
+    /// Folder names that cannot be labels are refused by name: a line break (it broke every
+    /// table), and one name in two Unicode spellings (its second folder trained under the first,
+    /// then "no examples"). Recordings beside the class folders are listed, and a class whose one
+    /// recording has an empty sidecar says so.
+    @Test func namesThatCannotBeLabelsAndRecordingsInNoClassAreNamed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in ["cough", "other"] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(c), withIntermediateDirectories: true)
+            try Data().write(to: dir.appendingPathComponent("\(c)/a.wav"))
+        }
+        try Data().write(to: dir.appendingPathComponent("stray.m4a"))
+        try Data().write(to: dir.appendingPathComponent("notes.txt"))
+        let list = try TrainingFileList.scan(dir, blockSize: 25)
+        #expect(list.outsideClassFolders == [dir.appendingPathComponent("stray.m4a").path])
+
+        try Data().write(to: dir.appendingPathComponent("cough/a.txt"))
+        #expect { _ = try TrainingSet.load(try TrainingFileList.scan(dir, blockSize: 25), windowLength: 15_600, gapLabel: nil, threads: 1) { _ in
+            [Float](repeating: 0.1, count: 32_000)
+        } } throws: { "\($0)".contains("no cough examples could be read from its 1 file (\(dir.path)/cough/a.txt marks no events)") }
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("cough/a.txt"))
+
+        for (first, second) in [("caf\u{E9}", "cafe\u{301}"), ("line\nbreak", nil)] {
+            for name in [first, second].compactMap({ $0 }) {
+                try FileManager.default.createDirectory(at: dir.appendingPathComponent(name), withIntermediateDirectories: true)
+                try Data().write(to: dir.appendingPathComponent("\(name)/a.wav"))
+            }
+            #expect { _ = try TrainingFileList.scan(dir, blockSize: 25) } throws: {
+                "\($0)".contains(second == nil ? "has a control character" : "one name spelt in two Unicode forms")
+            }
+            for name in [first, second].compactMap({ $0 }) { try FileManager.default.removeItem(at: dir.appendingPathComponent(name)) }
+        }
+    }
+
     /// Recordings go by their names, phones' and browsers' too, in any case; other files are
     /// listed, but neither a recording's sidecar nor a hidden file. A pipe named like a recording
     /// is listed, never opened.

@@ -34,6 +34,8 @@ public struct TrainingFileList: Sendable {
     /// (`AudioFileNames`): notes, pictures, a recorder's own files. Sidecars and hidden files are
     /// not counted.
     public var notAudio: [String] = []
+    /// Recordings lying in the folder of class folders itself, in no class: left out, and named.
+    public var outsideClassFolders: [String] = []
 
     /// Scans `directory`; labels are the sub-folder names, sorted.
     public static func scan(_ directory: URL, blockSize: Int = 25, labels fixedLabels: [String]? = nil) throws -> TrainingFileList {
@@ -58,6 +60,21 @@ public struct TrainingFileList: Sendable {
             var d: ObjCBool = false
             return !name.hasPrefix(".") && fm.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &d) && d.boolValue
         }.sorted()
+        // A label is a line of a table and of classify's output: a line break in a folder's name
+        // broke both. And two names spelt with different Unicode forms (a composed and a
+        // decomposed "café", from two file systems) are one label to Swift, so the second
+        // folder's recordings went under the first and a class was said to have no examples.
+        if let odd = classFolders.first(where: { $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+            throw SomniError(.badInput, "\(directory.path) holds a class folder whose name has a control character "
+                             + "(a line break?): \(odd.debugDescription); rename it, since its name is the class's label")
+        }
+        for (i, name) in classFolders.enumerated() {
+            if let twin = classFolders[..<i].first(where: { $0 == name }) {
+                throw SomniError(.badInput, "\(directory.path) holds class folders \(twin.debugDescription) and "
+                                 + "\(name.debugDescription), one name spelt in two Unicode forms (composed and "
+                                 + "decomposed): merge or rename them")
+            }
+        }
         guard !classFolders.isEmpty else {
             throw SomniError(.badInput, "\(directory.path) holds no class folders: it should hold one folder per class, "
                              + "named after its label, with the recordings inside")
@@ -103,7 +120,10 @@ public struct TrainingFileList: Sendable {
             }
         }
         guard !files.isEmpty else { throw SomniError(.badInput, "no audio files under \(directory.path)") }
-        return TrainingFileList(labels: labels, files: files, notAudio: notAudio)
+        var list = TrainingFileList(labels: labels, files: files, notAudio: notAudio)
+        list.outsideClassFolders = entries.filter { !$0.hasPrefix(".") && !classFolders.contains($0) && AudioFileNames.isAudio($0) }
+            .sorted().map { directory.appendingPathComponent($0).path }
+        return list
     }
 
     /// The group key of a file name (without extension).
@@ -242,7 +262,11 @@ public struct TrainingSet: Sendable {
         }
         for label in Set(list.files.map(\.label)) where !examples.contains(where: { $0.label == label }) {
             let files = list.files.filter { $0.label == label }
-            let why = (skipped + pastEnd).first { line in files.contains { line.hasPrefix($0.url.path + ":") } }
+            // An empty sidecar marks nothing, so its recording gives no example of its class.
+            let unmarked = files.first { $0.events?.isEmpty == true }.map {
+                "\($0.url.deletingPathExtension().appendingPathExtension("txt").path) marks no events"
+            }
+            let why = (skipped + pastEnd).first { line in files.contains { line.hasPrefix($0.url.path + ":") } } ?? unmarked
             throw SomniError(.badInput, "no \(list.labels[label]) examples could be read from its \(files.count) "
                              + "file\(files.count == 1 ? "" : "s")\(why.map { " (\($0))" } ?? "")")
         }
