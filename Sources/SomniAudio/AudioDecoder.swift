@@ -130,6 +130,10 @@ public final class AudioDecoder: AudioSource {
             if let channels = channelsNotMixed, channels > 2 {
                 throw SomniError(.unsupported, "\(path) has \(channels) channels, more than FFmpeg's resampler takes")
             }
+            // A moment of sound (1 ms) decodes cleanly to nothing once resampled: short, not damaged.
+            if damagedPackets == 0, !stoppedAtDamage, let seconds = expectedDuration, seconds > 0, seconds < 0.1 {
+                throw SomniError(.badInput, String(format: "%@ holds only %.0f ms of audio, too short to analyse", path, seconds * 1000))
+            }
             throw SomniError(.badInput, "no audio could be decoded from \(path): it is not an audio file, or too damaged"
                              + (Self.isRegularFile(path) ? "" : " (read from a pipe, a recording that keeps its index at its end, "
                                 + "as most M4A files do, cannot be read: give the file itself)"))

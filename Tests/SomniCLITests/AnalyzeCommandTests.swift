@@ -149,6 +149,12 @@ import Testing
         let short = dir.appendingPathComponent("short.wav")
         try writeWAV(short, seconds: 0.5) { Float(sin(Double($0) * 0.2)) * 0.3 }
         try expectRejected(short, mentioning: ["holds only 0.50 s of audio", "too short"], in: dir)
+        // A moment (1 ms at 48 kHz) resamples to nothing: short too, not "not an audio file, or too damaged".
+        let moment = dir.appendingPathComponent("moment.wav")
+        let writer = try WAVWriter(url: moment, sampleRate: 48_000)
+        try [Float](repeating: 0.1, count: 48).withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        try expectRejected(moment, mentioning: ["holds only 1 ms of audio, too short to analyse"], in: dir)
         // One window long, it is a night (of nothing much).
         let enough = dir.appendingPathComponent("enough.wav")
         try writeWAV(enough, seconds: 1) { Float(sin(Double($0) * 0.2)) * 0.3 }
