@@ -269,7 +269,7 @@ struct TrainCommand: Command {
         ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio, outsideClassFolders: list.outsideClassFolders)
         if let (first, second) = data.recordingInTwoClassFolders() {
             throw SomniError(.badInput, "\(second) is the same recording as \(first), in another class folder (a copy): "
-                             + "a recording can teach only one class")
+                             + "taught whole, a recording can teach only one class (a sidecar marking its events can teach several)")
         }
         // A held-out folder holding training recordings (linked or copied in) measures the model
         // on what it learnt, as DATA_DIR itself given there would, which is refused above.

@@ -455,6 +455,11 @@ import Testing
                 && copied.stderr.contains("is the same recording as") && copied.stderr.contains("a recording can teach only one class"),
                 "\(copied.status): \(copied.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.somnimodel").path))
+        // With sidecars marking what each copy teaches, it may teach both.
+        try "0.1\t0.9\n".write(to: data.appendingPathComponent("hiss/copy.txt"), atomically: true, encoding: .utf8)
+        try "0.2\t1.0\n".write(to: data.appendingPathComponent("tone/short-a.txt"), atomically: true, encoding: .utf8)
+        let marked = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("o.somnimodel").path] + quick)
+        #expect(marked.status == 0, "\(marked.stderr)")
     }
 
     /// Held-out folders are checked for what they hold: DATA_DIR itself is refused (its figures

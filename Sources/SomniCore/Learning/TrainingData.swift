@@ -182,6 +182,8 @@ public struct TrainingSet: Sendable {
     /// Files whose sidecars mark events starting after the recording's end, left out: "PATH: how
     /// many". Times in milliseconds, or the sidecar of a longer recording.
     public var eventsPastEnd: [String] = []
+    /// Clips whose events a sidecar marks: one recording may teach several classes so.
+    public var markedClips: Set<Int> = []
 
     public init(labels: [String], clips: [[Float]], examples: [Example]) {
         self.labels = labels; self.clips = clips; self.examples = examples
@@ -205,6 +207,7 @@ public struct TrainingSet: Sendable {
         var clips: [[Float]] = []
         var examples: [Example] = []
         var skipped: [String] = [], pastEnd: [String] = []
+        var markedClips: Set<Int> = []
         let rate = Double(analysisSampleRate)
         for (i, file) in list.files.enumerated() {
             let samples: [Float]
@@ -239,6 +242,7 @@ public struct TrainingSet: Sendable {
                 }
             }
             if let events = file.events {
+                markedClips.insert(clip)
                 let margin = Int(0.4 * rate)
                 var free = 0, beyondEnd = 0
                 for e in events.sorted(by: { $0.seconds.lowerBound < $1.seconds.lowerBound }) {
@@ -271,6 +275,7 @@ public struct TrainingSet: Sendable {
                              + "file\(files.count == 1 ? "" : "s")\(why.map { " (\($0))" } ?? "")")
         }
         var set = TrainingSet(labels: list.labels, clips: clips, examples: examples)
+        set.markedClips = markedClips
         set.skipped = skipped
         set.eventsPastEnd = pastEnd
         return set
@@ -399,6 +404,7 @@ public struct TrainingSet: Sendable {
         clips += other.clips
         skipped += other.skipped
         eventsPastEnd += other.eventsPastEnd
+        markedClips.formUnion(other.markedClips.map { $0 + clipOffset })
         examples += other.examples.map { e in
             var e = e
             e.clip += clipOffset
@@ -422,11 +428,12 @@ public struct TrainingSet: Sendable {
     }
 
     /// Two recordings of one sound in different class folders (a file copied, where a link is
-    /// refused as the folders are read): a recording can teach only one class. Nil when none.
+    /// refused as the folders are read), neither with a sidecar marking its events: taught whole,
+    /// a recording can teach only one class. Nil when none.
     public func recordingInTwoClassFolders() -> (first: String, second: String)? {
         var seen: [Int: [(clip: Int, folder: Substring, path: String)]] = [:]  // digest of the sound → clips with it
         var looked: Set<Int> = []
-        for example in examples where looked.insert(example.clip).inserted {
+        for example in examples where !markedClips.contains(example.clip) && looked.insert(example.clip).inserted {
             let folder = example.stratum.split(separator: "/").first ?? ""
             let key = digest(example.clip)
             if let other = seen[key]?.first(where: { $0.folder != folder && clips[$0.clip] == clips[example.clip] }) {
