@@ -62,10 +62,17 @@ struct ReportCommand: Command {
         if toStandardOutput, clips != "embed" {
             throw UsageError("-o - writes the page to standard output, where only --clips embed can give it its clips")
         }
+        // A device or a pipe has no folder beside it for the clips (-o /dev/stdout made /dev/stdout_clips).
+        if !toStandardOutput, OutputFile.isDevice(URL(fileURLWithPath: output)), clips != "embed" {
+            throw UsageError("-o \(output) is not a plain file: a page written into it can have its clips only with --clips embed")
+        }
     }
 
     func run() throws {
-        let page = URL(fileURLWithPath: output).standardizedFileURL
+        // Through a link, the page lands at its target, and its clips go beside it there (beside
+        // the link, the page's players found nothing).
+        let page = toStandardOutput ? URL(fileURLWithPath: output).standardizedFileURL
+            : OutputFile.followingLinks(URL(fileURLWithPath: output))
         if !toStandardOutput { try options.refuseOverwritingTheStore(page) }
         let pageDirectory = page.deletingLastPathComponent()
         var sources: [(id: String, folder: URL)] = []

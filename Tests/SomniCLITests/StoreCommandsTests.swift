@@ -537,6 +537,20 @@ import Testing
         let q = try CLI.run(["report", "2026-11-01", "-o", dir.appendingPathComponent("q.html").path], environment: store)
         #expect(q.status == 74 && q.stderr.contains("\(dangling.path) is in the way"), "\(q.stderr)")
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: dangling.path)) == "nowhere")
+
+        // Through a link (to a page not made yet), the page and its clips land together at the
+        // link's target: the clips went beside the link, and every player found nothing.
+        let real = dir.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        let link = dir.appendingPathComponent("linked.html")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "real/page.html")
+        let linked = try CLI.run(["report", "2026-11-01", "-o", link.path], environment: store)
+        #expect(linked.status == 0, "\(linked.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: real.path).sorted() == ["page.html", "page_clips"])
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("linked_clips").path))
+        // A device has no folder beside it for clips: only --clips embed is taken.
+        let device = try CLI.run(["report", "2026-11-01", "-o", "/dev/null"], environment: store)
+        #expect(device.status == 64 && device.stderr.contains("-o /dev/null is not a plain file"), "\(device.stderr)")
     }
 
     @Test func aReportThatCannotBeWrittenLeavesNothingBehind() throws {
