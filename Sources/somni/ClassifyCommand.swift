@@ -119,7 +119,8 @@ struct ClassifyCommand: Command {
     func run() throws {
         if isClassFolders { return try scoreClassFolders() }
         let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference", ignoring: ignoredLabels,
-                                                                            recording: URL(fileURLWithPath: input).lastPathComponent) }
+                                                                            recording: URL(fileURLWithPath: input).lastPathComponent,
+                                                                            command: "classify") }
         let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) })
         var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
         if let reference {

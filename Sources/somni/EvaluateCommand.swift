@@ -105,15 +105,20 @@ struct EvaluateCommand: Command {
         }
     }
 
-    static func readCSV(_ path: String, what: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
-        try parseCSV(TextFile.read(URL(fileURLWithPath: path), what: what), path: path, ignoring: ignoring, recording: recording)
+    static func readCSV(_ path: String, what: String, ignoring: Set<String> = [], recording: String? = nil,
+                        command: String = "evaluate") throws -> [ReferenceEvent] {
+        try parseCSV(TextFile.read(URL(fileURLWithPath: path), what: what), path: path, ignoring: ignoring, recording: recording,
+                     command: command)
     }
 
-    /// Events from a file's text, its errors naming it.
-    static func parseCSV(_ text: String, path: String, ignoring: Set<String> = [], recording: String? = nil) throws -> [ReferenceEvent] {
+    /// Events from a file's text, its errors naming it. `recording` picks a data set's lines of
+    /// one recording; `sayingAnotherName`, whether a reference naming only another is said to.
+    static func parseCSV(_ text: String, path: String, ignoring: Set<String> = [], recording: String? = nil,
+                         sayingAnotherName: Bool = true, command: String = "evaluate") throws -> [ReferenceEvent] {
         do {
             return try ReferenceCSV.parse(text, ignoring: ignoring, recording: recording) { named in
-                printError("somni evaluate: warning: \(path): its lines name one recording, '\(named)', "
+                guard sayingAnotherName else { return }
+                printError("somni \(command): warning: \(path): its lines name one recording, '\(named)', "
                            + "not this night's '\(recording ?? "")': "
                            + "scored as this night's (a renamed file, or another night's reference?)")
             }
@@ -275,7 +280,9 @@ struct EvaluateCommand: Command {
             if duration == nil, session.secondsNotRecorded > 0 { recordedSeconds = session.recordedSeconds }
             recording = session.source
         }
-        let reference = try parseCSV(referenceText, path: referencePath, ignoring: ignoredLabels, recording: recording)
+        // A found-events CSV is named for itself, not for a recording: no word when the names differ.
+        let reference = try parseCSV(referenceText, path: referencePath, ignoring: ignoredLabels, recording: recording,
+                                     sayingAnotherName: !nightPath.lowercased().hasSuffix(".csv"))
         // They still count as missed: the warning says why the recall may be low.
         let late = reference.filter { $0.start >= recordingLength + 1 }.count
         if late > 0 {

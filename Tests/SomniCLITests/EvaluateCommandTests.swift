@@ -171,6 +171,21 @@ import Testing
         try "start,end,class\n".write(to: stranger, atomically: true, encoding: .utf8)
         let r = try CLI.run(["evaluate", "--reference", metadata.path, stranger.path, "--duration", "3600"])
         #expect(r.status == 65 && r.stderr.contains("holds 2 recordings (night-1, night-2) and none of them is 'night-9.csv'"), "\(r.stderr)")
+
+        // A reference of one recording: a found-events CSV, named for itself, is scored against
+        // it without a word (it was warned of as another night's); a night folder of another
+        // recording is warned of.
+        let single = dir.appendingPathComponent("single.tsv")
+        try "filename\tonset\toffset\tevent_label\naudio/night-1.wav\t100\t100.3\tcough\n".write(to: single, atomically: true, encoding: .utf8)
+        let found = try CLI.run(["evaluate", "--reference", single.path, stranger.path, "--duration", "3600"])
+        #expect(found.status == 0 && found.errorLines.isEmpty, "\(found.stderr)")
+        let audio = dir.appendingPathComponent("other.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        let night = dir.appendingPathComponent("other.night")
+        #expect(try CLI.run(["analyze", audio.path, "--out", night.path, "--no-clips", "--classifier", "heuristic"]).status == 0)
+        let other = try CLI.run(["evaluate", "--reference", single.path, night.path])
+        #expect(other.status == 0 && other.stderr.contains("somni evaluate: warning: \(single.path): its lines name one recording, 'night-1'"),
+                "\(other.stderr)")
     }
 
     @Test func aReferenceThatRunsPastTheNightIsScoredWithAWarning() throws {
