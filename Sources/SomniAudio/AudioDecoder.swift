@@ -181,7 +181,9 @@ public final class AudioDecoder: AudioSource {
         let wavLengths = plainFile ? WAVLayout.lengths(of: URL(fileURLWithPath: path)) : nil
         let pastHeader = wavLengths?.pastDeclared
         // From a pipe the header cannot be checked against what follows: read to the pipe's end.
-        if pastHeader != nil || !plainFile { av_dict_set(&options, "ignore_length", "1", 0) }
+        // So is one whose header's size was never filled in: FFmpeg takes an RF64's ds64 size of
+        // 0 at its word (a RIFF's 0 it reads past).
+        if pastHeader != nil || !plainFile || wavLengths?.unfinished == true { av_dict_set(&options, "ignore_length", "1", 0) }
         // An MP4 without its whole index is read from its frames: cut inside the index, FFmpeg
         // failed to open it, or found no stream, or a stream of no samples ("empty"), by where
         // the cut fell.

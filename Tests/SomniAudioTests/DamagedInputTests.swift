@@ -287,7 +287,8 @@ import Testing
         let pcm = Data(tone.flatMap { sample in withUnsafeBytes(of: Int16(sample * 20_000).littleEndian) { Array($0) } })
         let id3v1 = Data("TAG".utf8) + Data("Night".utf8) + Data(count: 120)
         let id3v2 = Data("ID3".utf8) + Data([3, 0, 0, 0, 0, 0, 20]) + Data(count: 20)
-        for (name, tag) in [("id3v1", id3v1), ("id3v2", id3v2)] {
+        // Both, in the order the ID3v2.4 standard gives for appended tags.
+        for (name, tag) in [("id3v1", id3v1), ("id3v2", id3v2), ("id3v2+v1", id3v2 + id3v1)] {
             let tagged = try folder.file("\(name).wav", contents: wavHeader(formatTag: 1, dataBytes: pcm.count) + pcm + tag)
             let decoder = try AudioDecoder(url: tagged)
             let read = try TestSignals.readAll(decoder)
@@ -295,6 +296,12 @@ import Testing
             #expect(decoder.warnings.isEmpty, "\(name): \(decoder.warnings)")
             #expect(PCM16Samples.wavFile(tagged)?.count == 32_000, "\(name)")
         }
+        // An odd size whose writer left out the pad byte, a LIST chunk straight after.
+        let list = Data("LIST".utf8) + Data([4, 0, 0, 0]) + Data("INFO".utf8)
+        let unpadded = try folder.file("unpadded.wav", contents: eightBit + Data((0..<16_001).map { UInt8(128 + Int(90 * sin(Double($0) * 0.3))) }) + list)
+        let unpaddedDecoder = try AudioDecoder(url: unpadded)
+        #expect(try TestSignals.readAll(unpaddedDecoder).count == 16_001)
+        #expect(unpaddedDecoder.warnings.isEmpty, "\(unpaddedDecoder.warnings)")
     }
 
     /// RF64, the RIFF of WAVs over 4 GiB (a field recorder's night), keeps its sizes in a ds64
@@ -337,6 +344,14 @@ import Testing
         }
         // A 16 kHz mono 16-bit one is read in place, as a recorded night is.
         #expect(PCM16Samples.wavFile(try folder.file("night.wav", contents: rf64(bits: 16, bytes: 2)))?.count == tone.count)
+        // One whose ds64 sizes were never filled in (a writer killed, or writing to a pipe) holds
+        // all its sound: FFmpeg took the size of 0 at its word, "holds no audio".
+        var unfinished = rf64(bits: 16, bytes: 2)
+        unfinished.replaceSubrange(20..<44, with: Data(count: 24))
+        let unfinishedURL = try folder.file("unfinished.wav", contents: unfinished)
+        let unfinishedDecoder = try AudioDecoder(url: unfinishedURL)
+        #expect(try TestSignals.readAll(unfinishedDecoder).count == tone.count)
+        #expect(unfinishedDecoder.warnings.isEmpty, "\(unfinishedDecoder.warnings)")
     }
 
     /// A stream that starts away from 0 (here an Ogg Opus whose granules start 2 s in, as a

@@ -286,7 +286,10 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(layout.dataBytes(fileSize: fileSize) { _ in [0x12, 0x80, 0x01, 0xFF, 0, 0, 0, 0] } == (1 << 32) + 16)
         layout.declaredDataSize = 8
         #expect(layout.dataBytes(fileSize: 44 + 16) { _ in Array("id3 ".utf8) + [0, 0, 0, 0] } == 8)
-        #expect(layout.dataBytes(fileSize: 44 + 16) { _ in [0x12, 0x80, 0x01, 0xFF, 0, 0, 0, 0] } == 16)
+        // A frame here is 32 bytes (4 channels of 64-bit floats): less than one past the declared
+        // end is no sound (an odd size's pad byte), a frame or more is.
+        #expect(layout.dataBytes(fileSize: 44 + 8 + 32) { _ in [0x12, 0x80, 0x01, 0xFF, 0, 0, 0, 0] } == 40)
+        #expect(layout.dataBytes(fileSize: 44 + 16) { _ in [0x12, 0x80, 0x01, 0xFF, 0, 0, 0, 0] } == 8)
         #expect(layout.dataBytes(fileSize: 44 + 4) { _ in nil } == 4, "cut off: what the file holds")
     }
 }

@@ -106,25 +106,32 @@ public struct WAVLayout {
     /// file's 8 bytes there): before, such a night was silently cut to what the header said. An
     /// odd size's pad byte, and an ID3 tag appended to the file, are not sound either.
     func dataBytes(fileSize: Int, chunkHeader: (_ offset: Int) -> [UInt8]?) -> Int {
-        let held = max(0, fileSize - dataOffset), declared = declaredDataSize
+        // An ID3v1 tag some taggers append (the file's last 128 bytes, "TAG" first) is no sound,
+        // whatever the header says: read as sound, it was a click at the night's end.
+        var end = fileSize
+        if end - dataOffset >= 128, let tail = chunkHeader(end - 128), tail.count == 8, tail[0..<3].elementsEqual("TAG".utf8) {
+            end -= 128
+        }
+        let held = max(0, end - dataOffset), declared = declaredDataSize
         if declared == 0 || declared == 0xFFFF_FFFF || declared >= held { return held }
         if (held - declared) % (1 << 32) == 0 { return held }
         let next = dataOffset + declared + (declared & 1)
         // Less than a sample past the end (an odd size's pad byte): no sound.
-        if fileSize - next < max(1, bytesPerFrame ?? 1) { return declared }
-        if let header = chunkHeader(next), header.count == 8 {
-            if header[0..<4].allSatisfy({ (0x20...0x7E).contains($0) }) {
+        if end - next < max(1, bytesPerFrame ?? 1) { return declared }
+        // A chunk after the data (LIST, id3), where RIFF puts it or, after an odd size, where
+        // writers that leave out the pad byte do.
+        for at in Set([next, dataOffset + declared]) {
+            if let header = chunkHeader(at), header.count == 8, header[0..<4].allSatisfy({ (0x20...0x7E).contains($0) }) {
                 let size = (0..<4).reduce(0) { $0 | Int(header[4 + $1]) << (8 * $1) }
-                if next + 8 + size <= fileSize + 1 { return declared }
+                if at + 8 + size <= end + 1 { return declared }
             }
-            // A tag some taggers append after the RIFF chunks: ID3v1 (the last 128 bytes), or
-            // ID3v2 (10 bytes of header, then its size in 7-bit bytes).
-            if header[0..<3].elementsEqual("TAG".utf8), fileSize - next == 128 { return declared }
-            if header[0..<3].elementsEqual("ID3".utf8), (2...4).contains(header[3]), let rest = chunkHeader(next + 2),
-               rest[4..<8].allSatisfy({ $0 < 0x80 }) {
-                let size = rest[4..<8].reduce(0) { $0 << 7 | Int($1) }
-                if next + 10 + size <= fileSize, fileSize - next <= 10 + size + 10 { return declared }
-            }
+        }
+        // An ID3v2 tag appended (10 bytes of header, then its size in 7-bit bytes, and maybe a
+        // footer of 10).
+        if let header = chunkHeader(next), header.count == 8, header[0..<3].elementsEqual("ID3".utf8), (2...4).contains(header[3]),
+           let rest = chunkHeader(next + 2), rest[4..<8].allSatisfy({ $0 < 0x80 }) {
+            let size = rest[4..<8].reduce(0) { $0 << 7 | Int($1) }
+            if next + 10 + size <= end, end - next <= 10 + size + 10 { return declared }
         }
         return held
     }
@@ -152,6 +159,8 @@ public struct WAVLayout {
         public var promised: Double?
         /// The seconds declared and held when it holds sound past the size its header declares.
         public var pastDeclared: (declared: Double, held: Double)?
+        /// The header's data size was never filled in (0 or all ones; in an RF64, its ds64's).
+        public var unfinished = false
     }
 
     /// The `Lengths` of the WAV file at `url`; nil for a file that is no WAV.
@@ -167,6 +176,7 @@ public struct WAVLayout {
                layout.riffSize >= layout.dataOffset - 8 + size {
                 lengths.promised = Double(size / frame) / Double(layout.sampleRate)
             }
+            lengths.unfinished = size == 0 || size == 0xFFFF_FFFF
             if size != 0, size != 0xFFFF_FFFF, held > size {
                 lengths.pastDeclared = (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
             }
