@@ -50,6 +50,7 @@ public enum OutputFile {
     public static func write(_ data: Data, to url: URL) throws {
         // Through a link to nothing too (it was taken for a device and failed: a trained model lost).
         let target = followingLinks(url)
+        if linksLoop(url) { throw SomniError(.io, "cannot write \(url.path): its links go round in a loop") }
         guard isDevice(target) else {
             PartialFile.removeAbandoned(of: target)
             let temporary = PartialFile.url(for: target)
@@ -82,11 +83,21 @@ public enum OutputFile {
         var current = url.standardizedFileURL
         for _ in 0..<40 {  // as the kernel's own limit on links in a row
             guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current.path) else { break }
+            // A relative link from where its folder really is: "../x" from a folder reached
+            // through a link is beside that folder's target, not beside the link.
             current = destination.hasPrefix("/") ? URL(fileURLWithPath: destination)
-                : current.deletingLastPathComponent().appendingPathComponent(destination)
+                : current.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(destination)
             current = current.standardizedFileURL
         }
         return current
+    }
+
+    /// Whether `url`'s links go round in a loop (or on past the kernel's 40): nothing can be
+    /// written there, and writing over the last link found replaced it with a file.
+    public static func linksLoop(_ url: URL) -> Bool {
+        let target = followingLinks(url)
+        return !FileManager.default.fileExists(atPath: target.path)
+            && (try? FileManager.default.destinationOfSymbolicLink(atPath: target.path)) != nil
     }
 
     /// Whether `url` (through any link) is something other than a plain file or a folder: a

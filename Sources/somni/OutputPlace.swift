@@ -9,6 +9,7 @@ enum OutputPlace {
     /// are taken; a file that is renamed into place when whole cannot go to one.
     static func check(_ url: URL, what: String, devices: Bool = true) throws {
         let fm = FileManager.default
+        if OutputFile.linksLoop(url) { throw SomniError(.io, "cannot write \(what) to \(url.path): its links go round in a loop") }
         var isFolder: ObjCBool = false
         if fm.fileExists(atPath: url.path, isDirectory: &isFolder) {
             if isFolder.boolValue { throw SomniError(.io, "cannot write \(what) to \(url.path): it is a folder") }

@@ -169,6 +169,9 @@ struct TrainCommand: Command {
                              + "give more --mel-bands or a shorter --frame-ms")
         }
         // The folder the model lands in: a link's target's (made there if the link leads to nothing yet).
+        if OutputFile.linksLoop(URL(fileURLWithPath: out)) {
+            throw SomniError(.io, "cannot write the model to \(out): its links go round in a loop")
+        }
         let folder = OutputFile.followingLinks(URL(fileURLWithPath: out)).deletingLastPathComponent()
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
@@ -225,7 +228,7 @@ struct TrainCommand: Command {
         try refuseToWriteOver(inputs(of: list))
         printError("somni train: decoding \(list.files.count) files in \(list.labels.count) classes (\(list.labels.joined(separator: ", ")))…")
         var data = try TrainingSet.load(list, windowLength: window, gapLabel: gapLabel, threads: options.threads, decode: AudioDecoder.decodeWhole)
-        var notAudio = list.notAudio
+        var notAudio = list.notAudio, outsideClassFolders = list.outsideClassFolders
         var beds: [[Float]] = []
         if let name = syntheticNoise {
             guard let label = list.labels.firstIndex(of: name) else {
@@ -245,6 +248,7 @@ struct TrainCommand: Command {
             let extra = try TrainingFileList.scan(URL(fileURLWithPath: dir), blockSize: groupBlock, labels: list.labels)
             try refuseToWriteOver(inputs(of: extra))
             notAudio += extra.notAudio
+            outsideClassFolders += extra.outsideClassFolders
             return data.append(try TrainingSet.load(extra, windowLength: window, gapLabel: gapLabel, threads: self.options.threads,
                                                     decode: AudioDecoder.decodeWhole))
         }
@@ -266,7 +270,7 @@ struct TrainCommand: Command {
                 beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
             }
         }
-        ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio, outsideClassFolders: list.outsideClassFolders)
+        ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio, outsideClassFolders: outsideClassFolders)
         if let (first, second) = data.recordingInTwoClassFolders() {
             throw SomniError(.badInput, "\(second) is the same recording as \(first), in another class folder (a copy): "
                              + "taught whole, a recording can teach only one class (a sidecar marking its events can teach several)")

@@ -105,6 +105,19 @@ import Testing
             #expect(try String(contentsOf: folder.appendingPathComponent("models/new.somnimodel"), encoding: .utf8) == text)
             #expect((try? fm.destinationOfSymbolicLink(atPath: link.path)) == "next.somnimodel")
         }
+        // A relative link in a folder reached through a link is followed from where that folder
+        // really is ("../x" there was taken beside the link); links in a loop are refused (the
+        // last one was replaced with a file).
+        try fm.createDirectory(at: folder.appendingPathComponent("deep/a/b"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: folder.appendingPathComponent("short").path, withDestinationPath: "deep/a/b")
+        try fm.createSymbolicLink(atPath: folder.appendingPathComponent("deep/a/b/out").path, withDestinationPath: "../target.csv")
+        try OutputFile.write(Data("t".utf8), to: folder.appendingPathComponent("short/out"))
+        #expect(fm.fileExists(atPath: folder.appendingPathComponent("deep/a/target.csv").path))
+        #expect(!fm.fileExists(atPath: folder.appendingPathComponent("target.csv").path))
+        try fm.createSymbolicLink(atPath: folder.appendingPathComponent("loop-a").path, withDestinationPath: "loop-b")
+        try fm.createSymbolicLink(atPath: folder.appendingPathComponent("loop-b").path, withDestinationPath: "loop-a")
+        #expect(throws: SomniError.self) { try OutputFile.write(Data("x".utf8), to: folder.appendingPathComponent("loop-a")) }
+        #expect((try? fm.destinationOfSymbolicLink(atPath: folder.appendingPathComponent("loop-b").path)) == "loop-a")
     }
 
     /// Gaps are cut to the night and counted once where they overlap: summed as given, a gap past
