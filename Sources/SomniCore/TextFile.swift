@@ -48,6 +48,11 @@ public enum OutputFile {
     /// this one is removed by the next write of that name once six hours old. A device or a
     /// pipe is written into.
     public static func write(_ data: Data, to url: URL) throws {
+        if let descriptor = openDescriptor(url) {
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+            try handle.write(contentsOf: data)
+            return
+        }
         // Through a link to nothing too (it was taken for a device and failed: a trained model lost).
         let target = followingLinks(url)
         if linksLoop(url) { throw SomniError(.io, "cannot write \(url.path): its links go round in a loop") }
@@ -92,6 +97,22 @@ public enum OutputFile {
         return current
     }
 
+    /// The process's own open file that `url` names (/dev/stdout, /dev/stderr, /dev/fd/N,
+    /// /proc/self/fd/N), written through its descriptor as the shell set it up: opened by name,
+    /// or renamed over, `-o /dev/stdout >> log.csv` replaced the log where the shell appends.
+    static func openDescriptor(_ url: URL) -> Int32? {
+        let path = url.standardizedFileURL.path
+        let descriptor: Int32? = switch path {
+        case "/dev/stdout": 1
+        case "/dev/stderr": 2
+        case _ where path.hasPrefix("/dev/fd/"): Int32(path.dropFirst("/dev/fd/".count))
+        case _ where path.hasPrefix("/proc/self/fd/"): Int32(path.dropFirst("/proc/self/fd/".count))
+        default: nil
+        }
+        guard let descriptor, fcntl(descriptor, F_GETFD) != -1 else { return nil }
+        return descriptor
+    }
+
     /// Whether `url`'s links go round in a loop (or on past the kernel's 40): nothing can be
     /// written there, and writing over the last link found replaced it with a file.
     public static func linksLoop(_ url: URL) -> Bool {
@@ -103,6 +124,7 @@ public enum OutputFile {
     /// Whether `url` (through any link) is something other than a plain file or a folder: a
     /// device or a pipe, written into rather than replaced.
     public static func isDevice(_ url: URL) -> Bool {
+        if openDescriptor(url) != nil { return true }
         let type = (try? FileManager.default.attributesOfItem(atPath: followingLinks(url).path))?[.type] as? FileAttributeType
         return type != nil && type != .typeRegular && type != .typeDirectory
     }

@@ -521,6 +521,20 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["night.csv", "night.wav", "store"])
     }
 
+    /// `-o /dev/stdout` is written through the stream the shell set up: appended to, where the
+    /// shell appends (the log was replaced, the export renamed over it).
+    @Test func anOutputToTheStandardStreamsByNameAppendsWhereTheShellDoes() throws {
+        let (dir, store) = try storeOfTwoEvenings()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("log.csv")
+        try "earlier line\n".write(to: log, atomically: true, encoding: .utf8)
+        let r = try CLI.run(executable: URL(fileURLWithPath: "/bin/sh"),
+                            ["-c", "exec \"$0\" export --all -o /dev/stdout >> \"$1\"", CLI.executable.path, log.path], environment: store)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == "earlier line" && lines.count > 2 && lines[1].hasPrefix("night,"), "\(lines.prefix(3))")
+    }
+
     /// The report's clips go in a folder beside it; a file in that folder's place is named, where
     /// the error named the store's own clip, as if it were the trouble.
     @Test func aFileWhereTheReportsClipsGoIsNamed() throws {
