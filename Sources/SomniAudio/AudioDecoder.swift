@@ -18,6 +18,9 @@ public final class AudioDecoder: AudioSource {
     private let durationIsGuess: Bool
     private let endsUnfinished: Bool
     private let startOffset: Double
+    /// Samples still to give, where the file's sound ends before its end and FFmpeg reads on
+    /// (`OpenedInput.sampleLimit`).
+    private var samplesLeft: Int?
     public private(set) var warnings: [String] = []
     /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
     public let formatDescription: String
@@ -115,6 +118,7 @@ public final class AudioDecoder: AudioSource {
         durationIsGuess = input.durationIsGuess
         endsUnfinished = input.endsUnfinished
         startOffset = input.startOffset
+        samplesLeft = input.sampleLimit
         warnings += input.warnings
         if let unindexed = frames as? UnindexedM4A {
             warnings.append("the recording was cut off before its index was written: its audio was read from its "
@@ -162,6 +166,9 @@ public final class AudioDecoder: AudioSource {
         /// Ogg's or a Matroska's start offset), so a whole file read that much short of its
         /// length is not cut.
         var startOffset = 0.0
+        /// The samples a WAV holds, where FFmpeg is told to read past its header's size (stale,
+        /// never filled in) and would take what follows the sound for sound (an ID3v1 tag).
+        var sampleLimit: Int?
     }
 
     /// Opens the file through FFmpeg's demuxers and its stream's decoder; nil when FFmpeg cannot
@@ -251,6 +258,9 @@ public final class AudioDecoder: AudioSource {
         if let promised = wav?.promised, promised > (duration ?? 0) {
             (duration, isWholeFiles, promisedByHeader) = (promised, false, true)
         }
+        if let held = wav?.held, pastHeader != nil || wav?.unfinished == true {
+            input.sampleLimit = Int((held * Double(sampleRate)).rounded())
+        }
         if let pastHeader {
             (duration, isWholeFiles, promisedByHeader) = (pastHeader.held, false, true)
             input.warnings.append("the file's header says it holds \(spokenDuration(pastHeader.declared)) of sound, but "
@@ -336,9 +346,11 @@ public final class AudioDecoder: AudioSource {
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
         guard let destination = buffer.baseAddress else { return 0 }
         var filled = 0
-        while filled < buffer.count {
+        let wanted = min(buffer.count, samplesLeft ?? buffer.count)
+        defer { samplesLeft = samplesLeft.map { $0 - filled } }
+        while filled < wanted {
             if pendingStart == pendingEnd, try !refill() { break }
-            let count = min(buffer.count - filled, pendingEnd - pendingStart)
+            let count = min(wanted - filled, pendingEnd - pendingStart)
             pending.withUnsafeBufferPointer { source in
                 if let source = source.baseAddress {
                     (destination + filled).update(from: source + pendingStart, count: count)

@@ -296,6 +296,23 @@ import Testing
             #expect(decoder.warnings.isEmpty, "\(name): \(decoder.warnings)")
             #expect(PCM16Samples.wavFile(tagged)?.count == 32_000, "\(name)")
         }
+        // The decoder and the in-place reader agree on where the sound ends (else the analysis
+        // stops: "changed while it was being analysed"): a tag after a size never filled in, or
+        // after a stale one, is left out by both; sound inside the declared data that happens to
+        // spell TAG 128 bytes from the end is sound.
+        var spelling = pcm
+        spelling.replaceSubrange(pcm.count - 128..<pcm.count - 125, with: Data("TAG".utf8))
+        var stale = wavHeader(formatTag: 1, dataBytes: 32_000)
+        stale.replaceSubrange(4..<8, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        for (name, bytes, samples, warned) in [("unfinished", wavHeader(formatTag: 1, dataBytes: 0) + pcm + id3v1, 32_000, false),
+                                               ("stale", stale + pcm + id3v1, 32_000, true),
+                                               ("spelling", wavHeader(formatTag: 1, dataBytes: pcm.count) + spelling, 32_000, false)] {
+            let url = try folder.file("\(name).wav", contents: bytes)
+            let decoder = try AudioDecoder(url: url)
+            #expect(try TestSignals.readAll(decoder).count == samples, "\(name)")
+            #expect(PCM16Samples.wavFile(url)?.count == samples, "\(name)")
+            #expect(decoder.warnings.isEmpty == !warned, "\(name): \(decoder.warnings)")
+        }
         // An odd size whose writer left out the pad byte, a LIST chunk straight after.
         let list = Data("LIST".utf8) + Data([4, 0, 0, 0]) + Data("INFO".utf8)
         let unpadded = try folder.file("unpadded.wav", contents: eightBit + Data((0..<16_001).map { UInt8(128 + Int(90 * sin(Double($0) * 0.3))) }) + list)

@@ -106,14 +106,19 @@ public struct WAVLayout {
     /// file's 8 bytes there): before, such a night was silently cut to what the header said. An
     /// odd size's pad byte, and an ID3 tag appended to the file, are not sound either.
     func dataBytes(fileSize: Int, chunkHeader: (_ offset: Int) -> [UInt8]?) -> Int {
-        // An ID3v1 tag some taggers append (the file's last 128 bytes, "TAG" first) is no sound,
-        // whatever the header says: read as sound, it was a click at the night's end.
+        // An ID3v1 tag some taggers append (the file's last 128 bytes, "TAG" first) past the
+        // declared data, or after a size never filled in, is no sound: read as sound, it was a
+        // click at the night's end. Inside the declared data those bytes are sound that happens
+        // to spell TAG.
+        let declared = declaredDataSize
         var end = fileSize
-        if end - dataOffset >= 128, let tail = chunkHeader(end - 128), tail.count == 8, tail[0..<3].elementsEqual("TAG".utf8) {
+        let placeholder = declared == 0 || declared == 0xFFFF_FFFF
+        if end - dataOffset >= 128, placeholder || dataOffset + declared <= end - 128,
+           let tail = chunkHeader(end - 128), tail.count == 8, tail[0..<3].elementsEqual("TAG".utf8) {
             end -= 128
         }
-        let held = max(0, end - dataOffset), declared = declaredDataSize
-        if declared == 0 || declared == 0xFFFF_FFFF || declared >= held { return held }
+        let held = max(0, end - dataOffset)
+        if placeholder || declared >= held { return held }
         if (held - declared) % (1 << 32) == 0 { return held }
         let next = dataOffset + declared + (declared & 1)
         // Less than a sample past the end (an odd size's pad byte): no sound.
