@@ -4,18 +4,20 @@ import Foundation
 ///
 /// A channel of digital silence in a block (a recorder's unused inputs) is left out, so one
 /// microphone among dead channels keeps its level (averaged with 15 silent ones, it read 24 dB
-/// low). Once `StereoDownmix.evidenceSeconds` are heard, so is a channel more than 20 dB under the
-/// loudest over the last `memorySeconds`, as in the stereo mix: a mono sound placed in the centre
-/// of a 5.1 mix, the usual placement, has a codec's murmur in the other five (AC-3 leaves −118 dB
-/// there) or a dither's, which counted as sound, and the centre read 14 dB low. Levels are
-/// compared over recent sound, not the whole file, so that channels come back within about ten
-/// seconds when the loudest falls silent (judged over the whole file they stayed out for hours), and after a
-/// DC blocker, so that a converter's offset on a dead input is not taken for the loudest sound.
+/// low). Once `StereoDownmix.evidenceSeconds` are heard, so is a channel whose level over the last
+/// `memorySeconds`, after a DC blocker, is under `deadBelow` (−85 dBFS), where no microphone's own
+/// noise lies but a codec's murmur and a dither do: a mono sound placed in the centre of a 5.1 mix,
+/// the usual placement, has AC-3's −118 dB in the other five, or a 16-bit dither's −92 dB, which
+/// counted as sound, and the centre read 14 dB low. When every channel is that quiet, all that
+/// hold sound are mixed. The level is absolute, not relative to the loudest channel: a burst on
+/// one microphone left the others out, and their snores with them, for a minute and more.
 public struct MultichannelDownmix: Sendable {
     /// The channels mixed: at most 64.
     public let channels: Int
-    /// How far back the channels' levels are compared.
+    /// How far back a channel's level is measured.
     public static let memorySeconds = 10.0
+    /// Mean power (of samples in [-1, 1]) under which a channel is taken for dead: −85 dBFS.
+    public static let deadBelow = 3.16e-9
     private var recentPower: [Double]
     private var blockerInput: [Float], blockerOutput: [Float]
     private let blockerPole: Float
@@ -42,10 +44,9 @@ public struct MultichannelDownmix: Sendable {
         let n = channels, pole = blockerPole
         // Each block's weight in the recent level: a moving average over `memorySeconds`.
         let kept = exp(-Double(count) / (Self.memorySeconds * sampleRate))
-        var sounding: UInt64 = 0
-        var loudest = 0.0
         // The blockers start from the first samples: from 0, an offset's step would count as sound.
         if framesSeen == 0 { for channel in 0..<n { blockerInput[channel] = interleaved[channel] } }
+        var sounding: UInt64 = 0, alive: UInt64 = 0
         for channel in 0..<n {
             var x = blockerInput[channel], y = blockerOutput[channel]
             var sum: Float = 0, any = false
@@ -57,16 +58,13 @@ public struct MultichannelDownmix: Sendable {
                 sum += y * y
             }
             blockerInput[channel] = x; blockerOutput[channel] = y
-            if any { sounding |= 1 << UInt64(channel) }
             recentPower[channel] = kept * recentPower[channel] + (1 - kept) * Double(sum) / Double(count)
-            loudest = max(loudest, recentPower[channel])
+            if any { sounding |= 1 << UInt64(channel) }
+            if recentPower[channel] >= Self.deadBelow { alive |= 1 << UInt64(channel) }
         }
         framesSeen += count
         var live = sounding
-        if framesSeen >= evidenceFrames {
-            let floor = StereoDownmix.silentBelow * loudest
-            for channel in 0..<n where recentPower[channel] < floor { live &= ~(1 << UInt64(channel)) }
-        }
+        if framesSeen >= evidenceFrames, sounding & alive != 0 { live = sounding & alive }
         let scale: Float = live != 0 ? 1 / Float(live.nonzeroBitCount) : 0
         for frame in 0..<count {
             var sum: Float = 0
