@@ -95,7 +95,7 @@ struct ExportCommand: Command {
         }
         if let output {
             let url = URL(fileURLWithPath: output)
-            do { try writeOutputFile(Data(text.utf8), to: url) } catch {
+            do { try writeOutputFile(Data(text.utf8), to: url) } catch let error as SomniError { throw error } catch {
                 throw SomniError(.io, "cannot write \(url.path)", cause: error)
             }
             printError("Exported \(exported) night\(exported == 1 ? "" : "s") to \(url.path)")

@@ -71,8 +71,10 @@ struct ReportCommand: Command {
     func run() throws {
         // Through a link, the page lands at its target, and its clips go beside it there (beside
         // the link, the page's players found nothing).
-        let page = toStandardOutput ? URL(fileURLWithPath: output).standardizedFileURL
-            : OutputFile.followingLinks(URL(fileURLWithPath: output))
+        // A device by name (/dev/stdout) is written into as the shell set it up (`>> page.html`
+        // appends): not followed to the file behind it, which was replaced.
+        let given = URL(fileURLWithPath: output)
+        let page = toStandardOutput || OutputFile.isDevice(given) ? given.standardizedFileURL : OutputFile.followingLinks(given)
         if !toStandardOutput { try options.refuseOverwritingTheStore(page) }
         let pageDirectory = page.deletingLastPathComponent()
         var sources: [(id: String, folder: URL)] = []

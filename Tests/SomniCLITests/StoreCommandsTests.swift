@@ -533,6 +533,15 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
         #expect(lines.first == "earlier line" && lines.count > 2 && lines[1].hasPrefix("night,"), "\(lines.prefix(3))")
+        // The report too (it followed /dev/stdout to the file and replaced it).
+        let page = dir.appendingPathComponent("pages.html")
+        try "earlier page\n".write(to: page, atomically: true, encoding: .utf8)
+        let report = try CLI.run(executable: URL(fileURLWithPath: "/bin/sh"),
+                                 ["-c", "exec \"$0\" report --all --clips embed -o /dev/stdout >> \"$1\"", CLI.executable.path, page.path],
+                                 environment: store)
+        #expect(report.status == 0, "\(report.stderr)")
+        let text = try String(contentsOf: page, encoding: .utf8)
+        #expect(text.hasPrefix("earlier page\n<!doctype html>"), "\(text.prefix(40))")
     }
 
     /// The report's clips go in a folder beside it; a file in that folder's place is named, where
