@@ -230,8 +230,8 @@ public final class AudioDecoder: AudioSource {
             let p = parameters.pointee, channels = Int(p.ch_layout.nb_channels)
             let bytes = WAVLayout.sampleBytes(bits: Int(p.bits_per_coded_sample), channels: channels, blockAlign: Int(p.block_align),
                                               byteRate: Int(p.bit_rate / 8), sampleRate: Int(p.sample_rate))
-            let byContainer = integerPCM[min(max(bytes, 1), 4) - 1]
-            if bytes <= 4, p.codec_id != byContainer, let pcm = avcodec_find_decoder(byContainer) {
+            if (1...4).contains(bytes), case let byContainer = integerPCM[bytes - 1], p.codec_id != byContainer,
+               let pcm = avcodec_find_decoder(byContainer) {
                 parameters.pointee.codec_id = byContainer
                 parameters.pointee.bits_per_coded_sample = Int32(8 * bytes)
                 decoder = pcm

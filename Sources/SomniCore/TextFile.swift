@@ -55,7 +55,7 @@ public enum OutputFile {
         }
         // Through a link to nothing too (it was taken for a device and failed: a trained model lost).
         let target = followingLinks(url)
-        if linksLoop(url) { throw SomniError(.io, "cannot write \(url.path): its links go round in a loop") }
+        if isLinkLeftUnfollowed(target) { throw SomniError(.io, "cannot write \(url.path): its links go round in a loop") }
         guard isDevice(target) else {
             PartialFile.removeAbandoned(of: target)
             let temporary = PartialFile.url(for: target)
@@ -115,9 +115,11 @@ public enum OutputFile {
 
     /// Whether `url`'s links go round in a loop (or on past the kernel's 40): nothing can be
     /// written there, and writing over the last link found replaced it with a file.
-    public static func linksLoop(_ url: URL) -> Bool {
-        let target = followingLinks(url)
-        return !FileManager.default.fileExists(atPath: target.path)
+    public static func linksLoop(_ url: URL) -> Bool { isLinkLeftUnfollowed(followingLinks(url)) }
+
+    /// Whether what `followingLinks` gave is still a link to nothing: it gave up, after 40.
+    private static func isLinkLeftUnfollowed(_ target: URL) -> Bool {
+        !FileManager.default.fileExists(atPath: target.path)
             && (try? FileManager.default.destinationOfSymbolicLink(atPath: target.path)) != nil
     }
 

@@ -19,6 +19,8 @@ public struct WAVLayout {
     /// The sizes are an RF64's, from its ds64 chunk: real whatever they are, where 32-bit sizes
     /// near 2 or 4 GiB are placeholders some recorders write.
     var sizedByDS64 = false
+    /// The data size was never filled in: a placeholder of 0 or all ones (in an RF64, its ds64's 0).
+    var sizeUnfinished: Bool { declaredDataSize == 0 || declaredDataSize == 0xFFFF_FFFF }
 
     /// The bytes one sample of every channel takes, for sound stored one sample at a time (PCM,
     /// float, A-law, µ-law): 12- and 20-bit samples fill whole bytes (2 and 3), so bits / 8
@@ -112,13 +114,12 @@ public struct WAVLayout {
         // to spell TAG.
         let declared = declaredDataSize
         var end = fileSize
-        let placeholder = declared == 0 || declared == 0xFFFF_FFFF
-        if end - dataOffset >= 128, placeholder || dataOffset + declared <= end - 128,
+        if end - dataOffset >= 128, sizeUnfinished || dataOffset + declared <= end - 128,
            let tail = chunkHeader(end - 128), tail.count == 8, tail[0..<3].elementsEqual("TAG".utf8) {
             end -= 128
         }
         let held = max(0, end - dataOffset)
-        if placeholder || declared >= held { return held }
+        if sizeUnfinished || declared >= held { return held }
         if (held - declared) % (1 << 32) == 0 { return held }
         let next = dataOffset + declared + (declared & 1)
         // Less than a sample past the end (an odd size's pad byte): no sound.
@@ -181,8 +182,8 @@ public struct WAVLayout {
                layout.riffSize >= layout.dataOffset - 8 + size {
                 lengths.promised = Double(size / frame) / Double(layout.sampleRate)
             }
-            lengths.unfinished = size == 0 || size == 0xFFFF_FFFF
-            if size != 0, size != 0xFFFF_FFFF, held > size {
+            lengths.unfinished = layout.sizeUnfinished
+            if !layout.sizeUnfinished, held > size {
                 lengths.pastDeclared = (Double(size) / bytesPerSecond, Double(held) / bytesPerSecond)
             }
             return lengths
