@@ -11,7 +11,9 @@
 #   scripts/evaluate-held-out-windows.sh [DATA_DIR] [--model MODEL ...] [--json]
 #
 # Without --model it scores the classifier shipped with Somni (both models, the second asked
-# about the windows the first is unsure of), as 'somni analyze' uses it.
+# about the windows the first is unsure of), as 'somni analyze' uses it. With --fold 0,1,2,3,4
+# and --model paths holding {fold}, each fold's held-out windows are classified by its own models
+# and all are scored together (scripts/cross-validate.sh); fold 4 holds none of Khan's clips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # DATA_DIR is optional: a first argument that is an option belongs to somni classify.

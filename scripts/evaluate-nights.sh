@@ -17,6 +17,10 @@
 # compared on identical nights:
 #   COMPARE_MODEL=Sources/SomniCore/Resources/default.somnimodel scripts/evaluate-nights.sh 57 64
 #
+# FOLD=K (1–4) makes the nights from what fold K of the held-out rule holds out, for the models of
+# a cross-validation (scripts/cross-validate.sh): MODEL=cv/fold-K.somnimodel,cv/fold-K-second.somnimodel.
+# Fold 4 holds out no Khan snores, so it makes no nights.
+#
 # Scenes: quiet, fan, steady-fan, noise-only (scripts/scenes.sh says what each is). An 8-hour
 # night takes about a minute to make and analyse here; its audio (about 0.5 GB of FLAC) is
 # deleted once analysed unless KEEP_AUDIO=1. References and night folders stay in WORK.
@@ -29,6 +33,10 @@ SCENES="${SCENES:-quiet fan steady-fan noise-only}"
 HOURS="${HOURS:-8}"
 WORK="${WORK:-$(mktemp -d)}"
 mkdir -p "$WORK"
+if [ "${FOLD:-0}" != 0 ] && { [ -z "${MODEL:-}" ] || [ "${COMPARE_MODEL:-}" = shipped ]; }; then
+  echo "scripts/evaluate-nights.sh: the shipped models trained on what fold $FOLD holds out: give MODEL (and COMPARE_MODEL) that fold's models" >&2
+  exit 64
+fi
 scripts/build-release.sh --product somni >&2
 SOMNI="$(scripts/build-release.sh --show-bin-path)/somni"
 # model_flags SPEC: sets MODEL_FLAGS to one --model per comma-separated file (none for "" or "shipped").
@@ -48,7 +56,7 @@ for scene in $SCENES; do
   pairs=() compared=()
   for ((seed = FIRST; seed <= LAST; seed++)); do
     night="$WORK/$scene-$seed"
-    "$SOMNI" synth --out "$night.flac" --format flac --hours "$HOURS" --seed "$seed" --data "$DATA" --split test \
+    "$SOMNI" synth --out "$night.flac" --format flac --hours "$HOURS" --seed "$seed" --data "$DATA" --split test --fold "${FOLD:-0}" \
       "${SCENE_FLAGS[@]}" >/dev/null
     rm -rf "$night.night"
     "$SOMNI" analyze "$night.flac" --out "$night.night" --no-clips "${model[@]}" --json >/dev/null

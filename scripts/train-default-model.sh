@@ -9,7 +9,8 @@
 # windows it is sure of and default-second.somnimodel is asked about the rest (stop 32,
 # docs/quality-log.md). Run without OUT_MODEL, the script writes both (about 8 minutes here).
 # SEED=N trains the first from another seed, to see how much the figures move with the draw
-# alone. NAME="..." names a variant's model file (the extra options change the recipe, as
+# alone. FOLD=K (1–4; default 0, the shared rule) holds out another fifth of the data, training
+# nights included, for cross-validating the recipe (scripts/cross-validate.sh). NAME="..." names a variant's model file (the extra options change the recipe, as
 # --frame-ms 50 --mel-bands 64 --min-hz 30 did at stop 21).
 # TRAINING_NIGHTS=N (default 6) adds N one-hour fan nights synthesised from the training split
 # (seeds 2001…), every snore, word and cough marked, as --training-only examples: a fan and the
@@ -51,7 +52,7 @@ if [ "$TRAINING_NIGHTS" -gt 0 ]; then
   for ((i = 1; i <= TRAINING_NIGHTS; i++)); do
     night="$STAGE/nights/snoring/nights/night-$((2000 + i))"
     "$SOMNI" synth --out "$night.flac" --format flac --hours 1 --seed $((2000 + i)) --scene fan \
-      --data "$DATA" --split train >/dev/null
+      --data "$DATA" --split train --fold "${FOLD:-0}" >/dev/null
     # The reference's classes as the model's labels, one per line, so no event is taken for a gap.
     awk -F, 'NR > 1 { print $1 "\t" $2 "\t" ($3 == "sleep_talk" ? "speech" : $3) }' "$night.csv" > "$night.txt"
     rm "$night.csv"
@@ -63,7 +64,7 @@ EXTRA=("${@:3}")
 # thread's gradients are summed in a fixed order), so this pins it on machines with more cores.
 train() {  # SEED NAME OUT_MODEL
   "$SOMNI" train "$STAGE/classes" --out "$3" "${NIGHTS[@]}" \
-    --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --seed "$1" \
+    --background "$DATA/noise" --synthetic-noise other --gaps-as other --group-block 10 --split shared-data --fold "${FOLD:-0}" --seed "$1" \
     --epochs 30 --patience 30 --examples-per-class 2000 --window-floor 0.2 --threads 2 --name "$2" "${EXTRA[@]}"
 }
 train "${SEED:-2}" "${NAME:-somni-cnn v3}" "$OUT"

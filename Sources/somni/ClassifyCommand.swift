@@ -9,7 +9,7 @@ struct ClassifyCommand: Command {
     Usage: somni classify FILE [--model MODEL] [--top N] [--like FILE] [--json]
            somni classify FILE --reference REF.csv [--threshold X] [--ignore LABEL,...] [--model MODEL] [--json]
            somni classify - [...]     (raw 16 kHz mono Float32 little-endian on standard input)
-           somni classify DATA_DIR [--split shared-data] [--model MODEL] [--json]
+           somni classify DATA_DIR [--split shared-data [--fold K,...]] [--model MODEL] [--json]
 
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
     MODEL and prints, for each, the top labels and their confidences.
@@ -50,6 +50,12 @@ struct ClassifyCommand: Command {
                       only the part of ../shared/data that its held-out rule keeps out of
                       training (the recipe's test split); files the rule does not know are
                       left out
+      --fold K,...    with --split shared-data: the part that fold K of the rule holds out
+                      (0 to 4, default 0; see 'somni train --fold'), classified by --model with
+                      {fold} in its path replaced by K. Several folds, each classified by its
+                      own models, are scored together: a cross-validation of a training recipe,
+                      every window of the data held out once, e.g.
+                        --fold 0,1,2,3,4 --model cv/fold-{fold}.somnimodel
     """
 
     var input: String
@@ -64,6 +70,9 @@ struct ClassifyCommand: Command {
     var threshold = Sensitivity.minimumConfidence(Sensitivity.standard)
     /// For a folder of class folders: "shared-data" scores only its held-out part.
     var split: String?
+    /// The folds of ../shared/data's held-out rule to score, each with its own models.
+    var folds: [Int] = [0]
+    var foldsGiven = false
     /// Options of the per-window modes that were given (a folder of class folders takes none of them).
     var given: [String]
 
@@ -78,6 +87,11 @@ struct ClassifyCommand: Command {
         let thresholdOption = try a.option("--threshold", as: Float.self)
         threshold = thresholdOption ?? threshold
         split = try a.option("--split")
+        if let text = try a.option("--fold") {
+            foldsGiven = true
+            folds = try text.split(separator: ",", omittingEmptySubsequences: false).map { try TrainCommand.fold(String($0)) }
+            guard Set(folds).count == folds.count else { throw UsageError("--fold names fold \(text) more than once") }
+        }
         given = [("--top", topOption != nil), ("--reference", referencePath != nil), ("--like", like != nil),
                  ("--threshold", thresholdOption != nil), ("--ignore", !ignoreValues.isEmpty)].filter(\.1).map(\.0)
         input = try a.requiredPositional("FILE")
@@ -100,6 +114,18 @@ struct ClassifyCommand: Command {
         }
         if referencePath != nil, given.contains("--top") { throw UsageError("--top lists labels per window; with --reference no window is listed") }
         if let split, split != "shared-data" { throw UsageError("--split takes 'shared-data', not '\(split)'") }
+        if foldsGiven {
+            guard split != nil else { throw UsageError("--fold goes with --split shared-data") }
+            // The shipped models were trained on every fold's held-out part but fold 0's.
+            if modelPaths.isEmpty, folds != [0] {
+                throw UsageError("the shipped models trained on what fold \(folds.first { $0 != 0 }!) holds out: give each fold "
+                                 + "its own --model, with {fold} in the path")
+            }
+            if folds.count > 1, let shared = modelPaths.first(where: { !$0.contains("{fold}") }) {
+                throw UsageError("--model \(shared) would classify every fold, and trained on all but one of them: "
+                                 + "with several folds, put {fold} in each --model's path")
+            }
+        }
         if isClassFolders {
             if let option = given.first { throw UsageError("\(option) goes with a recording, not a folder of class folders") }
         } else if split != nil {
@@ -219,36 +245,60 @@ struct ClassifyCommand: Command {
 }
 
 extension ClassifyCommand {
-    /// Scores the classifier on a folder of class folders named after its labels.
+    /// Scores the classifier on a folder of class folders named after its labels: with
+    /// --split shared-data, each fold's held-out windows by that fold's models.
     func scoreClassFolders() throws {
-        var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: nil)
-        let list = try TrainingFileList.scan(URL(fileURLWithPath: input), labels: classifier.labels)
+        func classifier(of fold: Int) throws -> CNNClassifier {
+            try ClassifierChoice.learned(modelPaths: modelPaths.map { $0.replacingOccurrences(of: "{fold}", with: String(fold)) },
+                                         recordedSampleRate: nil)
+        }
+        let first = try classifier(of: folds[0])
+        let list = try TrainingFileList.scan(URL(fileURLWithPath: input), labels: first.labels)
         let threads = min(ProcessInfo.processInfo.activeProcessorCount, TrainCommand.mostThreads)
-        let data = try TrainingSet.load(list, windowLength: classifier.windowLength, gapLabel: classifier.labels.firstIndex(of: "other"),
+        let data = try TrainingSet.load(list, windowLength: first.windowLength, gapLabel: first.labels.firstIndex(of: "other"),
                                         threads: threads, decode: AudioDecoder.decodeWhole)
         ClassFolderWarnings.list(command: "classify", data: data, notAudio: list.notAudio, outsideClassFolders: list.outsideClassFolders)
-        var examples = Array(data.examples.indices)
-        if split != nil {
-            let (heldOut, outside) = data.sharedDataHeldOut()
-            if heldOut.isEmpty {
-                throw SomniError(.badInput, "none of \(input) is in the held-out part of ../shared/data: --split shared-data scores "
-                                 + "only the data set's own files (snoring-khan, speech-commands, cough-coughseg, noise)")
-            }
-            if outside > 0 {
-                printError("somni classify: \(outside) window\(outside == 1 ? "" : "s") from files outside ../shared/data left out "
-                           + "(--split shared-data)")
-            }
-            examples = heldOut
+        guard split != nil else {
+            var scored = first
+            return try report(scored.verdicts(data, examples: Array(data.examples.indices)).metrics, name: first.name)
         }
-        let metrics = try classifier.score(data, examples: examples)
-        let splitName = split ?? "all"
+        var pooled = WindowVerdicts(labels: first.labels)
+        var outside = 0
+        for fold in folds {
+            var scored = fold == folds[0] ? first : try classifier(of: fold)
+            guard scored.labels == first.labels, scored.windowLength == first.windowLength else {
+                throw SomniError(.badInput, "fold \(fold)'s models have labels \(scored.labels.joined(separator: ", ")) and "
+                                 + "\(scored.windowLength)-sample windows, fold \(folds[0])'s \(first.labels.joined(separator: ", ")) and "
+                                 + "\(first.windowLength): the folds of one cross-validation are models of one recipe")
+            }
+            let heldOut = data.sharedDataHeldOut(fold: fold)
+            outside = heldOut.outsideTheData
+            pooled.append(try scored.verdicts(data, examples: heldOut.heldOut))
+        }
+        if pooled.truth.isEmpty {
+            throw SomniError(.badInput, "none of \(input) is in the held-out part of ../shared/data\(foldsGiven ? " for --fold \(foldList)" : ""): "
+                             + "--split shared-data scores only the data set's own files (snoring-khan, speech-commands, "
+                             + "cough-coughseg, noise)")
+        }
+        if outside > 0 {
+            printError("somni classify: \(outside) window\(outside == 1 ? "" : "s") from files outside ../shared/data left out "
+                       + "(--split shared-data)")
+        }
+        try report(pooled.metrics, name: folds.count == 1 ? first.name : "\(first.name) and its other folds' models")
+    }
+
+    private var foldList: String { folds.map(String.init).joined(separator: ",") }
+
+    private func report(_ metrics: ClassificationMetrics, name: String) throws {
+        let splitName = split == nil ? "all" : foldsGiven ? "shared-data fold\(folds.count == 1 ? "" : "s") \(foldList)" : "shared-data"
         if json {
             struct Output: Encodable { var labels: [String]; var split: String; var metrics: ClassificationMetrics }
-            try printJSON(Output(labels: classifier.labels, split: splitName, metrics: metrics))
+            try printJSON(Output(labels: metrics.classes.map(\.label), split: splitName, metrics: metrics))
             return
         }
-        let part = split == nil ? "every example in \(input)" : "the examples in \(input) that ../shared/data's rule holds out"
-        print("\(classifier.name), \(part):\n" + metrics.formatted(labels: classifier.labels), terminator: "")
+        let part = split == nil ? "every example in \(input)"
+            : "the examples in \(input) that ../shared/data's rule holds out\(foldsGiven ? " in fold\(folds.count == 1 ? "" : "s") \(foldList)" : "")"
+        print("\(name), \(part):\n" + metrics.formatted(labels: metrics.classes.map(\.label)), terminator: "")
     }
 }
 

@@ -34,6 +34,8 @@ struct SynthCommand: Command {
       --data DIR          draw snores, words, coughs, doors, traffic and noise beds from a data
                           folder laid out like ../shared/data (default: generated sounds)
       --split S           test | train | all: which part of --data to use (default test)
+      --fold K            with --split test or train: the split of that fold of ../shared/data's
+                          held-out rule, 0 to 4 (default 0; see 'somni train --fold')
       --no-recorded-bed   with --data, leave the noise recordings out of the background: the
                           scene's generated bed alone (in the fan scene, one steady fan; with
                           them, a cat, dishes and two noises take turns at the fan's level)
@@ -51,9 +53,10 @@ struct SynthCommand: Command {
     var configuration = NightConfiguration()
     var data: String?
     var split: DataSplit?
+    var fold = 0
     var format: String
     /// Options given that only some nights take, to refuse where they would be ignored.
-    var splitGiven = false
+    var dataPartGiven = false
     var ratesGiven: [String] = []
 
     init(_ a: inout Arguments) throws {
@@ -90,11 +93,16 @@ struct SynthCommand: Command {
             configuration.scene = s
         }
         let givenSplit = try a.option("--split")
-        splitGiven = givenSplit != nil
+        dataPartGiven = givenSplit != nil
         switch givenSplit ?? "test" {
         case "all": split = nil
         case let s: guard let value = DataSplit(rawValue: s) else { throw UsageError("--split takes test, train or all, not '\(s)'") }
             split = value
+        }
+        if let fold = try a.option("--fold") {
+            guard split != nil else { throw UsageError("--fold goes with --split test or train") }
+            self.fold = try TrainCommand.fold(fold)
+            dataPartGiven = true
         }
     }
 
@@ -109,8 +117,8 @@ struct SynthCommand: Command {
         where !(rate.isFinite && rate >= 0 && rate <= 3600) {
             throw UsageError("\(flag) takes a number of events per hour from 0 to 3600")
         }
-        if splitGiven, data == nil {
-            throw UsageError("--split only applies with --data: generated nights use no recorded clips")
+        if dataPartGiven, data == nil {
+            throw UsageError("--split and --fold only apply with --data: generated nights use no recorded clips")
         }
         if configuration.noiseOnly, let rate = ratesGiven.first {
             throw UsageError("\(rate) does not go with --noise-only, a night of background and bedroom sounds alone")
@@ -142,7 +150,7 @@ struct SynthCommand: Command {
         try OutputPlace.check(outURL, what: "the night's audio", devices: false)
         try OutputPlace.check(referenceURL, what: "the reference CSV")
         let bank: any SoundBank = try data.map {
-            try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, loader: AudioDecoder.decodeWhole)
+            try RecordingSoundBank(dataDirectory: URL(fileURLWithPath: $0), split: split, fold: fold, loader: AudioDecoder.decodeWhole)
         } ?? GeneratedSoundBank()
         let night = try NightSynthesizer(configuration: configuration, bank: bank)
         guard let makeSink = synthSinkFactories[format] else { return }

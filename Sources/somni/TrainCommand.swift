@@ -41,6 +41,14 @@ struct TrainCommand: Command {
                                recording in five, the last 20 % of each noise recording) for test,
                                the rest is split into training and validation by group; the
                                --background beds keep only their first 80 %
+      --fold K                 with --split shared-data: which fifth of ../shared/data is held out
+                               for test, 0 to 4 (default 0, the rule above). Folds 1–4 hold out
+                               Khan indices 0–9, 10–19, 20–29 of each 50 (fold 4: none), the other
+                               speakers and recordings in five, and each noise recording's fifths
+                               from its start (the --background beds lose the same fifth): five
+                               models, one per fold, cross-validate a recipe, each part of the
+                               data tested once ('somni classify DATA_DIR --split shared-data
+                               --fold 0,1,2,3,4' pools them)
       --seed N                 seeds the split, initial weights and augmentation (default 1)
       --epochs N               most epochs (default 50); training stops early on validation loss
       --patience N             epochs without a better validation loss before stopping (default 10)
@@ -79,6 +87,7 @@ struct TrainCommand: Command {
     var syntheticNoise: String?
     var groupBlock = 25
     var sharedDataSplit = false
+    var fold = 0
     var options = TrainingOptions()
     var channels: [Int]?
 
@@ -96,6 +105,10 @@ struct TrainCommand: Command {
         case "grouped": sharedDataSplit = false
         case "shared-data": sharedDataSplit = true
         case let other: throw UsageError("--split takes 'grouped' or 'shared-data', not '\(other)'")
+        }
+        if let fold = try a.option("--fold") {
+            guard sharedDataSplit else { throw UsageError("--fold goes with --split shared-data") }
+            self.fold = try Self.fold(fold)
         }
         options.seed = try a.option("--seed", as: UInt64.self) ?? 1
         options.maxEpochs = try a.option("--epochs", as: Int.self) ?? options.maxEpochs
@@ -127,6 +140,14 @@ struct TrainCommand: Command {
         options.name = try a.option("--name") ?? options.name
         options.augment = !a.flag("--no-augment")
         dataDirectory = try a.requiredPositional("DATA_DIR")
+    }
+
+    /// A fold of ../shared/data's held-out rule, 0 to 4.
+    static func fold(_ text: String) throws -> Int {
+        guard let k = Int(text), DataSplit.folds.contains(k) else {
+            throw UsageError("--fold takes a fold of ../shared/data from \(DataSplit.folds.lowerBound) to \(DataSplit.folds.upperBound), not '\(text)'")
+        }
+        return k
     }
 
     /// "LOW:HIGH" in dB, LOW ≤ HIGH, both within ±80.
@@ -240,7 +261,7 @@ struct TrainCommand: Command {
         }
         let validationShare = validationDirectory == nil ? 0.15 : 0, testShare = testDirectory == nil ? 0.15 : 0
         let (splitTrain, splitValidation, splitTest) = sharedDataSplit
-            ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed)
+            ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed, fold: fold)
             : data.split(validationShare: validationShare, testShare: testShare, seed: options.seed)
         var train = splitTrain, validation = splitValidation, test = splitTest
         /// Loads more class folders (the same labels) into `data`; their examples' indices.
@@ -267,7 +288,7 @@ struct TrainCommand: Command {
             for path in paths {
                 let bed = try AudioDecoder.decodeWhole(URL(fileURLWithPath: path))
                 // Under the shared rule only the training part of a recording may be heard in training.
-                beds.append(sharedDataSplit ? Array(bed.prefix(Int(DataSplit.train.noiseShare.upperBound * Double(bed.count)))) : bed)
+                beds.append(sharedDataSplit ? DataSplit.train.noiseSamples(of: bed, fold: fold) : bed)
             }
         }
         ClassFolderWarnings.list(command: "train", data: data, notAudio: notAudio, outsideClassFolders: outsideClassFolders)

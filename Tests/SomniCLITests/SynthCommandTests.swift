@@ -142,7 +142,9 @@ import Testing
         #expect(r.stderr.contains("--no-recorded-bed only applies with --data"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("n.wav").path))
         // Nor is any other option that the night asked for would quietly ignore.
-        for (arguments, said) in [(["--split", "train"], "--split only applies with --data"),
+        for (arguments, said) in [(["--split", "train"], "--split and --fold only apply with --data"),
+                                  (["--fold", "2"], "--split and --fold only apply with --data"),
+                                  (["--split", "all", "--fold", "2"], "--fold goes with --split test or train"),
                                   (["--noise-only", "--talk-per-hour", "5"], "--talk-per-hour does not go with --noise-only"),
                                   (["--noise-only", "--cough-bouts-per-hour", "0"], "--cough-bouts-per-hour does not go with --noise-only")] {
             let ignored = try CLI.run(["synth", "--out", dir.appendingPathComponent("n.wav").path] + arguments)

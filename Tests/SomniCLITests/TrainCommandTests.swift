@@ -132,6 +132,45 @@ import Testing
         #expect(onFile.status == 64 && onFile.stderr.contains("--split goes with a folder of class folders"), "\(onFile.stderr)")
         let mistyped = try CLI.run(["classify", heldOut.path + "-typo", "--split", "shared-data"])
         #expect(mistyped.status == 65 && mistyped.stderr.contains("no such folder: \(heldOut.path)-typo"), "\(mistyped.stderr)")
+        // Laid out as ../shared/data's Khan clips (indices 0–39: ten to each of folds 1, 2, 3 and
+        // 0), the folds of a cross-validation are scored together, each by its own models.
+        let khanLike = dir.appendingPathComponent("khan-like")
+        try FileManager.default.createDirectory(at: khanLike.appendingPathComponent("tone/snoring-khan"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: khanLike.appendingPathComponent("hiss/snoring-khan"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: heldOut.appendingPathComponent("tone"), to: khanLike.appendingPathComponent("tone/snoring-khan/snoring"))
+        try FileManager.default.moveItem(at: heldOut.appendingPathComponent("hiss"), to: khanLike.appendingPathComponent("hiss/snoring-khan/no_snoring"))
+        try writeClassFolders(in: heldOut, seed: 12)
+        for fold in [0, 1] {
+            try FileManager.default.copyItem(at: model, to: dir.appendingPathComponent("fold-\(fold).somnimodel"))
+        }
+        let perFold = dir.appendingPathComponent("fold-{fold}.somnimodel").path
+        func scoredCount(_ arguments: [String]) throws -> (Int?, String?) {
+            let r = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--json"] + arguments)
+            #expect(r.status == 0, "\(r.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            return ((json?["metrics"] as? [String: Any])?["count"] as? Int, json?["split"] as? String)
+        }
+        #expect(try scoredCount(["--fold", "2", "--model", model.path]) == (20, "shared-data fold 2"))
+        #expect(try scoredCount(["--fold", "0,1", "--model", perFold]) == (40, "shared-data folds 0,1"))
+        #expect(try scoredCount(["--model", model.path]) == (20, "shared-data"))
+        // Fold 2's models are looked for where {fold} says, not taken from another fold.
+        let noFold2 = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "0,2", "--model", perFold])
+        #expect(noFold2.status != 0 && noFold2.stderr.contains("fold-2.somnimodel"), "\(noFold2.stderr)")
+        let fold4 = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "4", "--model", model.path])
+        #expect(fold4.status == 65 && fold4.stderr.contains("held-out part of ../shared/data for --fold 4"), "\(fold4.stderr)")
+        // The shipped models trained on folds 1–4's parts, and one model for every fold on all but one.
+        let shipped = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "1"])
+        #expect(shipped.status == 64 && shipped.stderr.contains("the shipped models trained on what fold 1 holds out"), "\(shipped.stderr)")
+        let oneModel = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "0,1", "--model", model.path])
+        #expect(oneModel.status == 64 && oneModel.stderr.contains("put {fold} in each --model's path"), "\(oneModel.stderr)")
+        let noSplit = try CLI.run(["classify", khanLike.path, "--fold", "1", "--model", model.path])
+        #expect(noSplit.status == 64 && noSplit.stderr.contains("--fold goes with --split shared-data"), "\(noSplit.stderr)")
+        let trainFold = try CLI.run(["train", khanLike.path, "--out", dir.appendingPathComponent("x.somnimodel").path, "--fold", "1"])
+        #expect(trainFold.status == 64 && trainFold.stderr.contains("--fold goes with --split shared-data"), "\(trainFold.stderr)")
+        let badFold = try CLI.run(["train", khanLike.path, "--out", dir.appendingPathComponent("x.somnimodel").path,
+                                   "--split", "shared-data", "--fold", "5"])
+        #expect(badFold.status == 64 && badFold.stderr.contains("--fold takes a fold of ../shared/data from 0 to 4, not '5'"),
+                "\(badFold.stderr)")
         let ignore = try CLI.run(["classify", heldOut.path, "--model", model.path, "--ignore", "speech"])
         #expect(ignore.status == 64 && ignore.stderr.contains("--ignore goes with a recording"), "\(ignore.stderr)")
         // One class folder given for the folder of them; a class folder linked to nothing.

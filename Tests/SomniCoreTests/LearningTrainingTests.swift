@@ -186,6 +186,17 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         let heldOut = data.sharedDataHeldOut()
         #expect(heldOut.heldOut == [0, 2, 5])
         #expect(heldOut.outsideTheData == data.examples.count - paths.count)
+        // Another fold holds out another part: fold 1 Khan indices 0–9 (none here) and the noise
+        // recording's first fifth, where the window at 10,000 lies; the windows after it train.
+        #expect(data.sharedDataHeldOut(fold: 1).heldOut == [3])
+        let fold1 = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 1, fold: 1)
+        #expect(fold1.test.filter { $0 < paths.count } == [3])
+        for i in [0, 1, 2, 4, 5] { #expect(fold1.train.contains(i) || fold1.validation.contains(i), "example \(i)") }
+        // Fold 3: Khan 20–29 (1_29); fold 4: no Khan, and the window at 78,000 straddles 80,000.
+        #expect(data.sharedDataHeldOut(fold: 3).heldOut == [1])
+        #expect(data.sharedDataHeldOut(fold: 4).heldOut.isEmpty)
+        let fold4 = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 1, fold: 4)
+        #expect(!(fold4.train + fold4.validation + fold4.test).contains(4))
     }
 
     /// Every share comes with its 95 % Wilson interval, and each class is also scored against

@@ -339,6 +339,56 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(!test.recordedKinds.contains(.footsteps))
     }
 
+    /// Folds 1–4 of the held-out rule hold out the other parts of the data in turn: over the five
+    /// folds every Khan clip of indices 0–39, every speaker, every cough recording and every fifth
+    /// of a noise recording is held out once, and fold 0 is the shared rule itself.
+    @Test func foldsHoldOutEveryPartOfTheDataOnce() throws {
+        let root = try makeDataFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let files = try RecordingSoundBank.scan(root)
+        for file in files where file.source != .noise {
+            let heldOutIn = DataSplit.folds.filter { DataSplit.of(file, fold: $0) == .test }
+            if let index = file.index, index % 50 >= 40 {
+                #expect(heldOutIn.isEmpty, "\(file.url.lastPathComponent) held out in \(heldOutIn)")
+            } else {
+                #expect(heldOutIn.count == 1, "\(file.url.lastPathComponent) held out in \(heldOutIn)")
+            }
+            // Fold 0 is the rule test nights were always made from.
+            let shared = file.index.map { (30..<40).contains($0 % 50) } ?? (DataSplit.stableHash(file.group) % 5 == 0)
+            #expect((DataSplit.of(file, fold: 0) == .test) == shared)
+            #expect(DataSplit.of(file) == DataSplit.of(file, fold: 0))
+        }
+        // Khan's fold 4 holds out none of its clips, and each block of ten indices goes whole.
+        let khan = files.filter { $0.source == .khanSnoring }
+        #expect(!khan.contains { DataSplit.of($0, fold: 4) == .test })
+        #expect(khan.filter { DataSplit.of($0, fold: 2) == .test }.map { $0.index! % 50 }.allSatisfy { (10..<20).contains($0) })
+        // A noise recording's parts: each fold's held-out fifth and the rest on either side of it
+        // cover it without overlap, and the five fifths tile it.
+        var heldOut: [ClosedRange<Double>] = []
+        for fold in DataSplit.folds {
+            let test = DataSplit.test.noiseShares(fold: fold), train = DataSplit.train.noiseShares(fold: fold)
+            #expect(test.count == 1)
+            let parts = (test + train).sorted { $0.lowerBound < $1.lowerBound }
+            #expect(parts.first?.lowerBound == 0 && parts.last?.upperBound == 1)
+            for (a, b) in zip(parts, parts.dropFirst()) { #expect(abs(a.upperBound - b.lowerBound) < 1e-12) }
+            heldOut += test
+        }
+        #expect(heldOut.sorted { $0.lowerBound < $1.lowerBound }.map(\.lowerBound).enumerated()
+            .allSatisfy { abs($0.element - 0.2 * Double($0.offset)) < 1e-12 })
+        #expect(DataSplit.test.noiseShares(fold: 0) == [0.8...1])
+        // A bank of fold 2 draws its noise from seconds 2–4 of the 10 s recording, and training
+        // material from the rest joined: 8 s.
+        let noise = try loadWAV(root.appendingPathComponent("noise/pink_noise.wav"))
+        var rng = SeededRandom(seed: 3)
+        let testBank = try RecordingSoundBank(dataDirectory: root, split: .test, fold: 2, loader: loadWAV)
+        #expect(try testBank.clip(.roomNoise, rng: &rng) == Array(noise[32_000..<64_000]))
+        let trainBank = try RecordingSoundBank(dataDirectory: root, split: .train, fold: 2, loader: loadWAV)
+        #expect(try trainBank.clip(.roomNoise, rng: &rng) == Array(noise[0..<32_000] + noise[64_000...]))
+        #expect(DataSplit.train.noiseSamples(of: noise, fold: 2) == Array(noise[0..<32_000] + noise[64_000...]))
+        #expect(DataSplit.train.noiseSamples(of: noise) == Array(noise[0..<128_000]))
+        #expect(testBank.files.filter { $0.source == .khanSnoring }.allSatisfy { (10..<20).contains($0.index! % 50) })
+    }
+
     @Test func clipsAreTrimmedAndCutAtMarks() throws {
         let root = try makeDataFolder()
         defer { try? FileManager.default.removeItem(at: root) }

@@ -326,11 +326,13 @@ public struct TrainingSet: Sendable {
     /// (`DataSplit`): its test part becomes the test split, so a night built from held-out clips
     /// holds nothing the model trained on; the rest is split into training and validation by
     /// group. Examples from files outside that data set are split by group as in `split`, and
-    /// windows straddling a noise recording's train/test boundary are left out.
-    public func sharedDataSplit(validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
+    /// windows straddling a noise recording's train/test boundary are left out. Another `fold`
+    /// holds out another part of the data, for cross-validation.
+    public func sharedDataSplit(validationShare: Double, testShare: Double, seed: UInt64,
+                                fold: Int = 0) -> (train: [Int], validation: [Int], test: [Int]) {
         var test: [Int] = [], rest: [Int] = [], foreign: [Int] = []
         for (i, e) in examples.enumerated() {
-            switch Self.sharedDataSplit(of: e, clipLength: clips[e.clip].count) {
+            switch Self.sharedDataSplit(of: e, clipLength: clips[e.clip].count, fold: fold) {
             case .test?: test.append(i)
             case .train?: rest.append(i)
             case nil where Self.recordingFile(e.path) == nil: foreign.append(i)
@@ -342,23 +344,25 @@ public struct TrainingSet: Sendable {
         return ((inner.train + outer.train).sorted(), (inner.validation + outer.validation).sorted(), (test + outer.test).sorted())
     }
 
-    /// The examples the shared rule holds out (its test part, which the recipe never trains on),
-    /// and how many come from files the rule does not know, which are in neither.
-    public func sharedDataHeldOut() -> (heldOut: [Int], outsideTheData: Int) {
+    /// The examples the shared rule holds out in `fold` (its test part, which the recipe never
+    /// trains on), and how many come from files the rule does not know, which are in neither.
+    public func sharedDataHeldOut(fold: Int = 0) -> (heldOut: [Int], outsideTheData: Int) {
         var heldOut: [Int] = [], outside = 0
         for (i, e) in examples.enumerated() {
-            if Self.sharedDataSplit(of: e, clipLength: clips[e.clip].count) == .test { heldOut.append(i) }
+            if Self.sharedDataSplit(of: e, clipLength: clips[e.clip].count, fold: fold) == .test { heldOut.append(i) }
             if Self.recordingFile(e.path) == nil { outside += 1 }
         }
         return (heldOut, outside)
     }
 
     /// The shared rule's verdict on one example: nil outside the data set or across a noise boundary.
-    static func sharedDataSplit(of e: Example, clipLength: Int) -> DataSplit? {
+    static func sharedDataSplit(of e: Example, clipLength: Int, fold: Int = 0) -> DataSplit? {
         guard let file = recordingFile(e.path) else { return nil }
-        guard file.source == .noise else { return DataSplit.of(file) }
-        let boundary = Int(DataSplit.train.noiseShare.upperBound * Double(clipLength))
-        return e.start + e.length <= boundary ? .train : e.start >= boundary ? .test : nil
+        guard file.source == .noise else { return DataSplit.of(file, fold: fold) }
+        let heldOut = DataSplit.test.noiseShares(fold: fold)[0]
+        let first = Int(heldOut.lowerBound * Double(clipLength)), end = Int(heldOut.upperBound * Double(clipLength))
+        if e.start >= first && e.start + e.length <= end { return .test }
+        return e.start + e.length <= first || e.start >= end ? .train : nil
     }
 
     /// What the shared rule needs to know about a file of ../shared/data, from its path.

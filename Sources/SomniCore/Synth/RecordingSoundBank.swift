@@ -30,22 +30,44 @@ public struct RecordingFile: Sendable, Equatable {
 /// publisher kept back, absent here). Speech Commands: by
 /// speaker, CoughSeg: by recording, each a stable hash putting one group in five in test. Noise
 /// recordings are long: every one is in both splits, its first 80 % for training, the rest for test.
+///
+/// That rule is fold 0. Folds 1–4 hold out the other parts in turn, for cross-validating a
+/// training recipe: Khan indices 0–9, 10–19 and 20–29 (fold 4 holds out no Khan clip), the
+/// groups whose hash leaves 1, 2, 3 or 4, and the noise recordings' fifths from the start. Over
+/// the five folds every clip, group and fifth of noise is held out exactly once.
 public enum DataSplit: String, Sendable, CaseIterable {
     case train, test
 
-    public static func of(_ file: RecordingFile) -> DataSplit {
+    /// The folds there are; 0 is the shared rule.
+    public static let folds = 0...4
+
+    public static func of(_ file: RecordingFile, fold: Int = 0) -> DataSplit {
         switch file.source {
         case .khanSnoring, .khanNoSnoring:
-            return (30..<40).contains((file.index ?? 0) % 50) ? .test : .train
+            // Blocks of ten indices: 0–2 are folds 1–3's, 3 the shared rule's (fold 0), 4 absent.
+            let block = ((file.index ?? 0) % 50) / 10
+            return block == (fold == 0 ? 3 : fold - 1) && fold != 4 ? .test : .train
         case .speechCommands, .coughSeg:
-            return stableHash(file.group) % 5 == 0 ? .test : .train
+            return stableHash(file.group) % 5 == UInt64(fold) ? .test : .train
         case .noise:
-            return .train  // split in time, see `noiseShare`
+            return .train  // split in time, see `noiseShares`
         }
     }
 
-    /// The part of a noise recording that belongs to this split, as fractions of its length.
-    public var noiseShare: ClosedRange<Double> { self == .train ? 0...0.8 : 0.8...1 }
+    /// The parts of a noise recording that belong to this split in `fold`, as fractions of its
+    /// length, in order: the held-out fifth, or what is left on either side of it.
+    public func noiseShares(fold: Int = 0) -> [ClosedRange<Double>] {
+        let heldOut = fold == 0 ? 0.8...1 : Double(fold - 1) * 0.2...Double(fold) * 0.2
+        if self == .test { return [heldOut] }
+        return [0...heldOut.lowerBound, heldOut.upperBound...1].filter { $0.upperBound > $0.lowerBound }
+    }
+
+    /// The samples of `recording` that belong to this split in `fold`, its parts joined.
+    public func noiseSamples(of recording: [Float], fold: Int = 0) -> [Float] {
+        noiseShares(fold: fold).flatMap { share in
+            recording[Int(share.lowerBound * Double(recording.count))..<Int(share.upperBound * Double(recording.count))]
+        }
+    }
 
     /// FNV-1a: the same on every platform and run, unlike `Hasher`.
     static func stableHash(_ text: String) -> UInt64 {
@@ -66,6 +88,8 @@ public enum DataSplit: String, Sendable, CaseIterable {
 public final class RecordingSoundBank: SoundBank {
     public let files: [RecordingFile]
     public let split: DataSplit?
+    /// Which fold of the data `split` is taken from (`DataSplit`); 0 is the shared rule.
+    public let fold: Int
     private let loader: (URL) throws -> [Float]
     private let generated = GeneratedSoundBank()
     private var byKind: [SoundKind: [Int]] = [:]
@@ -74,17 +98,19 @@ public final class RecordingSoundBank: SoundBank {
     private var cacheOrder: [URL] = []
     private let cacheLimit: Int
 
-    /// Scans `dataDirectory`, keeps the files of `split` (nil = all) that `filter` accepts, and
-    /// refuses a selection without recordings for every kind in `requiredKinds`.
-    public init(dataDirectory: URL, split: DataSplit? = .test, filter: (RecordingFile) -> Bool = { _ in true },
+    /// Scans `dataDirectory`, keeps the files of `split` (nil = all) in `fold` that `filter`
+    /// accepts, and refuses a selection without recordings for every kind in `requiredKinds`.
+    public init(dataDirectory: URL, split: DataSplit? = .test, fold: Int = 0, filter: (RecordingFile) -> Bool = { _ in true },
                 requiredKinds: Set<SoundKind> = [.snore, .speech, .cough],
                 cacheSamples: Int = 16 * analysisSampleRate * 60, loader: @escaping (URL) throws -> [Float]) throws {
+        precondition(DataSplit.folds.contains(fold), "fold \(fold) is not one of \(DataSplit.folds)")
         self.split = split
+        self.fold = fold
         self.loader = loader
         cacheLimit = cacheSamples
         let all = try Self.scan(dataDirectory)
         files = all.filter { file in
-            (split == nil || file.source == .noise || DataSplit.of(file) == split) && filter(file)
+            (split == nil || file.source == .noise || DataSplit.of(file, fold: fold) == split) && filter(file)
         }
         guard !files.isEmpty else {
             throw SomniError(.badInput, "no usable recordings under \(dataDirectory.path) for this selection")
@@ -116,10 +142,11 @@ public final class RecordingSoundBank: SoundBank {
         case .speechCommands:
             return try utterance(startingWith: file, rng: &rng)
         case .noise:
-            let share = split?.noiseShare ?? 0...1
             let samples = try load(file.url)
-            return Self.cut(samples, from: share.lowerBound * Double(samples.count) / Double(analysisSampleRate),
-                            to: share.upperBound * Double(samples.count) / Double(analysisSampleRate))
+            let count = Double(samples.count), rate = Double(analysisSampleRate)
+            return (split?.noiseShares(fold: fold) ?? [0...1]).flatMap { share in
+                Self.cut(samples, from: share.lowerBound * count / rate, to: share.upperBound * count / rate)
+            }
         case .khanSnoring, .khanNoSnoring:
             return trimmedToSound(try load(file.url))
         }
