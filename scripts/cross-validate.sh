@@ -10,7 +10,7 @@
 #
 #   scripts/cross-validate.sh [DATA_DIR] [WORK_DIR]
 #
-# About 8 minutes a fold here (both models; FOLDS="0 2" trains only those). The models stay in
+# About 10 minutes a fold here, 50 for all five (both models; FOLDS="0 2" trains only those). The models stay in
 # WORK_DIR (default: a new temporary folder) as fold-K.somnimodel and fold-K-second.somnimodel;
 # a fold whose two models are already there is not trained again, so a second run only scores.
 # Fold 0 reproduces the shipped models bit for bit; the script says whether it did.

@@ -33,7 +33,7 @@ SCENES="${SCENES:-quiet fan steady-fan noise-only}"
 HOURS="${HOURS:-8}"
 WORK="${WORK:-$(mktemp -d)}"
 mkdir -p "$WORK"
-if [ "${FOLD:-0}" != 0 ] && { [ -z "${MODEL:-}" ] || [ "${COMPARE_MODEL:-}" = shipped ]; }; then
+if [ "${FOLD:-0}" != 0 ] && { [ -z "${MODEL:-}" ] || [ "${MODEL:-}" = shipped ] || [ "${COMPARE_MODEL:-}" = shipped ]; }; then
   echo "scripts/evaluate-nights.sh: the shipped models trained on what fold $FOLD holds out: give MODEL (and COMPARE_MODEL) that fold's models" >&2
   exit 64
 fi

@@ -39,6 +39,11 @@ OUT="${2:-Sources/SomniCore/Resources/default.somnimodel}"
 # Without OUT_MODEL the second model (seed 3) is trained too; SECOND_SEED=N trains one for a
 # variant, SECOND_SEED= none.
 if [ -z "${2:-}" ]; then SECOND_SEED="${SECOND_SEED-3}"; else SECOND_SEED="${SECOND_SEED:-}"; fi
+# Another fold's models are not the shipped ones: they must not be written over them.
+if [ "${FOLD:-0}" != 0 ] && [ "$(realpath -m "$OUT")" = "$(realpath -m Sources/SomniCore/Resources/default.somnimodel)" ]; then
+  echo "scripts/train-default-model.sh: FOLD=$FOLD trains a cross-validation fold: give OUT_MODEL, not the shipped model's place" >&2
+  exit 64
+fi
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 source scripts/class-folders.sh

@@ -89,8 +89,11 @@ struct ClassifyCommand: Command {
         split = try a.option("--split")
         if let text = try a.option("--fold") {
             foldsGiven = true
-            folds = try text.split(separator: ",", omittingEmptySubsequences: false).map { try TrainCommand.fold(String($0)) }
-            guard Set(folds).count == folds.count else { throw UsageError("--fold names fold \(text) more than once") }
+            let named = try text.split(separator: ",", omittingEmptySubsequences: false).map { try TrainCommand.fold(String($0)) }
+            if let twice = named.first(where: { k in named.filter { $0 == k }.count > 1 }) {
+                throw UsageError("--fold names fold \(twice) more than once (\(text))")
+            }
+            folds = named
         }
         given = [("--top", topOption != nil), ("--reference", referencePath != nil), ("--like", like != nil),
                  ("--threshold", thresholdOption != nil), ("--ignore", !ignoreValues.isEmpty)].filter(\.1).map(\.0)
@@ -249,8 +252,8 @@ extension ClassifyCommand {
     /// --split shared-data, each fold's held-out windows by that fold's models.
     func scoreClassFolders() throws {
         func classifier(of fold: Int) throws -> CNNClassifier {
-            try ClassifierChoice.learned(modelPaths: modelPaths.map { $0.replacingOccurrences(of: "{fold}", with: String(fold)) },
-                                         recordedSampleRate: nil)
+            let paths = foldsGiven ? modelPaths.map { $0.replacingOccurrences(of: "{fold}", with: String(fold)) } : modelPaths
+            return try ClassifierChoice.learned(modelPaths: paths, recordedSampleRate: nil)
         }
         let first = try classifier(of: folds[0])
         let list = try TrainingFileList.scan(URL(fileURLWithPath: input), labels: first.labels)
@@ -275,10 +278,14 @@ extension ClassifyCommand {
             outside = heldOut.outsideTheData
             pooled.append(try scored.verdicts(data, examples: heldOut.heldOut))
         }
+        if pooled.truth.isEmpty, outside < data.examples.count {
+            // The data set's own files, none of them held out in these folds: fold 4 holds out no Khan clip.
+            throw SomniError(.badInput, "none of \(input) is in what fold\(folds.count == 1 ? "" : "s") \(foldList) of ../shared/data's "
+                             + "rule hold\(folds.count == 1 ? "s" : "") out (fold 4 holds out none of Khan's clips)")
+        }
         if pooled.truth.isEmpty {
-            throw SomniError(.badInput, "none of \(input) is in the held-out part of ../shared/data\(foldsGiven ? " for --fold \(foldList)" : ""): "
-                             + "--split shared-data scores only the data set's own files (snoring-khan, speech-commands, "
-                             + "cough-coughseg, noise)")
+            throw SomniError(.badInput, "none of \(input) is in the held-out part of ../shared/data: --split shared-data scores "
+                             + "only the data set's own files (snoring-khan, speech-commands, cough-coughseg, noise)")
         }
         if outside > 0 {
             printError("somni classify: \(outside) window\(outside == 1 ? "" : "s") from files outside ../shared/data left out "

@@ -157,7 +157,13 @@ import Testing
         let noFold2 = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "0,2", "--model", perFold])
         #expect(noFold2.status != 0 && noFold2.stderr.contains("fold-2.somnimodel"), "\(noFold2.stderr)")
         let fold4 = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "4", "--model", model.path])
-        #expect(fold4.status == 65 && fold4.stderr.contains("held-out part of ../shared/data for --fold 4"), "\(fold4.stderr)")
+        #expect(fold4.status == 65 && fold4.stderr.contains("is in what fold 4 of ../shared/data's rule holds out (fold 4 holds out none of Khan's clips)"),
+                "\(fold4.stderr)")
+        let twice = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "0,1,0", "--model", perFold])
+        #expect(twice.status == 64 && twice.stderr.contains("--fold names fold 0 more than once (0,1,0)"), "\(twice.stderr)")
+        // Without --fold a path is taken as written, {fold} and all.
+        let literal = try CLI.run(["classify", khanLike.path, "--model", perFold])
+        #expect(literal.status != 0 && literal.stderr.contains("fold-{fold}.somnimodel"), "\(literal.stderr)")
         // The shipped models trained on folds 1–4's parts, and one model for every fold on all but one.
         let shipped = try CLI.run(["classify", khanLike.path, "--split", "shared-data", "--fold", "1"])
         #expect(shipped.status == 64 && shipped.stderr.contains("the shipped models trained on what fold 1 holds out"), "\(shipped.stderr)")

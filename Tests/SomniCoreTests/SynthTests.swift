@@ -387,6 +387,12 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         #expect(DataSplit.train.noiseSamples(of: noise, fold: 2) == Array(noise[0..<32_000] + noise[64_000...]))
         #expect(DataSplit.train.noiseSamples(of: noise) == Array(noise[0..<128_000]))
         #expect(testBank.files.filter { $0.source == .khanSnoring }.allSatisfy { (10..<20).contains($0.index! % 50) })
+        // Fold 4 holds out no Khan clip, so its test part has no snores to build a night from: said so.
+        #expect {
+            try RecordingSoundBank(dataDirectory: root, split: .test, fold: 4, loader: loadWAV)
+        } throws: { error in
+            "\(error)".contains("no snore recordings") && "\(error)".contains("test selection of fold 4, which holds out none of Khan's clips")
+        }
     }
 
     @Test func clipsAreTrimmedAndCutAtMarks() throws {

@@ -121,8 +121,9 @@ public final class RecordingSoundBank: SoundBank {
         }
         let missing = requiredKinds.subtracting(byKind.keys).map(\.rawValue).sorted()
         guard missing.isEmpty else {
+            let foldNote = split == nil || fold == 0 ? "" : " of fold \(fold)\(fold == 4 && split == .test ? ", which holds out none of Khan's clips" : "")"
             throw SomniError(.badInput, "no \(missing.joined(separator: ", ")) recordings under \(dataDirectory.path) "
-                             + "in the \(split?.rawValue ?? "whole") selection")
+                             + "in the \(split?.rawValue ?? "whole") selection\(foldNote)")
         }
     }
 
