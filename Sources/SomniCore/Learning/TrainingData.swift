@@ -359,10 +359,9 @@ public struct TrainingSet: Sendable {
     static func sharedDataSplit(of e: Example, clipLength: Int, fold: Int = 0) -> DataSplit? {
         guard let file = recordingFile(e.path) else { return nil }
         guard file.source == .noise else { return DataSplit.of(file, fold: fold) }
-        let heldOut = DataSplit.test.noiseShares(fold: fold)[0]
-        let first = Int(heldOut.lowerBound * Double(clipLength)), end = Int(heldOut.upperBound * Double(clipLength))
-        if e.start >= first && e.start + e.length <= end { return .test }
-        return e.start + e.length <= first || e.start >= end ? .train : nil
+        let heldOut = DataSplit.samples(DataSplit.test.noiseShares(fold: fold)[0], of: clipLength)
+        if e.start >= heldOut.lowerBound && e.start + e.length <= heldOut.upperBound { return .test }
+        return e.start + e.length <= heldOut.lowerBound || e.start >= heldOut.upperBound ? .train : nil
     }
 
     /// What the shared rule needs to know about a file of ../shared/data, from its path.

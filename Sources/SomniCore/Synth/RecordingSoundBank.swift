@@ -40,13 +40,13 @@ public enum DataSplit: String, Sendable, CaseIterable {
 
     /// The folds there are; 0 is the shared rule.
     public static let folds = 0...4
+    /// The block of ten Khan indices (of each 50) each fold holds out; 4 (40–49) is absent here.
+    private static let khanHeldOutBlock: [Int?] = [3, 0, 1, 2, nil]
 
     public static func of(_ file: RecordingFile, fold: Int = 0) -> DataSplit {
         switch file.source {
         case .khanSnoring, .khanNoSnoring:
-            // Blocks of ten indices: 0–2 are folds 1–3's, 3 the shared rule's (fold 0), 4 absent.
-            let block = ((file.index ?? 0) % 50) / 10
-            return block == (fold == 0 ? 3 : fold - 1) && fold != 4 ? .test : .train
+            return khanHeldOutBlock[fold] == ((file.index ?? 0) % 50) / 10 ? .test : .train
         case .speechCommands, .coughSeg:
             return stableHash(file.group) % 5 == UInt64(fold) ? .test : .train
         case .noise:
@@ -64,9 +64,12 @@ public enum DataSplit: String, Sendable, CaseIterable {
 
     /// The samples of `recording` that belong to this split in `fold`, its parts joined.
     public func noiseSamples(of recording: [Float], fold: Int = 0) -> [Float] {
-        noiseShares(fold: fold).flatMap { share in
-            recording[Int(share.lowerBound * Double(recording.count))..<Int(share.upperBound * Double(recording.count))]
-        }
+        noiseShares(fold: fold).flatMap { recording[Self.samples($0, of: recording.count)] }
+    }
+
+    /// A share of a recording of `count` samples as sample indices.
+    static func samples(_ share: ClosedRange<Double>, of count: Int) -> Range<Int> {
+        Int(share.lowerBound * Double(count))..<Int(share.upperBound * Double(count))
     }
 
     /// FNV-1a: the same on every platform and run, unlike `Hasher`.
