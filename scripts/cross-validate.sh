@@ -14,6 +14,8 @@
 # WORK_DIR (default: a new temporary folder) as fold-K.somnimodel and fold-K-second.somnimodel;
 # a fold whose two models are already there is not trained again, so a second run only scores.
 # Fold 0 reproduces the shipped models bit for bit; the script says whether it did.
+# RECIPE_OPTIONS="..." adds 'somni train' options to every model, to cross-validate a variant of
+# the recipe (RECIPE_OPTIONS="--noise-validation-in-time --bed-peak-margin 3", stop 55).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="$(cd "${1:-../shared/data}" && pwd)"
@@ -30,7 +32,8 @@ for fold in $FOLDS; do
   echo "== Fold $fold: training both models of the recipe with fold $fold held out" >&2
   # Fold 0 keeps the shipped models' names, so that it can reproduce them.
   name="somni-cnn v3"; [ "$fold" = 0 ] || name="somni-cnn v3 fold $fold"
-  FOLD="$fold" SECOND_SEED=3 NAME="$name" scripts/train-default-model.sh "$DATA" "$model" >&2
+  read -r -a recipe <<< "${RECIPE_OPTIONS:-}"
+  FOLD="$fold" SECOND_SEED=3 NAME="$name" scripts/train-default-model.sh "$DATA" "$model" "${recipe[@]}" >&2
 done
 if [[ " $FOLDS " == *" 0 "* ]]; then
   if cmp -s "$WORK/fold-0.somnimodel" Sources/SomniCore/Resources/default.somnimodel &&
