@@ -49,11 +49,6 @@ struct TrainCommand: Command {
                                models, one per fold, cross-validate a recipe, each part of the
                                data tested once ('somni classify DATA_DIR --split shared-data
                                --fold 0,1,2,3,4' pools them)
-      --noise-validation-in-time
-                               with --split shared-data: validate on the last stretch in time of
-                               each noise recording's training part, rather than on whole noise
-                               recordings, so every recording's sounds (a kitchen's clinks) are
-                               also trained on as their class
       --seed N                 seeds the split, initial weights and augmentation (default 1)
       --epochs N               most epochs (default 50); training stops early on validation loss
       --patience N             epochs without a better validation loss before stopping (default 10)
@@ -61,9 +56,6 @@ struct TrainCommand: Command {
       --learning-rate X        Adam's initial step (default 0.003, cosine decay)
       --gain-db LOW:HIGH       random gain applied to every training example (default -20:6)
       --snr-db LOW:HIGH        signal-to-noise ratio of the mixed-in background (default -3:25)
-      --bed-peak-margin DB     also hold the background's loudest 50 ms at least DB under the
-                               example's loudest, so a clatter or a door in a bed never drowns
-                               the sound the label names (default: levelled by means alone)
       --same-class-mix P       share of examples mixed with a second one of their class (default 0.3)
       --band-limit P           share of examples cut off above a random 3.4–7 kHz, as recordings
                                made at 8–16 kHz are (default 0)
@@ -96,7 +88,6 @@ struct TrainCommand: Command {
     var groupBlock = 25
     var sharedDataSplit = false
     var fold = 0
-    var noiseValidationInTime = false
     var options = TrainingOptions()
     var channels: [Int]?
 
@@ -119,10 +110,6 @@ struct TrainCommand: Command {
             guard sharedDataSplit else { throw UsageError("--fold goes with --split shared-data") }
             self.fold = try Self.fold(fold)
         }
-        if a.flag("--noise-validation-in-time") {
-            guard sharedDataSplit else { throw UsageError("--noise-validation-in-time goes with --split shared-data") }
-            noiseValidationInTime = true
-        }
         options.seed = try a.option("--seed", as: UInt64.self) ?? 1
         options.maxEpochs = try a.option("--epochs", as: Int.self) ?? options.maxEpochs
         options.patience = try a.option("--patience", as: Int.self) ?? options.patience
@@ -132,10 +119,6 @@ struct TrainCommand: Command {
         options.sameClassMixProbability = try a.option("--same-class-mix", as: Float.self) ?? options.sameClassMixProbability
         options.bandLimitProbability = try a.option("--band-limit", as: Float.self) ?? options.bandLimitProbability
         options.signalToNoise = try Self.decibelRange(a.option("--snr-db"), name: "--snr-db") ?? options.signalToNoise
-        if let margin = try a.option("--bed-peak-margin", as: Float.self) {
-            guard margin.isFinite, (-40...40).contains(margin) else { throw UsageError("--bed-peak-margin takes -40 to 40 dB, not \(margin)") }
-            options.bedPeakMarginDecibels = margin
-        }
         options.features.windowFloorQuantile = try a.option("--window-floor", as: Float.self)
         options.features.melBands = try a.option("--mel-bands", as: Int.self) ?? options.features.melBands
         if let ms = try a.option("--frame-ms", as: Double.self) {
@@ -278,8 +261,7 @@ struct TrainCommand: Command {
         }
         let validationShare = validationDirectory == nil ? 0.15 : 0, testShare = testDirectory == nil ? 0.15 : 0
         let (splitTrain, splitValidation, splitTest) = sharedDataSplit
-            ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed, fold: fold,
-                                 noiseValidationInTime: noiseValidationInTime)
+            ? data.sharedDataSplit(validationShare: validationShare, testShare: testShare, seed: options.seed, fold: fold)
             : data.split(validationShare: validationShare, testShare: testShare, seed: options.seed)
         var train = splitTrain, validation = splitValidation, test = splitTest
         /// Loads more class folders (the same labels) into `data`; their examples' indices.

@@ -173,13 +173,6 @@ import Testing
         #expect(noSplit.status == 64 && noSplit.stderr.contains("--fold goes with --split shared-data"), "\(noSplit.stderr)")
         let trainFold = try CLI.run(["train", khanLike.path, "--out", dir.appendingPathComponent("x.somnimodel").path, "--fold", "1"])
         #expect(trainFold.status == 64 && trainFold.stderr.contains("--fold goes with --split shared-data"), "\(trainFold.stderr)")
-        let trainInTime = try CLI.run(["train", khanLike.path, "--out", dir.appendingPathComponent("x.somnimodel").path,
-                                       "--noise-validation-in-time"])
-        #expect(trainInTime.status == 64 && trainInTime.stderr.contains("--noise-validation-in-time goes with --split shared-data"),
-                "\(trainInTime.stderr)")
-        let loudMargin = try CLI.run(["train", khanLike.path, "--out", dir.appendingPathComponent("x.somnimodel").path,
-                                      "--bed-peak-margin", "99"])
-        #expect(loudMargin.status == 64 && loudMargin.stderr.contains("--bed-peak-margin takes -40 to 40 dB, not 99"), "\(loudMargin.stderr)")
         let badFold = try CLI.run(["train", khanLike.path, "--out", dir.appendingPathComponent("x.somnimodel").path,
                                    "--split", "shared-data", "--fold", "5"])
         #expect(badFold.status == 64 && badFold.stderr.contains("--fold takes a fold of ../shared/data from 0 to 4, not '5'"),

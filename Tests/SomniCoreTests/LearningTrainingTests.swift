@@ -199,69 +199,6 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(!(fold4.train + fold4.validation + fold4.test).contains(4))
     }
 
-    /// With a peak margin, a clatter in the bed is held under the example's loudest 50 ms, while
-    /// a steady bed levelled by the mean signal-to-noise ratio is left as it was.
-    @Test func aBedsLoudestMomentIsHeldUnderTheExamplesLoudest() {
-        let n = 15_600
-        var cough = [Float](repeating: 0, count: n)
-        for i in 4_000..<6_400 { cough[i] = 0.5 * sin(Float(i) * 0.3) }  // 150 ms
-        var rng = SeededRandom(seed: 3)
-        var clatter = (0..<n).map { _ in 0.01 * rng.nextGaussian() }
-        for i in 10_000..<11_600 { clatter[i] += sin(Float(i) * 0.7) }
-        func loudestFrame(_ x: [Float]) -> Float {
-            stride(from: 0, to: n, by: 800).map { f in x[f..<min(f + 800, n)].reduce(0) { $0 + $1 * $1 } }.max()!
-        }
-        func scale(_ bed: [Float], margin: Float) -> Float {
-            cough.withUnsafeBufferPointer { c in bed.withUnsafeBufferPointer { Worker.bedScaleHoldingPeaks(under: c, bed: $0, marginDecibels: margin) } }
-        }
-        for margin: Float in [0, 3, 10] {
-            let k = scale(clatter, margin: margin)
-            let held = 10 * log10(loudestFrame(clatter.map { $0 * k }) / loudestFrame(cough))
-            #expect(abs(held + margin) < 0.01, "margin \(margin) dB: the clatter's loudest frame at \(held) dB")
-        }
-        // A steady bed at the mean ratio's loudest (-3 dB, so louder than this short cough on average)
-        // is still under the cough's loudest frame: the margin does not bind.
-        let steady = (0..<n).map { _ in 0.05 * rng.nextGaussian() }
-        func rms(_ x: [Float]) -> Float { (x.reduce(0) { $0 + $1 * $1 } / Float(x.count)).squareRoot() }
-        let byMeans = rms(cough) / pow(10, -3 / 20) / rms(steady)
-        #expect(scale(steady, margin: 3) > byMeans)
-        #expect(scale([Float](repeating: 0, count: n), margin: 3) == .infinity)
-    }
-
-    /// Four noise recordings grouped whole give validation one of them, never trained on (the
-    /// kitchen's clinks were so); validated in time, each lends its training part's last stretch.
-    @Test func noiseRecordingsCanValidateOnTheirLastStretchInTime() {
-        var data = tonesAndNoise(seed: 8)
-        let others = data.examples.count
-        for name in ["doing_the_dishes", "dude_miaowing", "pink_noise", "white_noise"] {
-            data.clips.append([Float](repeating: 0, count: 100_000))
-            for start in stride(from: 0, to: 100_000, by: 5_000) {
-                data.examples.append(.init(clip: data.clips.count - 1, start: start, length: 5_000, label: 1, group: "\(name).flac",
-                                           stratum: "noise/noise", path: "/d/noise/\(name).flac"))
-            }
-        }
-        func clips(_ part: [Int]) -> Set<Int> { Set(part.filter { $0 >= others }.map { data.examples[$0].clip }) }
-        func starts(_ part: [Int], clip: Int) -> [Int] { part.filter { $0 >= others && data.examples[$0].clip == clip }.map { data.examples[$0].start } }
-        let whole = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 2)
-        #expect(clips(whole.validation).count == 1 && clips(whole.validation).isDisjoint(with: clips(whole.train)))
-        for fold in [0, 1] {
-            let inTime = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 2, fold: fold, noiseValidationInTime: true)
-            #expect(clips(inTime.train).count == 4 && clips(inTime.validation).count == 4)
-            for clip in clips(inTime.train) {
-                // Each keeps its test fifth (fold 0: the last; fold 1: the first); of the other 16
-                // windows the last 3 (0.15 / 0.85 of them) validate.
-                #expect(starts(inTime.test, clip: clip) == (fold == 0 ? [80_000, 85_000, 90_000, 95_000] : [0, 5_000, 10_000, 15_000]))
-                #expect(starts(inTime.validation, clip: clip) == (fold == 0 ? [65_000, 70_000, 75_000] : [85_000, 90_000, 95_000]))
-                #expect(starts(inTime.train, clip: clip).count == 13)
-            }
-            // The rest of the data is split as before.
-            let before = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 2, fold: fold)
-            for (a, b) in [(inTime.train, before.train), (inTime.validation, before.validation), (inTime.test, before.test)] {
-                #expect(a.filter { $0 < others } == b.filter { $0 < others })
-            }
-        }
-    }
-
     /// Every share comes with its 95 % Wilson interval, and each class is also scored against
     /// the rest together (Khan's snoring against non-snoring).
     @Test func metricsGiveEachShareAWilsonIntervalAndEachClassAgainstTheRest() throws {

@@ -40,11 +40,6 @@ public struct TrainingOptions: Sendable {
     public var augment = true
     public var backgroundProbability: Float = 0.8
     public var signalToNoise: ClosedRange<Float> = -3...25
-    /// When set, a mixed-in background's loudest 50 ms is also held at least this many dB under
-    /// the example's loudest 50 ms. Levelled by their means alone, a second of a kitchen's
-    /// scrubbing under a short cough came out louder than the cough, and was learnt as "cough"
-    /// (stop 55): a clatter or a door in a bed should never drown the sound the label names.
-    public var bedPeakMarginDecibels: Float?
     public var gainDecibels: ClosedRange<Float> = -20...6
     /// For half the examples at least a window long: how far (share of a window) the window may
     /// slide past the example's ends, so partial events are learnt too.
@@ -624,31 +619,8 @@ final class Worker: @unchecked Sendable {
         let signalRMS = (energy / Float(n)).squareRoot(), bedRMS = (bedEnergy / Float(n)).squareRoot()
         // Near-silent examples get the bed at a quiet absolute level instead.
         let targetRMS = signalRMS > 1e-4 ? signalRMS / pow(10, rng.nextUniform(o.signalToNoise) / 20) : pow(10, rng.nextUniform(-60 ... -30) / 20)
-        var scale = targetRMS / bedRMS
-        if let margin = o.bedPeakMarginDecibels, signalRMS > 1e-4 {
-            window.withUnsafeBufferPointer { w in
-                bed.withUnsafeBufferPointer { b in
-                    scale = min(scale, Self.bedScaleHoldingPeaks(under: w, bed: UnsafeBufferPointer(rebasing: b[offset..<(offset + n)]),
-                                                                  marginDecibels: margin))
-                }
-            }
-        }
+        let scale = targetRMS / bedRMS
         for i in 0..<n { window[i] += scale * bed[offset + i] }
-    }
-
-    /// The largest scale at which `bed`'s loudest 50 ms frame stays `marginDecibels` under
-    /// `signal`'s loudest (frames aligned; infinity for a silent bed).
-    static func bedScaleHoldingPeaks(under signal: UnsafeBufferPointer<Float>, bed: UnsafeBufferPointer<Float>, marginDecibels: Float) -> Float {
-        let frame = analysisSampleRate / 20, n = min(signal.count, bed.count)
-        var signalPeak: Float = 0, bedPeak: Float = 0, start = 0
-        while start < n {
-            var s: Float = 0, b: Float = 0
-            for i in start..<min(start + frame, n) { s += signal[i] * signal[i]; b += bed[i] * bed[i] }
-            signalPeak = max(signalPeak, s); bedPeak = max(bedPeak, b)
-            start += frame
-        }
-        guard bedPeak > 0 else { return .infinity }
-        return (signalPeak / bedPeak).squareRoot() * pow(10, -marginDecibels / 20)
     }
 
     /// SpecAugment-style: one band of frames and one band of mel bands set to the mean (0), in

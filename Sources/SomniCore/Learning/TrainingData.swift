@@ -328,31 +328,18 @@ public struct TrainingSet: Sendable {
     /// group. Examples from files outside that data set are split by group as in `split`, and
     /// windows straddling a noise recording's train/test boundary are left out. Another `fold`
     /// holds out another part of the data, for cross-validation.
-    ///
-    /// `noiseValidationInTime` validates on the last stretch of each noise recording's training
-    /// part instead of on whole recordings. The data holds four noise recordings, so grouping by
-    /// recording gives validation one of them whole (the kitchen's, for seed 2): the model never
-    /// learns its clinks and clatter as "other", and may take them for coughs (stop 54).
-    public func sharedDataSplit(validationShare: Double, testShare: Double, seed: UInt64, fold: Int = 0,
-                                noiseValidationInTime: Bool = false) -> (train: [Int], validation: [Int], test: [Int]) {
-        var test: [Int] = [], rest: [Int] = [], foreign: [Int] = [], noise: [Int] = []
+    public func sharedDataSplit(validationShare: Double, testShare: Double, seed: UInt64,
+                                fold: Int = 0) -> (train: [Int], validation: [Int], test: [Int]) {
+        var test: [Int] = [], rest: [Int] = [], foreign: [Int] = []
         for (i, e) in examples.enumerated() {
             switch Self.sharedDataSplit(of: e, clipLength: clips[e.clip].count, fold: fold) {
             case .test?: test.append(i)
-            case .train? where noiseValidationInTime && Self.recordingFile(e.path)?.source == .noise: noise.append(i)
             case .train?: rest.append(i)
             case nil where Self.recordingFile(e.path) == nil: foreign.append(i)
             case nil: break
             }
         }
-        let innerShare = validationShare / max(1 - testShare, 0.01)
-        var inner = split(rest, validationShare: innerShare, testShare: 0, seed: seed)
-        for members in Dictionary(grouping: noise, by: { examples[$0].clip }).values {
-            let inTime = members.sorted { examples[$0].start < examples[$1].start }
-            let validating = Int((innerShare * Double(inTime.count)).rounded())
-            inner.train += inTime.dropLast(validating)
-            inner.validation += inTime.suffix(validating)
-        }
+        let inner = split(rest, validationShare: validationShare / max(1 - testShare, 0.01), testShare: 0, seed: seed)
         let outer = split(foreign, validationShare: validationShare, testShare: testShare, seed: seed)
         return ((inner.train + outer.train).sorted(), (inner.validation + outer.validation).sorted(), (test + outer.test).sorted())
     }
