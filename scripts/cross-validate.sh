@@ -15,7 +15,8 @@
 # a fold whose two models are already there is not trained again, so a second run only scores.
 # Fold 0 reproduces the shipped models bit for bit; the script says whether it did.
 # RECIPE_OPTIONS="..." adds 'somni train' options to every model, to cross-validate a variant of
-# the recipe (RECIPE_OPTIONS="--noise-validation-in-time --bed-peak-margin 3", stop 55).
+# the recipe (RECIPE_OPTIONS="--gain-db=-32:6 --channels 24,48,96,128"); fold 0 is then not
+# expected to give the shipped models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="$(cd "${1:-../shared/data}" && pwd)"
