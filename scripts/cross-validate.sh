@@ -24,6 +24,7 @@ WORK="${2:-$(mktemp -d)}"
 mkdir -p "$WORK"
 WORK="$(cd "$WORK" && pwd)"
 FOLDS="${FOLDS:-0 1 2 3 4}"
+read -r -a recipe <<< "${RECIPE_OPTIONS:-}"
 for fold in $FOLDS; do
   model="$WORK/fold-$fold.somnimodel"
   if [ -f "$model" ] && [ -f "${model%.somnimodel}-second.somnimodel" ]; then
@@ -33,7 +34,6 @@ for fold in $FOLDS; do
   echo "== Fold $fold: training both models of the recipe with fold $fold held out" >&2
   # Fold 0 keeps the shipped models' names, so that it can reproduce them.
   name="somni-cnn v3"; [ "$fold" = 0 ] || name="somni-cnn v3 fold $fold"
-  read -r -a recipe <<< "${RECIPE_OPTIONS:-}"
   FOLD="$fold" SECOND_SEED=3 NAME="$name" scripts/train-default-model.sh "$DATA" "$model" "${recipe[@]}" >&2
 done
 if [[ " $FOLDS " == *" 0 "* ]]; then

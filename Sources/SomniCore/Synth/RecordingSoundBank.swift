@@ -44,6 +44,7 @@ public enum DataSplit: String, Sendable, CaseIterable {
     private static let khanHeldOutBlock: [Int?] = [3, 0, 1, 2, nil]
 
     public static func of(_ file: RecordingFile, fold: Int = 0) -> DataSplit {
+        precondition(folds.contains(fold), "fold \(fold) is not one of the folds \(folds)")
         switch file.source {
         case .khanSnoring, .khanNoSnoring:
             return khanHeldOutBlock[fold] == ((file.index ?? 0) % 50) / 10 ? .test : .train
