@@ -56,6 +56,8 @@ struct ClassifyCommand: Command {
                       own models, are scored together: a cross-validation of a training recipe,
                       every window of the data held out once, e.g.
                         --fold 0,1,2,3,4 --model cv/fold-{fold}.somnimodel
+                      A model whose file says it held out another fold (it trained on this
+                      one's windows) is refused; one that does not say is warned of
     """
 
     var input: String
@@ -119,11 +121,6 @@ struct ClassifyCommand: Command {
         if let split, split != "shared-data" { throw UsageError("--split takes 'shared-data', not '\(split)'") }
         if foldsGiven {
             guard split != nil else { throw UsageError("--fold goes with --split shared-data") }
-            // The shipped models were trained on every fold's held-out part but fold 0's.
-            if modelPaths.isEmpty, folds != [0] {
-                throw UsageError("the shipped models trained on what fold \(folds.first { $0 != 0 }!) holds out: give each fold "
-                                 + "its own --model, with {fold} in the path")
-            }
             if folds.count > 1, let shared = modelPaths.first(where: { !$0.contains("{fold}") }) {
                 throw UsageError("--model \(shared) would classify every fold, and trained on all but one of them: "
                                  + "with several folds, put {fold} in each --model's path")
@@ -255,7 +252,13 @@ extension ClassifyCommand {
             let paths = foldsGiven ? modelPaths.map { $0.replacingOccurrences(of: "{fold}", with: String(fold)) } : modelPaths
             return try ClassifierChoice.learned(modelPaths: paths, recordedSampleRate: nil)
         }
-        let first = try classifier(of: folds[0])
+        // Every fold's models before any audio: one that heard a fold's windows is refused at once.
+        let classifiers = try (split == nil ? [folds[0]] : folds).map { fold in
+            let scored = try classifier(of: fold)
+            if split != nil { try Self.checkHeldOut(scored, fold: fold) }
+            return scored
+        }
+        let first = classifiers[0]
         let list = try TrainingFileList.scan(URL(fileURLWithPath: input), labels: first.labels)
         let threads = min(ProcessInfo.processInfo.activeProcessorCount, TrainCommand.mostThreads)
         let data = try TrainingSet.load(list, windowLength: first.windowLength, gapLabel: first.labels.firstIndex(of: "other"),
@@ -267,8 +270,8 @@ extension ClassifyCommand {
         }
         var pooled = WindowVerdicts(labels: first.labels)
         var outside = 0
-        for fold in folds {
-            var scored = fold == folds[0] ? first : try classifier(of: fold)
+        for (fold, classifier) in zip(folds, classifiers) {
+            var scored = classifier
             guard scored.labels == first.labels, scored.windowLength == first.windowLength else {
                 throw SomniError(.badInput, "fold \(fold)'s models have labels \(scored.labels.joined(separator: ", ")) and "
                                  + "\(scored.windowLength)-sample windows, fold \(folds[0])'s \(first.labels.joined(separator: ", ")) and "
@@ -292,6 +295,24 @@ extension ClassifyCommand {
                        + "(--split shared-data)")
         }
         try report(pooled.metrics, name: folds.count == 1 ? first.name : "\(first.name) and its other folds' models")
+    }
+
+    /// Refuses models that say they held out another fold of ../shared/data's rule than the one
+    /// scored (they trained on its windows), and warns of models that do not say.
+    static func checkHeldOut(_ classifier: CNNClassifier, fold: Int) throws {
+        for model in classifier.models {
+            guard let heldOut = model.heldOutFold else {
+                printError("somni classify: warning: model '\(model.name)' does not say which part of ../shared/data it held out "
+                           + "(trained on another split, or by Somni before 0.55): if it trained on ../shared/data, "
+                           + "some of fold \(fold)'s windows may be ones it learnt")
+                continue
+            }
+            guard heldOut == fold else {
+                throw UsageError("model '\(model.name)' held out fold \(heldOut) of ../shared/data and trained on what fold \(fold) "
+                                 + "holds out: its figures there would be of windows it learnt (give each fold its own --model, "
+                                 + "with {fold} in the path)")
+            }
+        }
     }
 
     private var foldList: String { folds.map(String.init).joined(separator: ",") }

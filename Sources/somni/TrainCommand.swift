@@ -48,7 +48,8 @@ struct TrainCommand: Command {
                                from its start (the --background beds lose the same fifth): five
                                models, one per fold, cross-validate a recipe, each part of the
                                data tested once ('somni classify DATA_DIR --split shared-data
-                               --fold 0,1,2,3,4' pools them)
+                               --fold 0,1,2,3,4' pools them). The model file records the fold,
+                               and 'somni classify' refuses to score it on another fold's part
       --seed N                 seeds the split, initial weights and augmentation (default 1)
       --epochs N               most epochs (default 50); training stops early on validation loss
       --patience N             epochs without a better validation loss before stopping (default 10)
@@ -339,12 +340,15 @@ struct TrainCommand: Command {
         if let channels { options.layers = CNNArchitecture.standard(classes: data.labels.count, channels: channels) }
         let trainer = try Trainer(data: data, train: train, validation: validation, test: test, backgrounds: beds, options: options)
         let epochs = options.maxEpochs
-        let (model, report) = try trainer.train { e in
+        let (trained, report) = try trainer.train { e in
             // `%d` holds the epoch counts `validate` allows (at most 10,000).
             var line = String(format: "epoch %2d/%d  lr %.5f  train loss %.4f acc %.4f", e.epoch, epochs, e.learningRate, e.trainLoss, e.trainAccuracy)
             if let l = e.validationLoss, let a = e.validationAccuracy { line += String(format: "  validation loss %.4f acc %.4f", l, a) }
             printError(line + String(format: "  (%.1f s)", e.seconds))
         }
+        var model = trained
+        // The file says what it never heard, so a score of that part can be checked as held out.
+        if sharedDataSplit { model.heldOutFold = fold }
         let outURL = URL(fileURLWithPath: out)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

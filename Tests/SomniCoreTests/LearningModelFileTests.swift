@@ -102,6 +102,35 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         #expect(try CNNClassifier.bundled(forRecordingsAt: 8_000).models.count == 1)
     }
 
+    /// A model says which fold of ../shared/data's rule it never trained on; one of no fold
+    /// writes no such key, so its file is what Somni wrote before it could say.
+    @Test func aModelSaysWhichHeldOutFoldItNeverTrainedOn() throws {
+        var model = try tinyModel()
+        #expect(try headerJSON(model)["heldOutFold"] == nil)
+        #expect(try CNNModel(data: model.encoded()).heldOutFold == nil)
+        model.heldOutFold = 3
+        #expect(try headerJSON(model)["heldOutFold"] as? Int == 3)
+        #expect(try CNNModel(data: model.encoded()).heldOutFold == 3)
+        // A fold the rule does not have is a damaged or foreign file.
+        var header = try headerJSON(model)
+        header["heldOutFold"] = 7
+        expectBadModel(assemble(header: try JSONSerialization.data(withJSONObject: header), parameters: model.parameters),
+                       mentioning: "held-out fold 7, where ../shared/data's rule has folds 0 to 4")
+    }
+
+    /// The shipped files are what this build writes of them (so the recipe, which trains them
+    /// with fold 0 held out, reproduces them bit for bit), and they say so.
+    @Test func theShippedModelsSayTheyHeldOutFoldZeroAndAreWrittenAsThisBuildWritesThem() throws {
+        let urls = CNNClassifier.bundledModelURLs + [CNNClassifier.bundledModelURL(named: "narrow-band")].compactMap { $0 }
+        #expect(urls.count == 3)
+        for url in urls {
+            let bytes = try Data(contentsOf: url)
+            let model = try CNNModel(data: bytes)
+            #expect(model.heldOutFold == 0, "\(url.lastPathComponent)")
+            #expect(try model.encoded() == bytes, "\(url.lastPathComponent) is not written as this build writes it")
+        }
+    }
+
     @Test func theNarrowBandModelIsChosenForRecordingsMadeBelowTheAnalysisRate() throws {
         let shipped = try CNNClassifier.bundled()
         for rate in [8_000, 11_025, 12_000] {

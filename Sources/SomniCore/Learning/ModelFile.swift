@@ -3,7 +3,7 @@ import Foundation
 /// A trained classifier as stored on disk: everything needed to run it, self-described.
 ///
 /// Layout (little-endian): magic "SOMNICNN", format version (UInt32), header length (UInt32),
-/// JSON header (labels, feature settings, normalisation, architecture, temperature), parameter
+/// JSON header (labels, feature settings, normalisation, architecture, temperature, held-out fold), parameter
 /// count (UInt32), that many Float32 parameters, then a CRC-32 of every preceding byte.
 public struct CNNModel: Sendable {
     public static let magic = Array("SOMNICNN".utf8)
@@ -20,9 +20,15 @@ public struct CNNModel: Sendable {
     public var parameters: [Float]
     /// Softmax temperature fitted on validation data (1 = uncalibrated).
     public var temperature: Float
+    /// The fold of ../shared/data's held-out rule (`DataSplit`) the model never trained on, for a
+    /// model trained under that rule (`somni train --split shared-data --fold K`): what lets a
+    /// score of that fold's held-out windows be checked as one of windows the model never heard.
+    /// Nil for a model trained on any other split, and in files written before Somni 0.55.
+    public var heldOutFold: Int?
 
     public init(name: String, labels: [String], features: FeatureSettings, bandMean: [Float], bandDeviation: [Float],
-                layers: [LayerSpec], parameters: [Float]? = nil, temperature: Float = 1, seed: UInt64 = 1) throws {
+                layers: [LayerSpec], parameters: [Float]? = nil, temperature: Float = 1, heldOutFold: Int? = nil,
+                seed: UInt64 = 1) throws {
         try features.validate()  // first: the input's shape divides by the hop, which a damaged file may give as 0
         let network = try Network(input: features.inputShape, layers: layers)
         self.name = name; self.labels = labels; self.features = features
@@ -30,6 +36,7 @@ public struct CNNModel: Sendable {
         self.network = network
         self.parameters = parameters ?? network.initialParameters(seed: seed)
         self.temperature = temperature
+        self.heldOutFold = heldOutFold
         try validate()
     }
 
@@ -73,6 +80,9 @@ public struct CNNModel: Sendable {
         guard temperature.isFinite, temperature >= 1e-3, temperature <= Self.largestMagnitude else {
             throw fail("temperature \(temperature)")
         }
+        if let heldOutFold, !DataSplit.folds.contains(heldOutFold) {
+            throw fail("held-out fold \(heldOutFold), where ../shared/data's rule has folds \(DataSplit.folds.lowerBound) to \(DataSplit.folds.upperBound)")
+        }
     }
 
     private struct Header: Codable {
@@ -83,6 +93,8 @@ public struct CNNModel: Sendable {
         var bandDeviation: [Float]
         var layers: [LayerSpec]
         var temperature: Float
+        /// Absent (not null) when nil, so a model of no fold is written as before 0.55.
+        var heldOutFold: Int?
     }
 
     // MARK: Writing
@@ -92,7 +104,7 @@ public struct CNNModel: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         let header = try encoder.encode(Header(name: name, labels: labels, features: features, bandMean: bandMean,
                                                bandDeviation: bandDeviation, layers: network.layers.map(\.spec),
-                                               temperature: temperature))
+                                               temperature: temperature, heldOutFold: heldOutFold))
         var data = Data(Self.magic)
         data.appendLittleEndian(Self.formatVersion)
         data.appendLittleEndian(UInt32(header.count))
@@ -166,7 +178,7 @@ public struct CNNModel: Sendable {
         do {
             try self.init(name: header.name, labels: header.labels, features: header.features, bandMean: header.bandMean,
                           bandDeviation: header.bandDeviation, layers: header.layers, parameters: parameters,
-                          temperature: header.temperature)
+                          temperature: header.temperature, heldOutFold: header.heldOutFold)
         } catch let e as SomniError {
             throw fail(e.message)
         }
