@@ -369,6 +369,17 @@ import Testing
         let unfinishedDecoder = try AudioDecoder(url: unfinishedURL)
         #expect(try TestSignals.readAll(unfinishedDecoder).count == tone.count)
         #expect(unfinishedDecoder.warnings.isEmpty, "\(unfinishedDecoder.warnings)")
+        // Sizes no file has (here near Int's range, where an offset plus the size overflowed and
+        // trapped) are no sizes: the file is read as one whose sizes were never filled in.
+        for huge in [UInt64(Int64.max), UInt64(1) << 56] {
+            var forged = rf64(bits: 16, bytes: 2)
+            withUnsafeBytes(of: huge.littleEndian) { forged.replaceSubrange(28..<36, with: $0) }
+            let forgedURL = try folder.file("forged-\(huge).wav", contents: forged)
+            #expect(WAVLayout.lengths(of: forgedURL)?.held == 2)
+            #expect(PCM16Samples.wavFile(forgedURL)?.count == tone.count)
+            let forgedDecoder = try AudioDecoder(url: forgedURL)
+            #expect(try TestSignals.readAll(forgedDecoder).count == tone.count)
+        }
     }
 
     /// A stream that starts away from 0 (here an Ogg Opus whose granules start 2 s in, as a

@@ -75,6 +75,21 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(try run() == run())
     }
 
+    /// An app's options that would never end an epoch (a batch of 0) or trap (a negative one)
+    /// are one error before any training.
+    @Test func batchesAndExamplesPerClassMustBePositive() throws {
+        let data = tonesAndNoise(seed: 6)
+        let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 3)
+        for (batch, perClass) in [(0, 48), (-4, 48), (16, 0)] {
+            var options = tinyOptions(epochs: 1)
+            options.batchSize = batch; options.examplesPerClass = perClass
+            let error = #expect(throws: SomniError.self) {
+                try Trainer(data: data, train: split.train, validation: split.validation, test: [], backgrounds: [], options: options)
+            }
+            #expect(error?.message.contains("must be positive, got \(batch) and \(perClass)") == true, "\(error?.message ?? "")")
+        }
+    }
+
     @Test func sameClassMixingAddsThePartnerAtTheAskedLevel() {
         var rng = SeededRandom(seed: 4)
         let first = (0..<1_000).map { _ in 0.2 * rng.nextGaussian() }

@@ -75,8 +75,9 @@ public struct WAVLayout {
             let size = number(chunk, 4, 4)
             let body = at + 8
             if chunk[0..<4].elementsEqual("ds64".utf8), size >= 16, let sizes = bytes(body, 16) {
-                // Sizes past Int's range are no sizes a file has: left to the 32-bit placeholders.
-                if sizes[7] < 0x80, sizes[15] < 0x80 {
+                // Sizes of 64 PiB and more are no sizes a file has (and near Int's range, an offset
+                // plus one overflowed, a trap): left to the 32-bit placeholders.
+                if sizes[7] == 0, sizes[15] == 0 {
                     (layout.riffSize, dataSize64) = (number(sizes, 0, 8), number(sizes, 8, 8))
                 }
             } else if chunk[0..<4].elementsEqual("fmt ".utf8) {

@@ -93,6 +93,8 @@ public struct CNNClassifier: SoundClassifier, Sendable {
     }
 
     public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
+        // Stated, not left to the loops below: they would write or read past the buffer's end.
+        precondition(scores.count == labels.count, "scores holds \(scores.count) values for \(labels.count) labels")
         if !isKnownUniquelyReferenced(&engine) { engine = engine.copy() }
         // A DC offset (a cheap USB sound card) is no sound: the models and the steadiness check
         // hear the window about its mean. With an offset, a window's log-mel gained energy in its

@@ -211,6 +211,10 @@ public final class Trainer {
             throw SomniError(.badInput, "class '\(data.labels[c])' has no training examples")
         }
         try options.features.validate()
+        // A batch of 0 never ends an epoch, and a negative one traps on its slice.
+        guard options.batchSize > 0, options.examplesPerClass > 0 else {
+            throw SomniError(.badInput, "batch size and examples per class must be positive, got \(options.batchSize) and \(options.examplesPerClass)")
+        }
         self.data = data; self.options = options
         self.backgrounds = backgrounds.filter { $0.count >= options.features.windowLength }
         trainIndices = train; validationIndices = validation; testIndices = test

@@ -39,10 +39,13 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
     /// must exist (the caller makes it a temporary folder and renames it when this returns).
     /// `started` dates the night (session.json's `startedAt` and `startedFrom`, the envelope's start).
     ///
-    /// Threads: `source` is read on a thread of the analyser's own, one `read` at a time, and
-    /// `progress` is called from the analysing threads, one call at a time, in order of stage;
-    /// neither is ever called on the caller's thread by design, so neither may be tied to the
-    /// main actor (hop there from `progress` to show it).
+    /// Threads: `source` is read on a thread of the analyser's own, one `read` at a time, while
+    /// its `rereadableSamples()` may be asked for on the calling thread (what it gives must not
+    /// change under `read`). `progress` is called one call at a time, in order of stage, on the
+    /// calling thread (reading, and whatever one worker does) and on the working threads: a
+    /// closure that waits for the thread that called `analyze` deadlocks (`DispatchQueue.main.sync`
+    /// from a call made on the main thread), so call `analyze` away from the main actor and hop
+    /// there from `progress` to show it.
     public mutating func analyze<Source: AudioSource>(source: Source, sourceName: String, started: RecordingStart? = nil,
                                                       into folder: URL,
                                                       progress reportProgress: (@Sendable (Stage, Double) -> Void)? = nil) throws -> Session {
