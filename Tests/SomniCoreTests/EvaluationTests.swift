@@ -91,6 +91,26 @@ import Testing
         #expect(result(unmerged, .snoring).scoredReferenceCount == 9)
     }
 
+    /// Decimal times are not exact in binary: events exactly the merge gap apart stay apart, and
+    /// an event starting on a segment boundary starts in that segment, whatever their decimals.
+    @Test func boundariesInDecimalTimesAreWhereTheDecimalsSay() {
+        for (first, second) in [(5.4, 16.4), (5.5, 16.5), (6.9, 17.9), (5.0, 16.0)] {
+            let apart = Evaluator.merged([event(.snoring, first, first + 1), event(.snoring, second, second + 1)], gap: 10)
+            #expect(apart.count == 2, "\(first + 1) and \(second) are 10 s apart, not less")
+            let within = Evaluator.merged([event(.snoring, first, first + 1), event(.snoring, second - 0.001, second + 1)], gap: 10)
+            #expect(within.count == 1)
+        }
+        let ref = [event(.cough, 0.6, 0.7)], found = [event(.cough, 0.4, 0.5)]
+        #expect(Evaluator.segmentScores(reference: ref, found: found, duration: 10, segmentLength: 0.2)
+                == DetectionScores(truePositives: 0, falsePositives: 1, falseNegatives: 1))
+        // Ending on a boundary (0.7 / 0.1 is 6.999999999999999) does not reach the next segment.
+        #expect(Evaluator.segmentScores(reference: [event(.cough, 0.7, 0.8)], found: [event(.cough, 0.5, 0.7)],
+                                        duration: 10, segmentLength: 0.1)
+                == DetectionScores(truePositives: 0, falsePositives: 2, falseNegatives: 1))
+        #expect(Evaluator.segmentScores(reference: ref, found: [event(.cough, 0.61, 0.62)], duration: 10, segmentLength: 0.2)
+                == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 0))
+    }
+
     @Test func segmentCountsOnTenSecondSegments() {
         // Duration 100 s → 10 segments. Reference active in segments 1, 2 (15–25) and 5 (50–55).
         // Found active in 2 (20–29.9), 5 (52–53) and 8 (80–81). TP 2 (2, 5), FP 1 (8), FN 1 (1).

@@ -201,11 +201,16 @@ public enum Evaluator {
         return total
     }
 
-    /// Joins events (sorted by start) whose gap to the running group is below `gap` seconds.
+    /// How near two times in seconds (or segment positions) count as the same: decimal times in a
+    /// file are not exact in binary, so 16.4 − 6.4 is 9.999999999999998, which is not 10 s apart.
+    static let sameTime = 1e-6
+
+    /// Joins events (sorted by start) whose gap to the running group is below `gap` seconds;
+    /// a gap of `gap` give or take `sameTime` is not below it.
     static func merged(_ events: [ReferenceEvent], gap: Double) -> [ReferenceEvent] {
         var out: [ReferenceEvent] = []
         for e in events {
-            if let last = out.last, e.start - last.end < gap {
+            if let last = out.last, e.start - last.end < gap - sameTime {
                 out[out.count - 1].end = max(last.end, e.end)
             } else {
                 out.append(e)
@@ -258,8 +263,15 @@ public enum Evaluator {
         let timeline = min(max(safeDuration, lastEnd), safeDuration + 86_400)
         let count = Int((timeline / segmentLength).rounded(.up))
         guard count > 0 else { return DetectionScores(truePositives: 0, falsePositives: 0, falseNegatives: 0) }
+        /// Where `seconds` falls in segments, a boundary taken as one within `sameTime`: with
+        /// 0.2 s segments 0.6 / 0.2 is 2.9999999999999996, which put an event starting at 0.6 s
+        /// into the segment before.
+        func position(_ seconds: Double) -> Double {
+            let q = seconds / segmentLength
+            return abs(q - q.rounded()) < sameTime ? q.rounded() : q
+        }
         func segment(_ seconds: Double, _ rule: FloatingPointRoundingRule) -> Int {
-            Int(min(Double(count), max(0, (seconds / segmentLength).rounded(rule))))
+            Int(min(Double(count), max(0, position(seconds).rounded(rule))))
         }
         func activity(_ events: [ReferenceEvent]) -> [Bool] {
             var active = [Bool](repeating: false, count: count)
@@ -267,7 +279,7 @@ public enum Evaluator {
                 // The segments from the one its start is in to the one its end is in, as
                 // sed_eval's event roll: an event that ends exactly on a boundary does not touch
                 // the next segment, and one of no length on a boundary touches none.
-                guard (e.end / segmentLength).rounded(.up) > (e.start / segmentLength).rounded(.down) else { continue }
+                guard position(e.end).rounded(.up) > position(e.start).rounded(.down) else { continue }
                 // One past the timeline (a day after the recording) still counts, in its last segment.
                 let first = min(count - 1, segment(e.start, .down))
                 for i in first..<max(first + 1, segment(e.end, .up)) { active[i] = true }
