@@ -265,7 +265,11 @@ public enum Format {
         for _ in 0..<decimals { scale *= 10 }
         // Past what an Int holds exactly (no figure of a night is), printf's rounding will do.
         guard abs(value) * Double(scale) < 1e15 else { return String(format: "%.\(decimals)f", value) }
-        let scaled = Int((abs(value) * Double(scale)).rounded())
+        // A value a hair under a half is that half (a duration, end − start, of 1.15 s comes out
+        // 1.1499999999999986, and read "1.1" beside another 1.15 read "1.2").
+        let shifted = abs(value) * Double(scale)
+        let half = shifted.rounded(.down) + 0.5
+        let scaled = Int((abs(shifted - half) < 1e-9 * max(1, shifted) ? half : shifted).rounded())
         let sign = value < 0 && scaled != 0 ? "-" : ""
         guard decimals > 0 else { return sign + String(scaled) }
         return sign + String(scaled / scale) + "." + padded(scaled % scale, decimals)

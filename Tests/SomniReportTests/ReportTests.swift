@@ -160,6 +160,12 @@ import SomniStore
             #expect(Format.fixed(v, 1) == String(format: "%.1f", v).replacingOccurrences(of: "-0.0", with: "0.0"), "\(v)")
             #expect(Format.fixed(v, 0) == String(format: "%.0f", v).replacingOccurrences(of: "-0", with: "0"), "\(v)")
         }
+        // A half that a subtraction left a hair under is rounded as the half it is, as its CSV
+        // figure (1.150) says: durations of 1.15 s read "1.2" whichever times gave them.
+        for (start, end) in [(10.0, 11.15), (1234.45, 1235.6), (0.3, 1.45)] {
+            #expect(Format.fixed(end - start, 1) == "1.2" && Format.fixed(end - start, 3) == "1.150", "\(end - start)")
+        }
+        #expect(Format.fixed(-(11.15 - 10.0), 1) == "-1.2" && Format.fixed(1.1499, 1) == "1.1" && Format.fixed(0.95 - 1e-7, 1) == "0.9")
         #expect(Format.duration(7 * 3600 + 5 * 60) == "7 h 05 min")
         // Snoring minutes, as analyze, show, nights and the report all give them.
         #expect([0.04, 0.4, 9.94, 9.96, 12.5, 95.2].map(Format.minutes) == ["0.0 min", "0.4 min", "9.9 min", "10 min", "13 min", "95 min"])
