@@ -68,6 +68,12 @@ struct ReportCommand: Command {
         }
     }
 
+    /// Which of two nights is the earlier for "the latest": by start, an undated night the
+    /// oldest, then by when each was added.
+    static func isEarlier(_ a: NightRecord, _ b: NightRecord) -> Bool {
+        (a.start ?? .distantPast, a.addedAt, a.id) < (b.start ?? .distantPast, b.addedAt, b.id)
+    }
+
     func run() throws {
         // Through a link, the page lands at its target, and its clips go beside it there (beside
         // the link, the page's players found nothing).
@@ -93,7 +99,9 @@ struct ReportCommand: Command {
             if all {
                 let every = range.filter(try store.nights())
                 trends = every.map { TrendNight(record: $0) }
-                records = Array(every.suffix(details))
+                // The latest in full, as a report of no NIGHT takes the latest: an undated night
+                // counts as the oldest (the store lists it last, as its time is not known).
+                records = Array(every.sorted(by: Self.isEarlier).suffix(details))
             } else if let key {
                 do { records = [try store.night(matching: key)] } catch {
                     // A folder meant as a night folder is named as one, not looked for as an id.
@@ -103,8 +111,7 @@ struct ReportCommand: Command {
                                      + "(and no night in the store has that id)")
                 }
             } else {
-                guard let latest = try store.nights().max(by: { ($0.start ?? .distantPast, $0.addedAt)
-                    < ($1.start ?? .distantPast, $1.addedAt) }) else {
+                guard let latest = try store.nights().max(by: Self.isEarlier) else {
                     throw SomniError(.badInput, "the store \(store.directory.path) has no nights yet")
                 }
                 records = [latest]

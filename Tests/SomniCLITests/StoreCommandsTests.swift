@@ -280,6 +280,28 @@ import Testing
     }
 
     /// --from and --to pick nights by the evening each began, for nights, export and report --all.
+    /// `report --all --details N` shows in full the nights a report of no NIGHT calls the
+    /// latest: an undated night, listed last as its time is unknown, is not one of them.
+    @Test func theLatestNightsInFullAreTheLatestDatedOnes() throws {
+        let (dir, store) = try storeOfTwoEvenings()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let undated = dir.appendingPathComponent("undated.wav")
+        try CLI.synthesiseShortNight(at: undated, seed: 9)
+        #expect(try CLI.run(["analyze", undated.path, "--classifier", "heuristic", "--no-clips"], environment: store).status == 0)
+        let ids = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
+        let undatedID = try #require(ids.first { $0.hasSuffix("undated") }, "\(ids)")
+        func inFull(_ arguments: [String]) throws -> [String] {
+            let page = try CLI.run(["report"] + arguments + ["-o", "-"], environment: store)
+            #expect(page.status == 0, "\(page.stderr)")
+            return (ids).filter { page.stdout.contains("· id \($0)</small>") }
+        }
+        #expect(try inFull([]) == ["20261102-2300"])
+        #expect(try inFull(["--all", "--details", "1"]) == ["20261102-2300"])
+        #expect(try inFull(["--all", "--details", "2"]) == ["20261101-2300", "20261102-2300"])
+        #expect(try inFull(["--all", "--details", "3"]).count == 3)
+        #expect(try !inFull(["--all", "--details", "2"]).contains(undatedID))
+    }
+
     @Test func aDateRangeNarrowsTheListingTheExportAndTheReport() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
