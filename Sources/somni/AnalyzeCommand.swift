@@ -53,6 +53,8 @@ struct AnalyzeCommand: Command {
     var keepsClips: Bool
     var store: String?
     var started: Date?
+    /// The clock an offset in --started names, when it is not this machine's.
+    var startedClock: TimeZone?
     /// A complete recording made the same way, for one cut off before its index was written.
     var like: String?
     var join: Bool
@@ -60,7 +62,9 @@ struct AnalyzeCommand: Command {
 
     init(_ a: inout Arguments) throws {
         out = try a.option("--out")
-        started = try a.option("--started").map { text in
+        let startedText = try a.option("--started")
+        startedClock = startedText.flatMap { RecordingStart.clock(of: $0) }
+        started = try startedText.map { text in
             guard let date = RecordingStart.parse(text) else {
                 throw UsageError("--started takes a date and time such as 2026-11-28T23:14 or \"2026-11-28 23:14\", not '\(text)'")
             }
@@ -248,14 +252,15 @@ struct AnalyzeCommand: Command {
     /// their own files move with it by the same amount (a recorder's clock set wrong is wrong for
     /// every part), so each pause stays as the files show it. Before, the given time dated the
     /// night but not its first part, and the pause before a dated second part was lost.
-    static func placing(_ starts: [RecordingStart?], startedAt given: Date?) -> [RecordingStart?] {
+    /// `clock`: the one the given time was read off, when not this machine's.
+    static func placing(_ starts: [RecordingStart?], startedAt given: Date?, clock: TimeZone? = nil) -> [RecordingStart?] {
         guard let given, !starts.isEmpty else { return starts }
         var placed = starts
         if let own = starts[0]?.date {
             let shift = given.timeIntervalSince(own)
-            placed = starts.map { $0.map { RecordingStart(date: $0.date.addingTimeInterval(shift), origin: .given) } }
+            placed = starts.map { $0.map { RecordingStart(date: $0.date.addingTimeInterval(shift), origin: .given, clock: clock) } }
         }
-        placed[0] = RecordingStart(date: given, origin: .given)
+        placed[0] = RecordingStart(date: given, origin: .given, clock: clock)
         return placed
     }
 
@@ -293,7 +298,7 @@ struct AnalyzeCommand: Command {
     private func analyse(_ inputs: [URL], into destination: URL?, store opened: NightStore?) throws -> AnalysedNight {
         // The user's files first: their problems are the likelier ones.
         let decoders = try inputs.map { try AudioDecoder(url: $0, like: like.map { URL(fileURLWithPath: $0) }) }
-        let starts = Self.placing(zip(inputs, decoders).map { Self.start(of: $0, decoder: $1) }, startedAt: started)
+        let starts = Self.placing(zip(inputs, decoders).map { Self.start(of: $0, decoder: $1) }, startedAt: started, clock: startedClock)
         let start = starts[0]
         let source: any AudioSource = decoders.count == 1 ? decoders[0] : try Self.joined(inputs, decoders, starts: starts)
         let name = inputs.count == 1 ? inputs[0].lastPathComponent : inputs.map(\.lastPathComponent).joined(separator: " + ")

@@ -874,6 +874,32 @@ extension AnalyzeDatingTests {
         let first = try JSONDecoder().decode(Session.self, from: Data(twice.stdout.utf8))
         #expect(first.startedAt == "2026-10-25T02:30:00+02:00")
     }
+
+    /// A --started with an offset other than this machine's (a night recorded abroad, dated
+    /// here) reads on the clock it was given on: it was filed at this machine's time of that
+    /// moment, 10:00 on the evening before, with this machine's offset in every export.
+    @Test func aStartGivenOnAnotherClockKeepsThatClock() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let night = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: night)
+        let here = ["TZ": "UTC", "SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let r = try CLI.run(["analyze", night.path, "--started", "2026-11-28T23:00+13:00", "--classifier", "heuristic",
+                             "--no-clips", "--json"], environment: here)
+        try #require(r.status == 0, "\(r.stderr)")
+        let session = try JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
+        #expect(session.startedAt == "2026-11-28T23:00:00+13:00" && session.timeZone == "GMT+1300", "\(r.stdout)")
+        let listed = try CLI.run(["nights"], environment: here)
+        #expect(listed.stdout.contains("20261128-2300  2026-11-28  23:00"), "\(listed.stdout)")
+        let exported = try CLI.run(["export", "--all", "--rows", "night"], environment: here)
+        #expect(exported.stdout.contains("2026-11-28T23:00:00+13:00"), "\(exported.stdout)")
+        // The machine's own offset keeps the machine's zone, which knows when its clocks change.
+        let berlin = try CLI.run(["analyze", night.path, "--started", "2026-11-28T23:00+01:00", "--classifier", "heuristic",
+                                  "--no-clips", "--json", "--out", dir.appendingPathComponent("b").path],
+                                 environment: ["TZ": "Europe/Berlin"])
+        let local = try JSONDecoder().decode(Session.self, from: Data(berlin.stdout.utf8))
+        #expect(local.startedAt == "2026-11-28T23:00:00+01:00" && local.timeZone == "Europe/Berlin", "\(berlin.stdout)")
+    }
 }
 
 /// `--join`: a night a recorder split into files is analysed as one, each part placed at its time.

@@ -241,6 +241,14 @@ import Testing
         for bad in ["2026-11-28", "23:14", "2026-02-30T23:00", "2026-11-28T24:10", "yesterday", "2026-11-28T23:14+25:00"] {
             #expect(RecordingStart.parse(bad) == nil, "\(bad)")
         }
+        // The clock an offset names, when it is not the local zone's at that moment.
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        #expect(RecordingStart.clock(of: "2026-11-28T23:00+13:00", timeZone: berlin)?.secondsFromGMT() == 13 * 3600)
+        #expect(RecordingStart.clock(of: "2026-11-28T23:00-03:30", timeZone: berlin)?.secondsFromGMT() == -12_600)
+        #expect(RecordingStart.clock(of: "2026-11-28T23:00Z", timeZone: berlin)?.secondsFromGMT() == 0)
+        #expect(RecordingStart.clock(of: "2026-11-28T23:00+01:00", timeZone: berlin) == nil)
+        #expect(RecordingStart.clock(of: "2026-07-28T23:00+02:00", timeZone: berlin) == nil, "summer time is Berlin's own")
+        #expect(RecordingStart.clock(of: "2026-11-28T23:00", timeZone: berlin) == nil)
     }
 
     @Test(arguments: [

@@ -203,12 +203,13 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         let summary = SessionSummary(duration: duration, analysedSeconds: analysed, activeShare: gate.activeShare,
                                      gateBypassed: gate.bypassed, events: events, episodes: episodes,
                                      recordedSeconds: RecordingGap.recorded(of: duration, less: gaps))
-        var session = Session(source: sourceName, startedAt: started.map { isoDateString($0.date) }, duration: duration,
+        let clock = started?.clock ?? .current
+        var session = Session(source: sourceName, startedAt: started.map { isoDateString($0.date, in: clock) }, duration: duration,
                               analysedSeconds: analysed, activeShare: gate.activeShare,
                               settings: AnalysisSettings(sensitivity: sensitivity, classifier: classifier.name),
                               summary: summary, episodes: episodes, events: events, warnings: warnings)
         session.startedFrom = started?.origin
-        session.timeZone = started == nil ? nil : TimeZone.current.identifier  // the zone isoDateString wrote in
+        session.timeZone = started == nil ? nil : clock.identifier  // the zone isoDateString wrote in
         session.sourceFingerprint = source.fingerprint
         if !gaps.isEmpty { session.gaps = gaps }
         do {
@@ -296,10 +297,10 @@ public struct SpeculationCounts: Sendable, Equatable {
     public init() {}
 }
 
-/// ISO 8601 with the local offset, as session.json's startedAt.
-func isoDateString(_ date: Date) -> String {
+/// ISO 8601 with `zone`'s offset, as session.json's startedAt.
+func isoDateString(_ date: Date, in zone: TimeZone = .current) -> String {
     let f = ISO8601DateFormatter()
-    f.timeZone = .current
+    f.timeZone = zone
     f.formatOptions = [.withInternetDateTime]
     return f.string(from: date)
 }

@@ -24,8 +24,12 @@ public struct RecordingStart: Sendable, Equatable {
 
     public var date: Date
     public var origin: Origin
+    /// The clock the night is read on (its bedtime, its date, session.json's offsets) when it is
+    /// not this machine's: a time given with an offset of its own ("23:00+13:00", a night
+    /// recorded abroad). Nil: the process's zone, `TimeZone.current`.
+    public var clock: TimeZone?
 
-    public init(date: Date, origin: Origin) { self.date = date; self.origin = origin }
+    public init(date: Date, origin: Origin, clock: TimeZone? = nil) { self.date = date; self.origin = origin; self.clock = clock }
 
     private static let dateTimePattern = #"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$"#
 
@@ -45,6 +49,16 @@ public struct RecordingStart: Sendable, Equatable {
             }
         }
         return date(groups, in: zone)
+    }
+
+    /// The clock an offset in `text` names ("+13:00", "Z"), when it is not the offset `timeZone`
+    /// has at that moment: the time was read off another clock than this machine's, and the
+    /// night is to read as that clock did (nil: `timeZone`'s own, which knows its clock changes).
+    public static func clock(of text: String, timeZone: TimeZone = .current) -> TimeZone? {
+        guard let groups = match(dateTimePattern, in: text.trimmingCharacters(in: .whitespaces)), groups[7] != nil,
+              let moment = parse(text, timeZone: timeZone), let asIfUTC = date(groups, in: TimeZone(secondsFromGMT: 0)!) else { return nil }
+        let offset = Int(asIfUTC.timeIntervalSince(moment).rounded())
+        return offset == timeZone.secondsFromGMT(for: moment) ? nil : TimeZone(secondsFromGMT: offset)
     }
 
     /// The moments a date and time without an offset names in `timeZone`, earliest first: one;
