@@ -166,7 +166,7 @@ enum ReportAssets {
         night.events.forEach(function (e) {
           var x = e.s / D * W, w = Math.max(1.5, (e.e - e.s) / D * W);
           parts.push('<rect class="ev ' + e.c + '" x="' + x.toFixed(2) + '" width="' + w.toFixed(2) + '" y="' + (H - e.h) +
-            '" height="' + e.h + '"><title>' + NAMES[e.c] + ' ' + e.pk.toFixed(1) + ' dBFS</title></rect>');
+            '" height="' + e.h + '"><title>' + NAMES[e.c] + ' ' + fixed(e.pk, 1) + ' dBFS</title></rect>');
         });
         el.querySelector('.timeline').innerHTML =
           '<svg viewBox="0 0 ' + W + ' ' + H + '" preserveAspectRatio="none" role="img" aria-label="night timeline">' + parts.join('') + '</svg>';
@@ -358,6 +358,16 @@ enum ReportAssets {
         return show;
       }
 
+      // A figure as the page's tables and the command line round it (Format.fixed): half away
+      // from zero, a half a subtraction left a hair under taken as the half. toFixed rounds the
+      // binary value, so 0.15 min read "0.1" on a chart and "0.2" in the table beside it.
+      function fixed(v, d) {
+        var scale = Math.pow(10, d), x = Math.abs(v) * scale, half = Math.floor(x) + 0.5;
+        if (Math.abs(x - half) < 1e-9 * Math.max(1, x)) x = half;
+        var r = Math.round(x);
+        return (v < 0 && r !== 0 ? '-' : '') + (r / scale).toFixed(d);
+      }
+
       function drawTrends(trends, el) {
         // At least 14 slots wide, so a few nights give bars, not slabs.
         var n = trends.length, W = Math.max(n, 14) * 10, H = 100;
@@ -378,11 +388,11 @@ enum ReportAssets {
         var percent = trends.map(function (t) { return t.percent; });
         var maxMinutes = Math.max.apply(null, minutes), maxPercent = Math.max(1, Math.max.apply(null, percent));
         // The scale's top as its bars say it: tenths under 10 min ("max 0 min" over bars of 0.2).
-        function minutesText(v) { return v.toFixed(Math.abs(v) < 9.95 ? 1 : 0) + ' min'; }
+        function minutesText(v) { return fixed(v, Math.abs(v) < 9.95 ? 1 : 0) + ' min'; }
         el.querySelector('[data-chart="minutes"]').innerHTML =
           svg(bars(minutes, 'min', maxMinutes, minutesText), minutesText(maxMinutes));
         el.querySelector('[data-chart="percent"]').innerHTML =
-          svg(bars(percent, 'pct', maxPercent, function (v) { return v.toFixed(1) + ' %'; }), maxPercent.toFixed(1) + ' %');
+          svg(bars(percent, 'pct', maxPercent, function (v) { return fixed(v, 1) + ' %'; }), fixed(maxPercent, 1) + ' %');
         var classes = ['snoring', 'sleep_talk', 'cough'], maxRate = 0, stacked = [];
         trends.forEach(function (t) {
           var total = 0; classes.forEach(function (c) { total += t.rates[c] || 0; }); maxRate = Math.max(maxRate, total);
@@ -393,10 +403,10 @@ enum ReportAssets {
             var h = maxRate > 0 ? (t.rates[c] || 0) / maxRate * (H - 4) : 0;
             y -= h;
             stacked.push('<rect class="trend ' + c + '" x="' + (i * 10 + 1.5) + '" width="7" y="' + y.toFixed(2) + '" height="' + h.toFixed(2) +
-              '"><title>' + t.label + ': ' + (t.rates[c] || 0).toFixed(1) + ' ' + NAMES[c] + ' events per hour</title></rect>');
+              '"><title>' + t.label + ': ' + fixed(t.rates[c] || 0, 1) + ' ' + NAMES[c] + ' events per hour</title></rect>');
           });
         });
-        el.querySelector('[data-chart="rates"]').innerHTML = svg(stacked.join(''), maxRate.toFixed(1) + ' per hour');
+        el.querySelector('[data-chart="rates"]').innerHTML = svg(stacked.join(''), fixed(maxRate, 1) + ' per hour');
       }
 
       // The event list's class boxes and order.

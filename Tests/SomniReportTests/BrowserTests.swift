@@ -323,8 +323,10 @@ struct BrowserInteractionTests {
         try FileManager.default.removeItem(at: second.appendingPathComponent(EnvelopeFile.fileName))
         let dir = scratch.path("out")
         let linking = ClipLinking.relative(reportDirectory: dir)
-        let nights = try [ReportNight.load(id: "a", folder: first, clips: linking),
+        var nights = try [ReportNight.load(id: "a", folder: first, clips: linking),
                           ReportNight.load(id: "b", folder: second, clips: linking)]
+        // 0.15 is a hair under in binary: JavaScript's toFixed read it "0.1", the table "0.2".
+        nights[1].session.summary.snoringMinutes = 0.15
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let page = dir.appendingPathComponent("all.html")
         try Data(NightReport.html(nights: nights).utf8).write(to: page)
@@ -340,6 +342,8 @@ struct BrowserInteractionTests {
         // The scale's top as the bars are labelled: tenths under 10 min (it said "max 1 min" over 0.6).
         let most = max(nights[0].session.summary.snoringMinutes, nights[1].session.summary.snoringMinutes)
         #expect(most < 9.95 && dom.contains("<span>max \(Format.minutes(most))</span>"), "\(most)")
+        // Each bar's figure is rounded as the tables round it.
+        #expect(dom.contains(": 0.2 min</title>") && !dom.contains(": 0.1 min</title>"), "\(dom)")
         #expect(occurrences(of: "<rect class=\"ev ", in: dom) == 6)
         // 3000 s from an unknown start: 300 cells on rows labelled by hours since the start.
         #expect(occurrences(of: "<rect class=\"cell", in: dom) == 720 + 300)
