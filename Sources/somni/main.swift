@@ -66,7 +66,9 @@ func exitCode(for error: any Error) -> Int32 {
         printError("somni: unknown command '\(name)'. Run 'somni --help'.")
         return 64
     }
-    if argv.contains("--help") || argv.contains("-h") {
+    // Only before '--': after it, '-h' is a file's name.
+    let options = argv.prefix { $0 != "--" }
+    if options.contains("--help") || options.contains("-h") {
         print(type.help)
         return 0
     }

@@ -395,6 +395,12 @@ import Testing
         let r = try CLI.run(["analyze", "--out", "odd.night", "--no-clips", "--json", "--", "--odd.wav"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try Session.load(from: dir.appendingPathComponent("odd.night/session.json")).source == "--odd.wav")
+        // A file named as the help flags is a file there too, not a call for help.
+        try FileManager.default.copyItem(at: dir.appendingPathComponent("--odd.wav"), to: dir.appendingPathComponent("-h"))
+        let named = try CLI.run(["analyze", "--out", "h.night", "--no-clips", "--", "-h"], in: dir)
+        #expect(named.status == 0 && !named.stdout.contains("Usage:"), "\(named.stdout)")
+        #expect(try Session.load(from: dir.appendingPathComponent("h.night/session.json")).source == "-h")
+        #expect(try CLI.run(["analyze", "-h", "--", "x.wav"], in: dir).stdout.contains("Usage:"))
         let none = try CLI.run(["analyze", "--out", "none.night", "--"], in: dir)
         #expect(none.status == 64 && none.stderr.contains("missing FILE"), "\(none.stderr)")
         let dashed = try CLI.run(["analyze", "x.wav", "--odd.wav"], in: dir)
