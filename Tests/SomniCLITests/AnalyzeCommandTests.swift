@@ -386,6 +386,25 @@ import Testing
         #expect(both.status == 64 && both.stderr.contains("give --out or --store, not both"), "\(both.stderr)")
     }
 
+    /// A `somni` installed on its own (`install .build/release/somni ~/.local/bin`), or reached
+    /// through a link, finds its models: beside it, else where it was built.
+    @Test func anInstalledCopyOrALinkFindsTheModels() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SeededRandom(seed: 8)
+        try writeWAV(dir.appendingPathComponent("hiss.wav"), seconds: 3) { _ in Float(rng.unit() - 0.5) * 0.1 }
+        let copy = dir.appendingPathComponent("bin/somni"), link = dir.appendingPathComponent("link/somni")
+        for folder in [copy, link] {
+            try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(at: CLI.executable, to: copy)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: CLI.executable)
+        for program in [copy, link] {
+            let r = try CLI.run(executable: program, ["classify", "hiss.wav", "--top", "1", "--json"], in: dir)
+            #expect(r.status == 0 && r.stdout.contains("\"windows\""), "\(program.path): \(r.stderr)")
+        }
+    }
+
     /// `--` ends the options, as everywhere: a file whose name begins with two dashes is read.
     @Test func aDoubleDashEndsTheOptions() throws {
         let dir = try CLI.temporaryDirectory()

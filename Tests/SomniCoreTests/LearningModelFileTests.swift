@@ -131,6 +131,19 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         }
     }
 
+    /// The shipped models are found beside the executable or in the build, and a place without
+    /// them is passed over (SwiftPM's own lookup stopped the program where it found none).
+    @Test func theShippedModelsAreLookedForWithoutStoppingTheProgram() throws {
+        let shipped = try #require(CNNClassifier.shippedResources)
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("somni-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty.appendingPathComponent("Somni_SomniCore.resources"),
+                                                withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        #expect(CNNClassifier.resources(among: [empty]) == nil, "a resources folder without the models is none")
+        let found = CNNClassifier.resources(among: [empty, shipped.bundleURL.deletingLastPathComponent()])
+        #expect(found?.url(forResource: "default", withExtension: CNNModel.fileExtension) != nil)
+    }
+
     @Test func theNarrowBandModelIsChosenForRecordingsMadeBelowTheAnalysisRate() throws {
         let shipped = try CNNClassifier.bundled()
         for rate in [8_000, 11_025, 12_000] {

@@ -82,14 +82,59 @@ public struct CNNClassifier: SoundClassifier, Sendable {
     /// `NAME.somnimodel` and, when shipped, its second opinion `NAME-second.somnimodel`.
     private static func bundledModelURLs(named name: String) throws -> [URL] {
         guard let first = bundledModelURL(named: name) else {
-            throw SomniError(.badModel, "the \(name) model is missing from this build of Somni")
+            throw SomniError(.badModel, "the \(name) model is missing from this build of Somni: its folder "
+                             + "Somni_SomniCore.resources belongs beside the executable, as the build leaves it")
         }
         return [first] + (bundledModelURL(named: name + "-second").map { [$0] } ?? [])
     }
 
     static func bundledModelURL(named name: String) -> URL? {
-        Bundle.module.url(forResource: name, withExtension: CNNModel.fileExtension)
-            ?? Bundle.module.url(forResource: name, withExtension: CNNModel.fileExtension, subdirectory: "Resources")
+        guard let resources = shippedResources else { return nil }
+        return resources.url(forResource: name, withExtension: CNNModel.fileExtension)
+            ?? resources.url(forResource: name, withExtension: CNNModel.fileExtension, subdirectory: "Resources")
+    }
+
+    /// SomniCore's resources (the shipped models), nil where there are none. On Linux SwiftPM's
+    /// `Bundle.module` looks beside the executable, then in the build folder, and stops the
+    /// program when neither holds them: a `somni` copied away from its build, whose build was
+    /// then cleaned, crashed on its first model. So the places are looked at here: beside the
+    /// executable as started and as a link leads to it, and this package's own build folders.
+    static let shippedResources: Bundle? = {
+        #if os(Linux)
+        var places: [URL] = [Bundle.main.bundleURL]
+        if let executable = Bundle.main.executableURL {
+            places.append(executable.resolvingSymlinksInPath().deletingLastPathComponent())
+        }
+        // Sources/SomniCore/Learning/CNNClassifier.swift, four folders under the package.
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        #if DEBUG
+        let configurations = ["debug", "release"]
+        #else
+        let configurations = ["release", "debug"]
+        #endif
+        places += configurations.map { package.appendingPathComponent(".build/\($0)") }
+        if let bundle = resources(among: places) { return bundle }
+        // Not Bundle.module: the one place left to it, a build folder elsewhere (--scratch-path)
+        // for an executable moved away from it, is not worth a crash wherever it is gone.
+        return nil
+        #else
+        return Bundle.module
+        #endif
+    }()
+
+    /// The first of `places` that holds SomniCore's resources folder with the shipped models.
+    static func resources(among places: [URL]) -> Bundle? {
+        for place in places {
+            let folder = place.appendingPathComponent("Somni_SomniCore.resources")
+            // `.copy("Resources")` keeps the folder's name inside the bundle.
+            let model = "default." + CNNModel.fileExtension
+            if [model, "Resources/" + model].contains(where: { FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path) }),
+               let bundle = Bundle(url: folder) {
+                return bundle
+            }
+        }
+        return nil
     }
 
     public mutating func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
