@@ -21,7 +21,10 @@ public final class AudioDecoder: AudioSource {
     /// Samples still to give, where the file's sound ends before its end and FFmpeg reads on
     /// (`OpenedInput.sampleLimit`).
     private var samplesLeft: Int?
-    public private(set) var warnings: [String] = []
+    /// Problems met while reading, and how two channels were mixed (said of the whole recording
+    /// read so far, so a mix that changed part-way is said once, as it was).
+    public var warnings: [String] { readWarnings + (downmix.warning.map { [$0] } ?? []) }
+    private var readWarnings: [String] = []
     /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
     public let formatDescription: String
     /// The rate of the samples `read(into:)` delivers.
@@ -119,9 +122,9 @@ public final class AudioDecoder: AudioSource {
         endsUnfinished = input.endsUnfinished
         startOffset = input.startOffset
         samplesLeft = input.sampleLimit
-        warnings += input.warnings
+        readWarnings += input.warnings
         if let unindexed = frames as? UnindexedM4A {
-            warnings.append("the recording was cut off before its index was written: its audio was read from its "
+            readWarnings.append("the recording was cut off before its index was written: its audio was read from its "
                 + "frames, with \(unindexed.settingsSource)")
         }
 
@@ -706,25 +709,25 @@ public final class AudioDecoder: AudioSource {
         let readWhole = !durationIsGuess && !endsUnfinished && expectedDuration.map { seconds >= $0 - 0.05 - startOffset } ?? false
         if endsUnfinished, !short {
             // A cut Ogg's length is read from its last page, so it never looks short.
-            warnings.append("the file ends early (its stream was never closed: cut off while it was recorded?): "
+            readWarnings.append("the file ends early (its stream was never closed: cut off while it was recorded?): "
                             + "read \(spokenDuration(seconds))")
         } else if stoppedAtDamage || damagedInARow > 0, !short, readWhole {
-            warnings.append("the file holds unreadable data after the end of its audio, which was skipped; "
+            readWarnings.append("the file holds unreadable data after the end of its audio, which was skipped; "
                             + "all \(spokenDuration(seconds)) of the recording were read")
         } else if stoppedAtDamage || short || damagedInARow > 0 {
             // Some demuxers trim the duration to what the file holds (WAV's, whose header is read
             // for what it promised instead): then it says nothing.
             let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
-            warnings.append("the file ends early or is damaged: read \(spokenDuration(seconds))\(of)")
+            readWarnings.append("the file ends early or is damaged: read \(spokenDuration(seconds))\(of)")
         } else if damagedPackets > 0, gapsFilled == 0 {
-            warnings.append("skipped \(damagedPackets) damaged packet(s); the audio has short gaps there")
+            readWarnings.append("skipped \(damagedPackets) damaged packet(s); the audio has short gaps there")
         }
         if gapsFilled > 0 {
             let stretches = "\(gapsFilled) stretch\(gapsFilled == 1 ? "" : "es") of the recording (\(spokenDuration(secondsFilled)) in all) "
                 + "could not be read and \(gapsFilled == 1 ? "is" : "are") kept as silence"
             // An MP3 or ADTS stream's damaged bytes may hold more than the frames the decoder
             // refused, and nothing in the file says how much.
-            warnings.append(stretches + (isUntimed ? "; more may have been lost there, so what follows may be early by as much"
+            readWarnings.append(stretches + (isUntimed ? "; more may have been lost there, so what follows may be early by as much"
                                                    : ", so what follows stays at its time"))
         }
     }
@@ -790,7 +793,6 @@ public final class AudioDecoder: AudioSource {
                     }
                 }
             }
-            if channels == 2, let said = downmix.warning, !warnings.contains(said) { warnings.append(said) }
         } else {
             converted = try pending.withUnsafeMutableBufferPointer { buffer in
                 try Int(resample(resampler, into: buffer.baseAddress.map { $0 + pendingEnd }, capacity: capacity, input: input, count: count))

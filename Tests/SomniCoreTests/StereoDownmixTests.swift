@@ -76,6 +76,25 @@ import Testing
         }
     }
 
+    /// A burst on the quiet channel that brings it back into the mix part-way (a call recorded
+    /// with each party on a channel) is said as it was: which channel was left out for how long,
+    /// and that the rest was averaged, not that one channel was used alone throughout.
+    @Test func aChannelLeftOutForPartOfTheRecordingIsSaidSo() {
+        let tone = Signals.sine(300, seconds: 10), burst = Signals.noise(seconds: 1, rms: 0.3, seed: 3)
+        var right = [Float](repeating: 0, count: tone.count)
+        right.replaceSubrange(6 * 16_000..<7 * 16_000, with: burst)
+        var downmix = StereoDownmix(sampleRate: 16_000)
+        let mixed = mix(stereo(tone, right), with: &downmix)
+        #expect(downmix.silentChannel == nil, "the burst brought the right channel back in")
+        // Left alone from 2 s to the burst, averaged from it on.
+        #expect(maxDifference(Array(mixed[32_800..<96_000]), Array(tone[32_800..<96_000])) < 1e-6)
+        #expect(maxDifference(Array(mixed[112_000...]), tone[112_000...].map { 0.5 * $0 }) < 1e-6)
+        let warning = downmix.warning ?? ""
+        #expect(warning.hasPrefix("one channel was silent or nearly (over 20 dB under the other) for part of the recording only")
+                && warning.contains("the right channel for 4.") && warning.contains("the two were averaged"), "\(warning)")
+        #expect(warning != StereoDownmix.silentChannelWarning(.right))
+    }
+
     /// Under two seconds nothing is decided: a one-second clip in opposite phase is averaged, as
     /// it always was (Khan's stereo clips are one second long, and decode as they did).
     @Test func nothingIsDecidedBeforeTwoSeconds() {
