@@ -21,6 +21,14 @@ func check(_ result: Int32, _ what: @autoclosure () -> String, code: SomniError.
 /// SomniErrors and warnings instead. Touch this once before using FFmpeg.
 let ffmpegLogSilenced: Void = av_log_set_level(AV_LOG_QUIET)
 
+/// "2.4 s", "12 min 05 s", "1 h 02 min": durations as a person reads them.
+func spokenDuration(_ seconds: Double) -> String {
+    if seconds < 60 { return String(format: "%.1f s", seconds) }
+    let whole = Int(seconds.rounded())
+    if whole < 3600 { return String(format: "%d min %02d s", whole / 60, whole % 60) }
+    return String(format: "%d h %02d min", whole / 3600, (whole % 3600) / 60)
+}
+
 extension AVChannelLayout {
     /// The default layout (mono, stereo, 5.1 …) for a channel count.
     static func standard(channels: Int) -> AVChannelLayout {

@@ -40,14 +40,12 @@ public struct StereoDownmix: Sendable {
 
     /// Said when a channel was left out as silent for part of the recording only: the rest was
     /// averaged, and its levels read lower than the same sound's where one channel was used alone.
-    static func partlySilentWarning(alone: [Channel: Double], averaged: Double) -> String {
-        let parts = [Channel.left, .right].compactMap { silent -> String? in
-            guard let seconds = alone[silent], seconds > 0 else { return nil }
-            return "the \(silent.rawValue) channel for \(spokenDuration(seconds)) (the \(silent == .left ? "right" : "left") one used alone)"
-        }
-        return "one channel was silent or nearly (over 20 dB under the other) for part of the recording only, and left out there: "
-            + parts.joined(separator: ", ") + "; for the other \(spokenDuration(averaged)) the two were averaged, so a sound "
-            + "there reads up to 6 dB quieter than the same sound where one channel was used alone"
+    /// Of no length or time, so a recorder asking every block says it once.
+    static func partlySilentWarning(leftOut: [Channel]) -> String {
+        let which = leftOut.map { "the \($0.rawValue) one (the \($0 == .left ? "right" : "left") used alone)" }
+        return "one channel was silent or nearly (over 20 dB under the other) for part of the recording only, and left out "
+            + "there: \(which.joined(separator: ", then ")); elsewhere the two were averaged, so a sound there reads up to 6 dB "
+            + "quieter than the same sound where one channel was used alone"
     }
 
     /// The second channel is being subtracted rather than added.
@@ -57,21 +55,16 @@ public struct StereoDownmix: Sendable {
     /// What to tell the user about the mix, once something was decided: of the whole recording
     /// so far, not only of the latest block (a burst on the quiet channel brought it back in).
     public var warning: String? {
-        let alone = framesAlone.filter { $0.value > 0 }
-        if alone.count == 1, framesAveragedSince == 0, let (silent, _) = alone.first { return Self.silentChannelWarning(silent) }
-        if !alone.isEmpty {
-            return Self.partlySilentWarning(alone: alone.mapValues { Double($0) / Double(sampleRate) },
-                                            averaged: Double(framesAveragedSince) / Double(sampleRate))
-        }
+        if leftOut.count == 1, !averagedSince, let silent = leftOut.first { return Self.silentChannelWarning(silent) }
+        if !leftOut.isEmpty { return Self.partlySilentWarning(leftOut: leftOut) }
         return isOpposite ? Self.oppositePhaseWarning : nil
     }
-    private let sampleRate: Int
     private let evidenceFrames: Int
     private var framesSeen = 0
-    /// Frames mixed from one channel alone, by the channel left out.
-    private var framesAlone: [Channel: Int] = [:]
-    /// Frames averaged once a channel had been left out (a mix that went back to both).
-    private var framesAveragedSince = 0
+    /// The channels left out as silent so far, in the order they first were.
+    private var leftOut: [Channel] = []
+    /// Some frames were averaged after a channel had been left out (a mix that went back to both).
+    private var averagedSince = false
     private var leftEnergy = 0.0
     private var rightEnergy = 0.0
     private var crossEnergy = 0.0
@@ -82,7 +75,6 @@ public struct StereoDownmix: Sendable {
 
     /// - Parameter sampleRate: the rate of the frames to be mixed.
     public init(sampleRate: Int) {
-        self.sampleRate = max(sampleRate, 1)
         evidenceFrames = Int(Self.evidenceSeconds * Double(sampleRate))
         // A pole for a 10 Hz corner whatever the rate: under any sound worth hearing.
         blockerPole = Float(1 - 2 * Double.pi * 10 / Double(max(sampleRate, 100)))
@@ -116,8 +108,8 @@ public struct StereoDownmix: Sendable {
             silentChannel = rightEnergy < Self.silentBelow * leftEnergy ? .right
                 : leftEnergy < Self.silentBelow * rightEnergy ? .left : nil
         }
-        if let silentChannel { framesAlone[silentChannel, default: 0] += frames }
-        else if !framesAlone.isEmpty { framesAveragedSince += frames }
+        if let silentChannel { if !leftOut.contains(silentChannel) { leftOut.append(silentChannel) } }
+        else if !leftOut.isEmpty { averagedSince = true }
         let (first, second): (Float, Float) = switch silentChannel {
         case .right: (1, 0)
         case .left: (0, 1)
@@ -125,12 +117,4 @@ public struct StereoDownmix: Sendable {
         }
         for i in 0..<frames { output[i] = first * interleaved[2 * i] + second * interleaved[2 * i + 1] }
     }
-}
-
-/// "2.4 s", "12 min 05 s", "1 h 02 min": durations as a person reads them, in warnings.
-public func spokenDuration(_ seconds: Double) -> String {
-    if seconds < 60 { return String(format: "%.1f s", seconds) }
-    let whole = Int(seconds.rounded())
-    if whole < 3600 { return String(format: "%d min %02d s", whole / 60, whole % 60) }
-    return String(format: "%d h %02d min", whole / 3600, (whole % 3600) / 60)
 }
