@@ -107,6 +107,41 @@ import Testing
         #expect(session.analysedSeconds == 590 && session.summary.analysedSeconds == 590 && session.inconsistency == nil)
     }
 
+    /// The clip of an episode open when the recorder died was streamed raw to the moment of the
+    /// crash, with no length in its header: closing the night cuts it 1 s after the episode's
+    /// last snoring window and levels it to 0.9 peak, as an episode that ended would have it.
+    @Test func theClipOfAnEpisodeOpenAtACrashIsCutAndLevelledWhenTheNightIsClosed() throws {
+        let folder = try tempFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("clips"), withIntermediateDirectories: true)
+        let clip = folder.appendingPathComponent("clips/evt-0001.flac")
+        do {  // written as the recorder writes it, and never finished
+            let writer = try FLACStreamWriter(url: clip, sampleRate: 16_000)
+            let tone = (0..<30 * 16_000).map { Float(0.2 * sin(Double($0) * 0.05)) }
+            try tone.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.synchronize()
+        }
+        var journal = NightJournal(mode: .live, startedAt: Date(), device: "default", captureRate: 16_000,
+                                   master: nil, keepAudio: false)
+        journal.secondsFlushed = 60
+        journal.openEpisode = LiveEpisodeRecord(episode: LiveEpisode(start: 10, end: 20, peakConfidence: 0.8, positiveWindows: 12),
+                                                clip: "clips/evt-0001.flac", clipStart: 9, peakDBFS: -14, meanDBFS: -20)
+        try journal.save(in: folder)
+        let session = try NightCloser.close(folder: folder, classifierName: "test", sensitivity: 5, recovered: true) { _, _, _ in
+            throw SomniError(.internalError, "a live night has no morning pass")
+        }
+        #expect(session.events.map(\.clip) == ["clips/evt-0001.flac"])
+        let reader = try FLACStreamReader(url: clip)
+        var samples = [Float](repeating: 0, count: 40 * 16_000)
+        let n = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
+        #expect(n == 12 * 16_000, "the episode's 10 s and 1 s either side: \(n) samples")
+        let peak = samples[..<n].map(abs).max() ?? 0
+        #expect(abs(peak - ClipMaker.peak) < 0.001, "\(peak)")
+        let header = try Data(contentsOf: clip).prefix(26)
+        #expect(header.suffix(4) != Data(count: 4), "the header says how long it is")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("clips").path) == ["evt-0001.flac"])
+    }
+
     /// An episode whose last window straddled the start of a gap (the microphone went mid-snore)
     /// ends where the gap begins: before, it ran 0.45 s into it, and a night of one such
     /// episode snored more than the time it recorded.

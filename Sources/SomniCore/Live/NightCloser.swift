@@ -19,6 +19,7 @@ public enum NightCloser {
         var session: Session
         switch journal.mode {
         case .live:
+            if let open = journal.openEpisode { finishOpenClip(open, end: journal.end(of: open.episode), in: folder) }
             session = journal.liveSession(duration: duration, classifierName: journal.classifier ?? classifierName,
                                           sensitivity: sensitivity)
         case .night:
@@ -131,6 +132,45 @@ public enum NightCloser {
     /// both names are left. Keep NAME, holding whatever reached the disk. A clip's levelled copy
     /// still being written (".levelled-NAME", or its encoder's own hidden name) goes: the clip
     /// itself is whole, and the copy was carried into the store with the night.
+    /// The clip of an episode still open when the recorder died, as the recorder would have
+    /// left it had the episode ended: up to 1 s after its last snoring window and levelled to
+    /// 0.9 peak. It was streamed raw as it happened, on to the moment of the crash, with no
+    /// length in its header (readers that need one refused it). Only Somni's own FLAC is
+    /// read back here; an Opus clip, or one that cannot be read, is left as it was recorded.
+    static func finishOpenClip(_ record: LiveEpisodeRecord, end: Double, in folder: URL) {
+        guard let name = record.clip, name.hasSuffix(".flac") else { return }
+        let url = folder.appendingPathComponent(name)
+        let keep = max(0, Int(((end + LiveEpisodeSettings.clipLeadIn - record.clipStart) * Double(analysisSampleRate)).rounded()))
+        let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4_096)
+        defer { block.deallocate() }
+        /// Reads up to `keep` samples of the clip in blocks, handing each to `body`.
+        func pass(_ body: (UnsafeBufferPointer<Float>) throws -> Void) throws {
+            let reader = try FLACStreamReader(url: url)
+            var read = 0
+            while read < keep {
+                let n = try reader.read(into: UnsafeMutableBufferPointer(rebasing: block[0..<min(block.count, keep - read)]))
+                if n == 0 { break }
+                try body(UnsafeBufferPointer(rebasing: block[0..<n]))
+                read += n
+            }
+        }
+        let staging = url.deletingLastPathComponent().appendingPathComponent(".levelled-" + url.lastPathComponent)
+        do {
+            var peak: Float = 0
+            try pass { piece in for x in piece where x.isFinite { peak = max(peak, abs(x)) } }
+            let gain = peak > 0 ? ClipMaker.peak / peak : 1
+            let writer = try FLACStreamWriter(url: staging, sampleRate: analysisSampleRate)
+            try pass { piece in
+                for i in piece.indices { block[i] = piece[i] * gain }
+                try writer.write(UnsafeBufferPointer(rebasing: block[0..<piece.count]))
+            }
+            try writer.finish()
+            guard rename(staging.path, url.path) == 0 else { throw SomniError(.io, "cannot replace \(name)") }
+        } catch {
+            try? FileManager.default.removeItem(at: staging)  // the clip stays as it was recorded
+        }
+    }
+
     static func adoptPartialFiles(in folder: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         for hidden in names where hidden.hasPrefix(".levelled-") || hidden.hasPrefix("..levelled-") {

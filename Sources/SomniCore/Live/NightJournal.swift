@@ -230,6 +230,12 @@ public struct NightJournal: Codable, Sendable, Equatable {
         return session
     }
 
+    /// Where an episode ends in the night: an episode open when the microphone went ends where
+    /// its sound did, not in the gap (its last window straddled the gap's start).
+    public func end(of e: LiveEpisode) -> Double {
+        gaps.filter { $0.start > e.start && $0.start < e.end }.map(\.start).min() ?? e.end
+    }
+
     /// The live episodes as a Session: one snoring event per episode, grouped as episodes.
     /// An episode still open at a crash is closed at its last positive window.
     public func liveSession(duration: Double, classifierName: String, sensitivity: Int) -> Session {
@@ -239,9 +245,7 @@ public struct NightJournal: Codable, Sendable, Equatable {
         var grouped: [SnoringEpisode] = []
         for (i, r) in records.enumerated() {
             let e = r.episode
-            // An episode open when the microphone went ends where its sound did, not in the gap
-            // (its last window straddled the gap's start).
-            let end = gaps.filter { $0.start > e.start && $0.start < e.end }.map(\.start).min() ?? e.end
+            let end = end(of: e)
             events.append(SessionEvent(
                 id: String(format: "evt-%04d", i + 1), eventClass: .snoring, start: e.start, end: end,
                 confidence: e.peakConfidence, peakDBFS: r.peakDBFS, meanDBFS: r.meanDBFS,
