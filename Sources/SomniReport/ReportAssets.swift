@@ -83,6 +83,8 @@ enum ReportAssets {
     .ribbon .hour { font-size: .75rem; color: var(--muted); font-variant-numeric: tabular-nums; }
     .ribbon svg { display: block; width: 100%; height: 18px; cursor: crosshair; }
     .cell { fill: var(--ink); }
+    .cell.g { fill: none; stroke: var(--line); stroke-width: 1; vector-effect: non-scaling-stroke; }
+    .timeline .gap { fill: var(--line); opacity: .5; }
     .ribbon .cursor { fill: none; stroke: var(--fg); stroke-width: 2; vector-effect: non-scaling-stroke; }
     output.readout { display: block; min-height: 1.5em; margin-top: 6px; font-variant-numeric: tabular-nums; font-size: .9rem; }
     ol.events { list-style: none; padding: 0; margin: 0; }
@@ -163,6 +165,10 @@ enum ReportAssets {
           var x = ((h * 3600 - night.offset) / D * W).toFixed(1);
           parts.push('<line class="tick" x1="' + x + '" x2="' + x + '" y1="0" y2="' + H + '"/>');
         }
+        night.gaps.forEach(function (g) {
+          parts.push('<rect class="gap" x="' + (g[0] / D * W).toFixed(2) + '" width="' + ((g[1] - g[0]) / D * W).toFixed(2) +
+            '" y="0" height="' + H + '"><title>not recorded</title></rect>');
+        });
         night.events.forEach(function (e) {
           var x = e.s / D * W, w = Math.max(1.5, (e.e - e.s) / D * W);
           parts.push('<rect class="ev ' + e.c + '" x="' + x.toFixed(2) + '" width="' + w.toFixed(2) + '" y="' + (H - e.h) +
@@ -171,7 +177,10 @@ enum ReportAssets {
         el.querySelector('.timeline').innerHTML =
           '<svg viewBox="0 0 ' + W + ' ' + H + '" preserveAspectRatio="none" role="img" aria-label="night timeline">' + parts.join('') + '</svg>';
         var axis = el.querySelector('.timeline + .axis'), labels = [];
-        for (var k = Math.ceil(night.offset / 3600 + 1e-9); k < hoursFromRow; k++) {
+        var firstTick = Math.ceil(night.offset / 3600 + 1e-9);
+        var step = labelStep(Math.ceil(hoursFromRow) - firstTick, axis.getBoundingClientRect().width);
+        for (var k = firstTick; k < hoursFromRow; k++) {
+          if (k % step !== 0) { continue; }
           var left = (k * 3600 - night.offset) / D * 100;
           var text = rowLabel(night, k);
           labels.push('<span style="left:' + left.toFixed(2) + '%">' + text + '</span>');
@@ -185,15 +194,37 @@ enum ReportAssets {
         night.shifts.forEach(function (s) { if (t >= s.at - 0.001) { by = s.by; } });  // row starts land on the change
         return by;
       }
+      // Whether `t` seconds into the night is a clock time shown for the second time: in the hour
+      // after the clocks went back ("02:10:08 (2nd)", as the event list says it).
+      function repeated(night, t) {
+        var before = 0, again = false;
+        night.shifts.forEach(function (s) {
+          if (s.by < before && t >= s.at - 0.001 && t < s.at + (before - s.by)) { again = true; }
+          before = s.by;
+        });
+        return again;
+      }
       // A row's clock hour; after a daylight-saving change the clock's own (02:00 twice in autumn).
       function rowLabel(night, row) {
         if (night.firstHour == null) { return '+' + row + ' h'; }
         return clock((night.firstHour + row) * 3600 + shiftAt(night, row * 3600 - night.offset)).slice(0, 5);
       }
 
+      // Every how many hours an axis is labelled: every hour where the labels fit side by side
+      // (about 44 px each), else every 2nd, 3rd… (a night of ten hours ran its labels together
+      // on a phone). A width of 0 (not laid out) labels every hour.
+      function labelStep(count, width) {
+        var steps = [1, 2, 3, 4, 6, 12];
+        for (var i = 0; i < steps.length; i++) {
+          if (!(width > 0) || Math.ceil(count / steps[i]) * 44 <= width) { return steps[i]; }
+        }
+        return 12;
+      }
+
       // Events starting in each hour of the night, stacked by class.
       function drawHours(night, el) {
         var classes = ['snoring', 'sleep_talk', 'cough'], max = 1, parts = [], labels = [];
+        var step = labelStep(night.hours.length, el.querySelector('.hours').getBoundingClientRect().width);
         night.hours.forEach(function (counts) { max = Math.max(max, counts[0] + counts[1] + counts[2]); });
         var n = night.hours.length, W = Math.max(n, 8) * 10;
         night.hours.forEach(function (counts, row) {
@@ -203,8 +234,10 @@ enum ReportAssets {
             var h = counts[k] / max * 56;
             y -= h;
             parts.push('<rect class="hourbar ' + c + '" x="' + (row * 10 + 1) + '" width="8" y="' + y.toFixed(2) + '" height="' + h.toFixed(2) +
-              '"><title>' + rowLabel(night, row) + ': ' + counts[k] + ' ' + NAMES[c] + '</title></rect>');
+              '"><title>' + rowLabel(night, row) + (repeated(night, row * 3600 - night.offset) ? ' (2nd)' : '') + ': ' +
+              counts[k] + ' ' + NAMES[c] + '</title></rect>');
           });
+          if (row % step !== 0) { return; }
           labels.push('<span style="left:' + ((row * 10 + 5) / W * 100).toFixed(2) + '%">' + rowLabel(night, row) + '</span>');
         });
         el.querySelector('.hours').innerHTML = '<svg viewBox="0 0 ' + W + ' 60" preserveAspectRatio="none">' + parts.join('') +
@@ -246,11 +279,13 @@ enum ReportAssets {
           if (night.firstHour == null) {
             text = '+' + clock(row * 3600 + secondsIntoRow);
           } else {
-            text = clock((night.firstHour + row) * 3600 + secondsIntoRow + shiftAt(night, row * 3600 + secondsIntoRow - night.offset));
+            var into = row * 3600 + secondsIntoRow - night.offset;
+            text = clock((night.firstHour + row) * 3600 + secondsIntoRow + shiftAt(night, into)) + (repeated(night, into) ? ' (2nd)' : '');
           }
           if (k < 0 || k >= r.level.length) { out.textContent = text + ' · outside the night'; return; }
-          var level = r.level[k] == null ? 'level unknown' : r.level[k] + ' dBFS';
           var cls = r.cls.charAt(k);
+          if (cls === 'g') { out.textContent = text + ' · not recorded'; return; }
+          var level = r.level[k] == null ? 'level unknown' : r.level[k] + ' dBFS';
           out.textContent = text + ' · ' + level + ' · ' + (cls === '.' ? 'no event' : NAMES[cls]);
         }
         function read(ev, svg) {

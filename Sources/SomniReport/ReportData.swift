@@ -28,6 +28,9 @@ struct NightData: Encodable {
     /// Daylight-saving changes in the night: from `at` seconds after the start the clock reads
     /// `by` seconds more than the first row's hour counts (−3600 after the autumn change).
     var shifts: [ClockShift]
+    /// Stretches not recorded (a pause between joined parts, a microphone away), [start, end]
+    /// in seconds from the start: drawn and read as such, not as a silent room.
+    var gaps: [[Double]]
     /// The night's timeline loudness: max-pooled envelope columns, 0–100 of the 95th percentile.
     var envelope: [Int]
     var ribbon: RibbonData
@@ -48,7 +51,8 @@ struct RibbonData: Encodable {
     var first: Int
     /// dBFS of the loudest envelope value in each cell, rounded; nil without an envelope.
     var level: [Int?]
-    /// One letter per cell: "." nothing, "s" snoring, "t" sleep-talk, "c" cough.
+    /// One letter per cell: "." nothing, "s" snoring, "t" sleep-talk, "c" cough, "g" not
+    /// recorded (wholly inside a gap).
     var cls: String
 }
 
@@ -104,8 +108,9 @@ enum ReportMath {
             shifts: clock.map { c in
                 c.offsetChanges.filter { $0.after > 0 && $0.after < s.duration }.map { ClockShift(at: $0.after, by: $0.offsetSeconds - c.offsetSeconds) }
             } ?? [],
+            gaps: (s.gaps ?? []).map { [$0.start, $0.start + $0.duration] },
             envelope: env.map { timeline($0.values, columns: timelineColumns) } ?? [],
-            ribbon: ribbon(duration: s.duration, offset: intoHour, envelope: env, events: s.events),
+            ribbon: ribbon(duration: s.duration, offset: intoHour, envelope: env, events: s.events, gaps: s.gaps ?? []),
             hours: hourCounts(duration: s.duration, offset: intoHour, events: s.events),
             events: events(n, envelope: env))
     }
@@ -135,7 +140,7 @@ enum ReportMath {
     }
 
     static func ribbon(duration: Double, offset: Double, envelope: EnvelopeFile.Contents?,
-                       events: [SessionEvent]) -> RibbonData {
+                       events: [SessionEvent], gaps: [RecordingGap] = []) -> RibbonData {
         let cell = RibbonData.cellSeconds
         let first = Int((offset / cell).rounded(.down))
         let last = max(first, Int(((offset + max(duration, 0)) / cell).rounded(.up)) - 1)
@@ -161,6 +166,17 @@ enum ReportMath {
             for k in lo...hi where r > rank[k] {
                 rank[k] = r
                 cls[k] = mark
+            }
+        }
+        // A cell wholly inside a gap heard nothing: its envelope is the silence the gap was
+        // filled with (−100 dBFS read as a measured, silent moment).
+        for gap in gaps {
+            let lo = max(0, Int(((offset + gap.start) / cell).rounded(.up)) - first)
+            let hi = min(count - 1, Int(((offset + gap.start + gap.duration) / cell).rounded(.down)) - 1 - first)
+            guard lo <= hi else { continue }
+            for k in lo...hi where cls[k] == UInt8(ascii: ".") {
+                cls[k] = UInt8(ascii: "g")
+                level[k] = nil
             }
         }
         return RibbonData(first: first, level: level, cls: String(decoding: cls, as: UTF8.self))

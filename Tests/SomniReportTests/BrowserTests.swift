@@ -282,6 +282,77 @@ struct BrowserInteractionTests {
         #expect(measured.count >= 3 && measured[1] == measured[2], "page \(measured.dropFirst().first ?? "?") px wide on a \(width) px screen: \(measured.dropFirst(3).first ?? "")")
     }
 
+    /// Time not recorded (a pause between joined parts) is drawn and read as such: its ribbon
+    /// cells are outlines that read "not recorded", and the timeline shades it. The pause's
+    /// filling of digital silence read "-100 dBFS · no event", a measured, silent room.
+    @Test func aPauseIsDrawnAndReadAsNotRecorded() throws {
+        let scratch = try Scratch()
+        var session = ReportFixture.session()
+        session.gaps = [RecordingGap(start: 3_000, duration: 600, reason: "a pause between the recording's parts")]
+        session.summary.recordedSeconds = session.duration - 600
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: session)
+        let n = try ReportNight.load(id: "n", folder: night, clips: .relative(reportDirectory: scratch.url))
+        let data = ReportMath.night(n)
+        #expect(data.gaps == [[3_000, 3_600]])
+        #expect(data.ribbon.cls.filter { $0 == "g" }.count == 60, "the pause's 60 ten-second cells")
+        let page = scratch.path("report.html")
+        // 23:40 + 3,300 s is 00:35:00: row 1 (00:00), cell 210.
+        let driver = """
+            <script>
+            (function () {
+              var row = document.querySelector('.ribbon svg[data-row="1"]'), r = row.getBoundingClientRect();
+              row.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: 7,
+                clientX: r.left + 210.5 / 360 * r.width, clientY: r.top + r.height / 2 }));
+              document.documentElement.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
+            })();
+            </script>
+            """
+        try Data(NightReport.html(nights: [n]).replacingOccurrences(of: "</body>", with: driver + "</body>").utf8).write(to: page)
+        let dom = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        #expect(rootAttribute("data-test-readout", in: dom) == "00:35:00 · not recorded")
+        #expect(occurrences(of: "<rect class=\"cell g\"", in: withoutScripts(dom)) == 60)
+        #expect(occurrences(of: "<rect class=\"gap\"", in: withoutScripts(dom)) == 1)
+    }
+
+    /// On a phone, a night of eleven hours labels its hour axes every few hours, not every hour
+    /// with the labels run together ("22:0023:0000:00…").
+    @Test func hourLabelsDoNotRunTogetherOnAPhone() throws {
+        let scratch = try Scratch()
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: ReportFixture.session(duration: 11 * 3_600))
+        let n = try ReportNight.load(id: "n", folder: night, clips: .relative(reportDirectory: scratch.url))
+        let page = scratch.path("report.html")
+        let measure = """
+            <script>
+            window.addEventListener('load', function () {
+              var found = [];
+              document.querySelectorAll('.axis').forEach(function (axis) {
+                var spans = Array.prototype.slice.call(axis.querySelectorAll('span')), overlaps = 0;
+                for (var i = 1; i < spans.length; i++) {
+                  if (spans[i].getBoundingClientRect().left < spans[i - 1].getBoundingClientRect().right) { overlaps++; }
+                }
+                found.push(spans.length + ':' + overlaps);
+              });
+              parent.postMessage(found.join(' '), '*');
+            });
+            </script>
+            """
+        try Data(NightReport.html(nights: [n]).replacingOccurrences(of: "</body>", with: measure + "</body>").utf8).write(to: page)
+        let phone = scratch.path("phone.html")
+        try Data("""
+            <!doctype html><html><body style="margin:0">
+            <iframe src="report.html" style="width:390px;height:2000px;border:0"></iframe>
+            <script>window.addEventListener('message', function (e) { document.documentElement.setAttribute('data-test-axes', e.data); });</script>
+            </body></html>
+            """.utf8).write(to: phone)
+        let dom = try Chromium(scratch: scratch.url).run(phone, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        let axes = (rootAttribute("data-test-axes", in: dom) ?? "").split(separator: " ").map { $0.split(separator: ":").compactMap { Int($0) } }
+        #expect(axes.count == 2, "the timeline's axis and the hour chart's: \(axes)")
+        for axis in axes {
+            #expect(axis.count == 2 && axis[0] >= 3 && axis[1] == 0, "labels, and how many overlap the one before: \(axes)")
+        }
+    }
+
     /// A night across the autumn change (Berlin, clocks back at 03:00) reads the bedroom's clock:
     /// its rows are 01:00, 02:00 and 02:00 again, and the ribbon and the list agree on times after it.
     @Test func aNightAcrossADaylightSavingChangeReadsTheBedroomsClock() throws {
@@ -300,6 +371,10 @@ struct BrowserInteractionTests {
               row.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: 7,
                 clientX: r.left + 20.5 / 360 * r.width, clientY: r.top + r.height / 2 }));
               document.documentElement.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
+              var first = document.querySelector('.ribbon svg[data-row="1"]'), f = first.getBoundingClientRect();
+              first.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: 8,
+                clientX: f.left + 20.5 / 360 * f.width, clientY: f.top + f.height / 2 }));
+              document.documentElement.setAttribute('data-test-first', document.querySelector('output.readout').textContent);
             })();
             </script>
             """
@@ -309,7 +384,11 @@ struct BrowserInteractionTests {
         let rows = withoutScripts(dom).components(separatedBy: "<span class=\"hour\">").dropFirst().map { $0.prefix(5) }
         #expect(rows == ["01:00", "02:00", "02:00"], "ribbon rows: \(rows)")
         let readout = rootAttribute("data-test-readout", in: dom) ?? ""
-        #expect(readout.hasPrefix("02:03:20") && readout.contains("snoring"), "readout: \(readout)")
+        #expect(readout.hasPrefix("02:03:20 (2nd) ·") && readout.contains("snoring"), "readout: \(readout)")
+        // The same clock time an hour earlier, before the change, is the first.
+        let first = rootAttribute("data-test-first", in: dom) ?? ""
+        #expect(first.hasPrefix("02:03:20 ·"), "readout: \(first)")
+        #expect(dom.contains("<title>02:00 (2nd): 1 snoring</title>"), "the hour chart's bar in the repeated hour")
         #expect(dom.contains("<span class=\"meta\">02:03:20 (2nd)</span>"), "the list's time of the snore in the repeated hour")
         #expect(dom.contains("01:40 → 02:40 · at 03:00 the clocks went back to 02:00"))
     }
