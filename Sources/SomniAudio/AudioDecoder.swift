@@ -23,7 +23,7 @@ public final class AudioDecoder: AudioSource {
     private var samplesLeft: Int?
     /// Problems met while reading, and how two channels were mixed (said of the whole recording
     /// read so far, so a mix that changed part-way is said once, as it was).
-    public var warnings: [String] { readWarnings + (downmix.warning.map { [$0] } ?? []) }
+    public var warnings: [String] { readWarnings + downmix.warnings }
     private var readWarnings: [String] = []
     /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
     public let formatDescription: String

@@ -5,7 +5,8 @@ import SomniCore
 final class StereoCapture {
     private var frames: UnsafeMutableBufferPointer<Float> = .allocate(capacity: 2)
     private var downmix: StereoDownmix
-    private(set) var warnings: [String] = []
+    /// What the mix says of the whole recording so far.
+    var warnings: [String] { downmix.warnings }
 
     init(rate: Int) { downmix = StereoDownmix(sampleRate: rate) }
 
@@ -24,6 +25,5 @@ final class StereoCapture {
     func mix(frames count: Int, into output: UnsafeMutablePointer<Float>) {
         guard let stereo = frames.baseAddress else { return }
         downmix.mix(stereo, frames: count, into: output)
-        if let said = downmix.warning, !warnings.contains(said) { warnings.append(said) }
     }
 }

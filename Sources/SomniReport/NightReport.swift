@@ -266,10 +266,12 @@ public enum Format {
         // Past what an Int holds exactly (no figure of a night is), printf's rounding will do.
         guard abs(value) * Double(scale) < 1e15 else { return String(format: "%.\(decimals)f", value) }
         // A value a hair under a half is that half (a duration, end − start, of 1.15 s comes out
-        // 1.1499999999999986, and read "1.1" beside another 1.15 read "1.2").
+        // 1.1499999999999986, and read "1.1" beside another 1.15 read "1.2"). A hair is a
+        // millionth of the last decimal: a subtraction's error in a night's times is under 1e-8
+        // of it, and a tolerance that grew with the value rounded 28800.12349 up.
         let shifted = abs(value) * Double(scale)
         let half = shifted.rounded(.down) + 0.5
-        let scaled = Int((abs(shifted - half) < 1e-9 * max(1, shifted) ? half : shifted).rounded())
+        let scaled = Int((abs(shifted - half) < 1e-6 ? half : shifted).rounded())
         let sign = value < 0 && scaled != 0 ? "-" : ""
         guard decimals > 0 else { return sign + String(scaled) }
         return sign + String(scaled / scale) + "." + padded(scaled % scale, decimals)

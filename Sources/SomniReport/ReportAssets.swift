@@ -398,7 +398,7 @@ enum ReportAssets {
       // binary value, so 0.15 min read "0.1" on a chart and "0.2" in the table beside it.
       function fixed(v, d) {
         var scale = Math.pow(10, d), x = Math.abs(v) * scale, half = Math.floor(x) + 0.5;
-        if (Math.abs(x - half) < 1e-9 * Math.max(1, x)) x = half;
+        if (Math.abs(x - half) < 1e-6) x = half;
         var r = Math.round(x);
         return (v < 0 && r !== 0 ? '-' : '') + (r / scale).toFixed(d);
       }

@@ -342,8 +342,11 @@ struct AnalyzeCommand: Command {
         // (Not a night stored dated from a creation time written at the stop: that start was
         // the file's, known wrong, and --replace dates it from its start.)
         if started == nil, !storedAtItsEnd, let dated = earlier.first(where: { $0.start != nil }), let date = dated.start {
-            let origin = (try? store.session(of: dated))?.startedFrom
-            if start == nil || origin == .given { keptStart = RecordingStart(date: date, origin: origin ?? .given) }
+            let stored = try? store.session(of: dated)
+            let origin = stored?.startedFrom
+            // With the clock it was given on, where that was not this machine's (+13:00).
+            let clock = stored?.timeZone.flatMap { TimeZone(identifier: $0) }.flatMap { $0.identifier == TimeZone.current.identifier ? nil : $0 }
+            if start == nil || origin == .given { keptStart = RecordingStart(date: date, origin: origin ?? .given, clock: clock) }
         }
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)

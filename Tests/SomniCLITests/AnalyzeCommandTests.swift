@@ -918,6 +918,11 @@ extension AnalyzeDatingTests {
         #expect(listed.stdout.contains("20261128-2300  2026-11-28  23:00"), "\(listed.stdout)")
         let exported = try CLI.run(["export", "--all", "--rows", "night"], environment: here)
         #expect(exported.stdout.contains("2026-11-28T23:00:00+13:00"), "\(exported.stdout)")
+        // Analysed again without --started, it keeps the start and the clock it was given.
+        let again = try CLI.run(["analyze", night.path, "--replace", "--sensitivity", "7", "--classifier", "heuristic",
+                                 "--no-clips", "--json"], environment: here)
+        let replaced = try JSONDecoder().decode(Session.self, from: Data(again.stdout.utf8))
+        #expect(replaced.startedAt == "2026-11-28T23:00:00+13:00" && replaced.timeZone == "GMT+1300", "\(again.stdout)\(again.stderr)")
         // The machine's own offset keeps the machine's zone, which knows when its clocks change.
         let berlin = try CLI.run(["analyze", night.path, "--started", "2026-11-28T23:00+01:00", "--classifier", "heuristic",
                                   "--no-clips", "--json", "--out", dir.appendingPathComponent("b").path],

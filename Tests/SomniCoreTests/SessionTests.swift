@@ -245,7 +245,8 @@ import Testing
         let berlin = TimeZone(identifier: "Europe/Berlin")!
         #expect(RecordingStart.clock(of: "2026-11-28T23:00+13:00", timeZone: berlin)?.secondsFromGMT() == 13 * 3600)
         #expect(RecordingStart.clock(of: "2026-11-28T23:00-03:30", timeZone: berlin)?.secondsFromGMT() == -12_600)
-        #expect(RecordingStart.clock(of: "2026-11-28T23:00Z", timeZone: berlin)?.secondsFromGMT() == 0)
+        #expect(RecordingStart.clock(of: "2026-11-28T23:00Z", timeZone: berlin) == nil, "Z names a moment, not a clock")
+        #expect(RecordingStart.clock(of: "2026-11-28T23:00+00:00", timeZone: berlin)?.secondsFromGMT() == 0)
         #expect(RecordingStart.clock(of: "2026-11-28T23:00+01:00", timeZone: berlin) == nil)
         #expect(RecordingStart.clock(of: "2026-07-28T23:00+02:00", timeZone: berlin) == nil, "summer time is Berlin's own")
         #expect(RecordingStart.clock(of: "2026-11-28T23:00", timeZone: berlin) == nil)

@@ -44,6 +44,16 @@ import Testing
         #expect(maxDifference(Array(mixed[32_000...]), Array(snore[32_000...])) < 1e-6)
     }
 
+    /// A recording mixed as the difference for a while keeps saying so when the correlation
+    /// later climbs back over −0.5 and the mix returns to the average.
+    @Test func aMixOnceMadeAsTheDifferenceIsSaidSoToTheEnd() {
+        let snore = Signals.snore(seconds: 4), tone = Signals.sine(150, seconds: 12)
+        var downmix = StereoDownmix(sampleRate: 16_000)
+        _ = mix(stereo(snore + tone, snore.map { -$0 } + tone), with: &downmix)
+        #expect(!downmix.isOpposite, "in phase for most of it")
+        #expect(downmix.warnings == [StereoDownmix.oppositePhaseWarning])
+    }
+
     @Test func unrelatedChannelsAreAveraged() {
         let left = Signals.noise(seconds: 2, rms: 0.1, seed: 1), right = Signals.noise(seconds: 2, rms: 0.1, seed: 2)
         var downmix = StereoDownmix(sampleRate: 16_000)
@@ -60,7 +70,7 @@ import Testing
             var downmix = StereoDownmix(sampleRate: 16_000)
             let mixed = mix(stereo(left, right), with: &downmix)
             #expect(downmix.silentChannel == silent && !downmix.isOpposite)
-            #expect(downmix.warning == StereoDownmix.silentChannelWarning(silent))
+            #expect(downmix.warnings == [StereoDownmix.silentChannelWarning(silent)])
             #expect(maxDifference(Array(mixed[..<31_200]), tone[..<31_200].map { 0.5 * $0 }) < 1e-6)
             #expect(maxDifference(Array(mixed[32_800...]), Array(tone[32_800...])) < 1e-6)
         }
@@ -89,7 +99,8 @@ import Testing
         // Left alone from 2 s to the burst, averaged from it on.
         #expect(maxDifference(Array(mixed[32_800..<96_000]), Array(tone[32_800..<96_000])) < 1e-6)
         #expect(maxDifference(Array(mixed[112_000...]), tone[112_000...].map { 0.5 * $0 }) < 1e-6)
-        let warning = downmix.warning ?? ""
+        #expect(downmix.warnings.count == 1 && downmix.warnings.allSatisfy(StereoDownmix.isSilentChannelWarning))
+        let warning = downmix.warnings.first ?? ""
         #expect(warning.hasPrefix("one channel was silent or nearly (over 20 dB under the other) for part of the recording only")
                 && warning.contains("left out there: the right one (the left used alone)") && warning.contains("the two were averaged"),
                 "\(warning)")

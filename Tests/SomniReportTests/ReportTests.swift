@@ -165,7 +165,10 @@ import SomniStore
         for (start, end) in [(10.0, 11.15), (1234.45, 1235.6), (0.3, 1.45)] {
             #expect(Format.fixed(end - start, 1) == "1.2" && Format.fixed(end - start, 3) == "1.150", "\(end - start)")
         }
-        #expect(Format.fixed(-(11.15 - 10.0), 1) == "-1.2" && Format.fixed(1.1499, 1) == "1.1" && Format.fixed(0.95 - 1e-7, 1) == "0.9")
+        #expect(Format.fixed(-(11.15 - 10.0), 1) == "-1.2" && Format.fixed(1.1499, 1) == "1.1" && Format.fixed(0.95 - 1e-6, 1) == "0.9")
+        // Only a hair: a night's times to three decimals are rounded as printf does.
+        #expect(Format.fixed(28_800.12349, 3) == "28800.123" && Format.fixed(30_000.00049, 3) == "30000.000")
+        #expect(Format.fixed(123_456_789.44, 1) == "123456789.4")
         #expect(Format.duration(7 * 3600 + 5 * 60) == "7 h 05 min")
         // Snoring minutes, as analyze, show, nights and the report all give them.
         #expect([0.04, 0.4, 9.94, 9.96, 12.5, 95.2].map(Format.minutes) == ["0.0 min", "0.4 min", "9.9 min", "10 min", "13 min", "95 min"])

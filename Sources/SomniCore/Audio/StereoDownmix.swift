@@ -53,11 +53,20 @@ public struct StereoDownmix: Sendable {
     /// The channel left out as silent, if one is.
     public private(set) var silentChannel: Channel?
     /// What to tell the user about the mix, once something was decided: of the whole recording
-    /// so far, not only of the latest block (a burst on the quiet channel brought it back in).
-    public var warning: String? {
-        if leftOut.count == 1, !averagedSince, let silent = leftOut.first { return Self.silentChannelWarning(silent) }
-        if !leftOut.isEmpty { return Self.partlySilentWarning(leftOut: leftOut) }
-        return isOpposite ? Self.oppositePhaseWarning : nil
+    /// so far, not only of the latest block (a burst on the quiet channel brought it back in;
+    /// the correlation can climb back over −0.5 after an hour mixed as the difference).
+    public var warnings: [String] {
+        var said: [String] = []
+        if leftOut.count == 1, !averagedSince, let silent = leftOut.first { said.append(Self.silentChannelWarning(silent)) }
+        else if !leftOut.isEmpty { said.append(Self.partlySilentWarning(leftOut: leftOut)) }
+        if mixedAsDifference { said.append(Self.oppositePhaseWarning) }
+        return said
+    }
+
+    /// Whether `warning` is one of those a mix says of a silent channel, which a later one of
+    /// them replaces (a recorder that noted the first is to keep only the last).
+    public static func isSilentChannelWarning(_ warning: String) -> Bool {
+        warning.contains("silent or nearly (over 20 dB under the other)")
     }
     private let evidenceFrames: Int
     private var framesSeen = 0
@@ -65,6 +74,8 @@ public struct StereoDownmix: Sendable {
     private var leftOut: [Channel] = []
     /// Some frames were averaged after a channel had been left out (a mix that went back to both).
     private var averagedSince = false
+    /// Some frames were mixed as the channels' difference.
+    private var mixedAsDifference = false
     private var leftEnergy = 0.0
     private var rightEnergy = 0.0
     private var crossEnergy = 0.0
@@ -109,7 +120,10 @@ public struct StereoDownmix: Sendable {
                 : leftEnergy < Self.silentBelow * rightEnergy ? .left : nil
         }
         if let silentChannel { if !leftOut.contains(silentChannel) { leftOut.append(silentChannel) } }
-        else if !leftOut.isEmpty { averagedSince = true }
+        else {
+            if !leftOut.isEmpty { averagedSince = true }
+            if isOpposite { mixedAsDifference = true }
+        }
         let (first, second): (Float, Float) = switch silentChannel {
         case .right: (1, 0)
         case .left: (0, 1)

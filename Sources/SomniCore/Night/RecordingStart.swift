@@ -51,11 +51,12 @@ public struct RecordingStart: Sendable, Equatable {
         return date(groups, in: zone)
     }
 
-    /// The clock an offset in `text` names ("+13:00", "Z"), when it is not the offset `timeZone`
-    /// has at that moment: the time was read off another clock than this machine's, and the
-    /// night is to read as that clock did (nil: `timeZone`'s own, which knows its clock changes).
+    /// The clock a numeric offset in `text` names ("+13:00"), when it is not the offset
+    /// `timeZone` has at that moment: the time was read off another clock than this machine's,
+    /// and the night is to read as that clock did (nil: `timeZone`'s own, which knows its clock
+    /// changes). "Z" names a moment, not a clock (a time copied from a file's `creation_time`).
     public static func clock(of text: String, timeZone: TimeZone = .current) -> TimeZone? {
-        guard let groups = match(dateTimePattern, in: text.trimmingCharacters(in: .whitespaces)), groups[7] != nil,
+        guard let groups = match(dateTimePattern, in: text.trimmingCharacters(in: .whitespaces)), let written = groups[7], written != "Z",
               let moment = parse(text, timeZone: timeZone), let asIfUTC = date(groups, in: TimeZone(secondsFromGMT: 0)!) else { return nil }
         let offset = Int(asIfUTC.timeIntervalSince(moment).rounded())
         return offset == timeZone.secondsFromGMT(for: moment) ? nil : TimeZone(secondsFromGMT: offset)
