@@ -107,8 +107,9 @@ struct SynthCommand: Command {
     }
 
     func validate() throws {
-        guard configuration.hours.isFinite, configuration.hours > 0, configuration.hours <= 24 else {
-            throw UsageError("--hours must be more than 0 and at most 24")
+        // A second at least, as the synthesiser needs (0.0001 h passed here and failed there, exit 65).
+        guard configuration.hours.isFinite, configuration.hours * 3600 >= 1, configuration.hours <= 24 else {
+            throw UsageError("--hours must be at least a second (0.0003) and at most 24")
         }
         if let level = configuration.backgroundLevel, !(level.isFinite && level <= 0 && level >= -120) {
             throw UsageError("--background takes a level in dBFS between -120 and 0")

@@ -62,6 +62,12 @@ import Testing
         #expect(try Data(contentsOf: kept) == Data("older".utf8))
         let float = dir.appendingPathComponent("f.wav")
         #expect(try CLI.run(["synth", "--out", float.path, "--hours", "0.01", "--format", "wav-float"]).status == 0)
+        // Under a second is a usage error like any length out of range (it passed the check and
+        // failed in the synthesiser, exit 65).
+        for hours in ["0.0001", "0", "25"] {
+            let r = try CLI.run(["synth", "--out", dir.appendingPathComponent("short.wav").path, "--hours", hours])
+            #expect(r.status == 64 && r.stderr.contains("--hours must be at least a second"), "\(hours): \(r.stderr)")
+        }
     }
 
     /// A synth killed part-way (kill -9) leaves its unfinished file under a hidden name: up to
