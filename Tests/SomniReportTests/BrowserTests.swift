@@ -245,6 +245,20 @@ struct BrowserInteractionTests {
         #expect(rootAttribute("data-test-shown", in: dom) == "true #n0-evt-0001 true")
     }
 
+    /// What `page` posts to its parent once laid out in a frame `width` px wide (headless
+    /// Chromium's window is at least 500 px wide, so a phone's width is a frame's).
+    static func onAPhone(_ page: URL, width: Int, in scratch: Scratch) throws -> String {
+        let phone = page.deletingLastPathComponent().appendingPathComponent("phone.html")
+        try Data("""
+            <!doctype html><html><body style="margin:0">
+            <iframe src="\(page.lastPathComponent)" style="width:\(width)px;height:2000px;border:0"></iframe>
+            <script>window.addEventListener('message', function (e) { document.documentElement.setAttribute('data-test-posted', e.data); });</script>
+            </body></html>
+            """.utf8).write(to: phone)
+        let dom = try Chromium(scratch: scratch.url).run(phone, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        return rootAttribute("data-test-posted", in: dom) ?? ""
+    }
+
     /// On a phone the page scrolls only up and down: at 360 and 390 px wide nothing reaches past the
     /// screen's right edge (the six-column episode table did, by 30–90 px, so every page scrolled
     /// sideways). Headless Chromium's window is at least 500 px wide, so the page is laid out in a
@@ -268,18 +282,26 @@ struct BrowserInteractionTests {
             """
         let html = try String(contentsOf: page, encoding: .utf8)
         try Data(html.replacingOccurrences(of: "</body>", with: measure + "</body>").utf8).write(to: page)
-        let phone = page.deletingLastPathComponent().appendingPathComponent("phone.html")
-        try Data("""
-            <!doctype html><html><body style="margin:0">
-            <iframe src="\(page.lastPathComponent)" style="width:\(width)px;height:2000px;border:0"></iframe>
-            <script>window.addEventListener('message', function (e) { document.documentElement.setAttribute('data-test-width', e.data); });</script>
-            </body></html>
-            """.utf8).write(to: phone)
-        let dom = try Chromium(scratch: scratch.url).run(phone, ["--dump-dom", "--window-size=1280,2000"]).stdout
-        let measured = (rootAttribute("data-test-width", in: dom) ?? "").split(separator: " ", maxSplits: 3).map(String.init)
+        let measured = try Self.onAPhone(page, width: width, in: scratch).split(separator: " ", maxSplits: 3).map(String.init)
         #expect(measured.count >= 3 && Int(measured[0]) ?? 0 > 1, "the fixture's night has episodes to lay out: \(measured)")
         #expect(measured.count >= 3 && measured[2] == "\(width)", "laid out \(width) px wide: \(measured)")
         #expect(measured.count >= 3 && measured[1] == measured[2], "page \(measured.dropFirst().first ?? "?") px wide on a \(width) px screen: \(measured.dropFirst(3).first ?? "")")
+    }
+
+    /// The ribbon's readout after a press on each (row, cell), from a page of `night` written
+    /// into `scratch`, and the page's DOM after its scripts ran.
+    static func ribbonReadouts(of night: ReportNight, at cells: [(row: Int, cell: Int)], in scratch: Scratch) throws -> (String, [String]) {
+        let presses = cells.enumerated().map { i, c in """
+              var row\(i) = document.querySelector('.ribbon svg[data-row="\(c.row)"]'), r\(i) = row\(i).getBoundingClientRect();
+              row\(i).dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: \(7 + i),
+                clientX: r\(i).left + \(Double(c.cell) + 0.5) / 360 * r\(i).width, clientY: r\(i).top + r\(i).height / 2 }));
+              document.documentElement.setAttribute('data-test-readout-\(i)', document.querySelector('output.readout').textContent);
+            """ }.joined(separator: "\n")
+        let page = scratch.path("report.html")
+        let driver = "<script>\n(function () {\n" + presses + "\n})();\n</script>"
+        try Data(NightReport.html(nights: [night]).replacingOccurrences(of: "</body>", with: driver + "</body>").utf8).write(to: page)
+        let dom = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        return (dom, cells.indices.map { rootAttribute("data-test-readout-\($0)", in: dom) ?? "" })
     }
 
     /// Time not recorded (a pause between joined parts) is drawn and read as such: its ribbon
@@ -295,22 +317,10 @@ struct BrowserInteractionTests {
         let data = ReportMath.night(n)
         #expect(data.gaps == [[3_000, 3_600]])
         #expect(data.ribbon.cls.filter { $0 == "g" }.count == 60, "the pause's 60 ten-second cells")
-        let page = scratch.path("report.html")
         // 23:40 + 3,300 s is 00:35:00: row 1 (00:00), cell 210.
-        let driver = """
-            <script>
-            (function () {
-              var row = document.querySelector('.ribbon svg[data-row="1"]'), r = row.getBoundingClientRect();
-              row.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: 7,
-                clientX: r.left + 210.5 / 360 * r.width, clientY: r.top + r.height / 2 }));
-              document.documentElement.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
-            })();
-            </script>
-            """
-        try Data(NightReport.html(nights: [n]).replacingOccurrences(of: "</body>", with: driver + "</body>").utf8).write(to: page)
-        let dom = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        let (dom, readouts) = try BrowserInteractionTests.ribbonReadouts(of: n, at: [(row: 1, cell: 210)], in: scratch)
         #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
-        #expect(rootAttribute("data-test-readout", in: dom) == "00:35:00 · not recorded")
+        #expect(readouts == ["00:35:00 · not recorded"])
         #expect(occurrences(of: "<rect class=\"cell g\"", in: withoutScripts(dom)) == 60)
         #expect(occurrences(of: "<rect class=\"gap\"", in: withoutScripts(dom)) == 1)
     }
@@ -338,15 +348,7 @@ struct BrowserInteractionTests {
             </script>
             """
         try Data(NightReport.html(nights: [n]).replacingOccurrences(of: "</body>", with: measure + "</body>").utf8).write(to: page)
-        let phone = scratch.path("phone.html")
-        try Data("""
-            <!doctype html><html><body style="margin:0">
-            <iframe src="report.html" style="width:390px;height:2000px;border:0"></iframe>
-            <script>window.addEventListener('message', function (e) { document.documentElement.setAttribute('data-test-axes', e.data); });</script>
-            </body></html>
-            """.utf8).write(to: phone)
-        let dom = try Chromium(scratch: scratch.url).run(phone, ["--dump-dom", "--window-size=1280,2000"]).stdout
-        let axes = (rootAttribute("data-test-axes", in: dom) ?? "").split(separator: " ").map { $0.split(separator: ":").compactMap { Int($0) } }
+        let axes = try Self.onAPhone(page, width: 390, in: scratch).split(separator: " ").map { $0.split(separator: ":").compactMap { Int($0) } }
         #expect(axes.count == 2, "the timeline's axis and the hour chart's: \(axes)")
         for axis in axes {
             #expect(axis.count == 2 && axis[0] >= 3 && axis[1] == 0, "labels, and how many overlap the one before: \(axes)")
@@ -362,32 +364,14 @@ struct BrowserInteractionTests {
         let night = try ReportFixture.folder(at: scratch.path("night"), session: session)
         let n = try ReportNight.load(id: "20261025-0140", folder: night, clips: .relative(reportDirectory: scratch.url))
         #expect(ReportMath.night(n).shifts == [ClockShift(at: 4800, by: -3600)])
-        let page = scratch.path("report.html")
-        // The snore at 5,000 s (02:03:20 on the clock, 200 s after the change) is cell 20 of the third row.
-        let driver = """
-            <script>
-            (function () {
-              var row = document.querySelector('.ribbon svg[data-row="2"]'), r = row.getBoundingClientRect();
-              row.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: 7,
-                clientX: r.left + 20.5 / 360 * r.width, clientY: r.top + r.height / 2 }));
-              document.documentElement.setAttribute('data-test-readout', document.querySelector('output.readout').textContent);
-              var first = document.querySelector('.ribbon svg[data-row="1"]'), f = first.getBoundingClientRect();
-              first.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, pointerId: 8,
-                clientX: f.left + 20.5 / 360 * f.width, clientY: f.top + f.height / 2 }));
-              document.documentElement.setAttribute('data-test-first', document.querySelector('output.readout').textContent);
-            })();
-            </script>
-            """
-        try Data(NightReport.html(nights: [n]).replacingOccurrences(of: "</body>", with: driver + "</body>").utf8).write(to: page)
-        let dom = try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,2000"]).stdout
+        // The snore at 5,000 s (02:03:20 on the clock, 200 s after the change) is cell 20 of the
+        // third row; the same cell of the second is the same clock time, before the change.
+        let (dom, readouts) = try BrowserInteractionTests.ribbonReadouts(of: n, at: [(row: 2, cell: 20), (row: 1, cell: 20)], in: scratch)
         #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
         let rows = withoutScripts(dom).components(separatedBy: "<span class=\"hour\">").dropFirst().map { $0.prefix(5) }
         #expect(rows == ["01:00", "02:00", "02:00"], "ribbon rows: \(rows)")
-        let readout = rootAttribute("data-test-readout", in: dom) ?? ""
-        #expect(readout.hasPrefix("02:03:20 (2nd) ·") && readout.contains("snoring"), "readout: \(readout)")
-        // The same clock time an hour earlier, before the change, is the first.
-        let first = rootAttribute("data-test-first", in: dom) ?? ""
-        #expect(first.hasPrefix("02:03:20 ·"), "readout: \(first)")
+        #expect(readouts.count == 2 && readouts[0].hasPrefix("02:03:20 (2nd) ·") && readouts[0].contains("snoring"), "\(readouts)")
+        #expect(readouts.count == 2 && readouts[1].hasPrefix("02:03:20 ·"), "the first 02:03:20: \(readouts)")
         #expect(dom.contains("<title>02:00 (2nd): 1 snoring</title>"), "the hour chart's bar in the repeated hour")
         #expect(dom.contains("<span class=\"meta\">02:03:20 (2nd)</span>"), "the list's time of the snore in the repeated hour")
         #expect(dom.contains("01:40 → 02:40 · at 03:00 the clocks went back to 02:00"))
