@@ -344,8 +344,8 @@ struct AnalyzeCommand: Command {
         if started == nil, !storedAtItsEnd, let dated = earlier.first(where: { $0.start != nil }), let date = dated.start {
             let stored = try? store.session(of: dated)
             let origin = stored?.startedFrom
-            // With the clock it was given on, where that was not this machine's (+13:00).
-            let clock = stored?.timeZone.flatMap { TimeZone(identifier: $0) }.flatMap { $0.identifier == TimeZone.current.identifier ? nil : $0 }
+            // On the clock it was read on before (+13:00, or the zone it was analysed in).
+            let clock = stored?.timeZone.flatMap(TimeZone.init(identifier:))
             if start == nil || origin == .given { keptStart = RecordingStart(date: date, origin: origin ?? .given, clock: clock) }
         }
         // Analysed beside the store, then added in one transaction that moves the folder in.

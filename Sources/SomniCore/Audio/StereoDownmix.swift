@@ -32,9 +32,11 @@ public struct StereoDownmix: Sendable {
     /// Energy ratio under which a channel counts as carrying nothing (−20 dB).
     public static let silentBelow = 1e-2
     public enum Channel: String, Sendable { case left, right }
+    /// What every warning of a silent channel says, by which a later one replaces an earlier.
+    private static let silentPhrase = "silent or nearly (over 20 dB under the other)"
     /// Said when one channel was silent and the other was used alone.
     public static func silentChannelWarning(_ silent: Channel) -> String {
-        "the \(silent.rawValue) channel is silent or nearly (over 20 dB under the other), so the "
+        "the \(silent.rawValue) channel is \(silentPhrase), so the "
             + "\(silent == .left ? "right" : "left") one was used alone: their average would have been 6 dB too quiet"
     }
 
@@ -43,7 +45,7 @@ public struct StereoDownmix: Sendable {
     /// Of no length or time, so a recorder asking every block says it once.
     static func partlySilentWarning(leftOut: [Channel]) -> String {
         let which = leftOut.map { "the \($0.rawValue) one (the \($0 == .left ? "right" : "left") used alone)" }
-        return "one channel was silent or nearly (over 20 dB under the other) for part of the recording only, and left out "
+        return "one channel was \(silentPhrase) for part of the recording only, and left out "
             + "there: \(which.joined(separator: ", then ")); elsewhere the two were averaged, so a sound there reads up to 6 dB "
             + "quieter than the same sound where one channel was used alone"
     }
@@ -66,7 +68,7 @@ public struct StereoDownmix: Sendable {
     /// Whether `warning` is one of those a mix says of a silent channel, which a later one of
     /// them replaces (a recorder that noted the first is to keep only the last).
     public static func isSilentChannelWarning(_ warning: String) -> Bool {
-        warning.contains("silent or nearly (over 20 dB under the other)")
+        warning.contains(silentPhrase)
     }
     private let evidenceFrames: Int
     private var framesSeen = 0

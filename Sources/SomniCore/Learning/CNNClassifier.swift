@@ -125,10 +125,10 @@ public struct CNNClassifier: SoundClassifier, Sendable {
 
     /// The first of `places` that holds SomniCore's resources folder with the shipped models.
     static func resources(among places: [URL]) -> Bundle? {
+        // `.copy("Resources")` keeps the folder's name inside the bundle.
+        let model = "default." + CNNModel.fileExtension
         for place in places {
             let folder = place.appendingPathComponent("Somni_SomniCore.resources")
-            // `.copy("Resources")` keeps the folder's name inside the bundle.
-            let model = "default." + CNNModel.fileExtension
             if [model, "Resources/" + model].contains(where: { FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path) }),
                let bundle = Bundle(url: folder) {
                 return bundle

@@ -128,10 +128,6 @@ public enum NightCloser {
 
     private static let partialSuffix = ".partial"
 
-    /// Encoders write under `partialURL` and the recorder links NAME to it; after a crash one or
-    /// both names are left. Keep NAME, holding whatever reached the disk. A clip's levelled copy
-    /// still being written (".levelled-NAME", or its encoder's own hidden name) goes: the clip
-    /// itself is whole, and the copy was carried into the store with the night.
     /// The clip of an episode still open when the recorder died, as the recorder would have
     /// left it had the episode ended: up to 1 s after its last snoring window and levelled to
     /// 0.9 peak. It was streamed raw as it happened, on to the moment of the crash, with no
@@ -171,6 +167,10 @@ public enum NightCloser {
         }
     }
 
+    /// Encoders write under `partialURL` and the recorder links NAME to it; after a crash one or
+    /// both names are left. Keep NAME, holding whatever reached the disk. A clip's levelled copy
+    /// still being written (".levelled-NAME", or its encoder's own hidden name) goes: the clip
+    /// itself is whole, and the copy was carried into the store with the night.
     static func adoptPartialFiles(in folder: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         for hidden in names where hidden.hasPrefix(".levelled-") || hidden.hasPrefix("..levelled-") {
