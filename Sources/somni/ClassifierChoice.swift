@@ -32,17 +32,15 @@ enum ClassifierChoice {
     }
 
     /// Without `--model`, a recording made below the analysis rate gets the shipped narrow-band
-    /// model. A given model with no label for an event class is named in a warning from
-    /// `command`: its nights would show none of those events, as if the room had been quiet.
-    static func make(kind: String, modelPaths: [String], recordedSampleRate: Int? = nil, command: String) throws -> ClassifierChoice {
+    /// model. A model with no label for an event class leaves a warning in every night it finds
+    /// (`ClassSets.unheardWarning`); `announcingUnheardClasses` also says it now, from `command`,
+    /// before a night of recording rather than after it.
+    static func make(kind: String, modelPaths: [String], recordedSampleRate: Int? = nil, command: String,
+                     announcingUnheardClasses: Bool = false) throws -> ClassifierChoice {
         if kind == "heuristic" { return .heuristic(HeuristicClassifier()) }
         let classifier = try learned(modelPaths: modelPaths, recordedSampleRate: recordedSampleRate)
-        let unheard = ClassSets.classesUnheard(byLabels: classifier.labels)
-        if !modelPaths.isEmpty, !unheard.isEmpty {
-            let names = unheard.map(\.rawValue).joined(separator: " or ")
-            let taken = unheard.map { "\($0.rawValue): \(ClassSets.labels(for: $0).joined(separator: ", "))" }.joined(separator: "; ")
-            printError("somni \(command): warning: the model's labels (\(classifier.labels.joined(separator: ", "))) include none "
-                       + "for \(names), so it can find no \(names) events (the labels that count: \(taken))")
+        if announcingUnheardClasses, let warning = ClassSets.unheardWarning(labels: classifier.labels) {
+            printError("somni \(command): warning: \(warning)")
         }
         return .learned(classifier)
     }

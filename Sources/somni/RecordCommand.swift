@@ -113,7 +113,8 @@ struct RecordCommand: Command {
     }
 
     func run() throws {
-        switch try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "record") {
+        switch try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "record",
+                                         announcingUnheardClasses: true) {
         case .heuristic(let c): try record(with: c, choice: .heuristic(c))
         case .learned(let c): try record(with: c, choice: .learned(c))
         }

@@ -187,8 +187,10 @@ struct TrainCommand: Command {
             _ = try Network(input: options.features.inputShape,
                             layers: channels.map { CNNArchitecture.standard(classes: 2, channels: $0) } ?? CNNArchitecture.standard(classes: 2))
         } catch let error as SomniError {
-            throw UsageError("the spectrogram these options make does not fit the network (\(error.message)); "
-                             + "give more --mel-bands or a shorter --frame-ms")
+            // Too small for the pooling, or a network too big for a night's time and memory.
+            let advice = error.message.contains("max-pool") ? "give more --mel-bands or a shorter --frame-ms"
+                : "give narrower --channels or fewer --mel-bands"
+            throw UsageError("the spectrogram these options make does not fit the network (\(error.message)); \(advice)")
         }
         // The folder the model lands in: a link's target's (made there if the link leads to nothing yet).
         if OutputFile.linksLoop(URL(fileURLWithPath: out)) {

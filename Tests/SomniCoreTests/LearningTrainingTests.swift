@@ -64,6 +64,40 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(scores[1] > 0.8)
     }
 
+    /// Validation holding no tones says nothing of how often tones come: the calibration leaves
+    /// their offset where the fitted classes' mean is, and the model still hears tones. (It used
+    /// to push it down until the model hardly said the class at all.)
+    @Test func aClassValidationLacksKeepsItsPlaceInTheCalibration() throws {
+        let data = tonesAndNoise(seed: 5)
+        let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 1)
+        let noiseOnly = split.validation.filter { data.examples[$0].label == 1 }
+        #expect(!noiseOnly.isEmpty && noiseOnly.count < split.validation.count)
+        let trainer = try Trainer(data: data, train: split.train, validation: noiseOnly, test: split.test,
+                                  backgrounds: [], options: tinyOptions(epochs: 12))
+        let report = try trainer.train().report
+        #expect(report.classBias == [0, 0], "\(report.classBias ?? [])")
+        let test = try #require(report.test)
+        #expect((test.classes[0].recall ?? 0) >= 0.95, "tone recall \(test.classes[0].recall ?? 0)")
+    }
+
+    /// A copy of a recording under another name (its own group by name) goes where the
+    /// recording goes: in test, a copy of a clip trained on would be scored as unseen.
+    @Test func copiesUnderOtherNamesLandInOneSplit() {
+        var data = tonesAndNoise(seed: 5)
+        let originals = data.examples
+        for (n, e) in originals.enumerated() {
+            data.clips.append(data.clips[e.clip])
+            data.examples.append(.init(clip: data.clips.count - 1, start: e.start, length: e.length, label: e.label,
+                                       group: "copy-\(n)", stratum: e.stratum, path: ""))
+        }
+        let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 1)
+        #expect(!split.test.isEmpty && !split.validation.isEmpty)
+        func part(_ i: Int) -> Int { split.train.contains(i) ? 0 : split.validation.contains(i) ? 1 : 2 }
+        for n in originals.indices { #expect(part(n) == part(originals.count + n), "example \(n) and its copy") }
+        // Without copies, the groups are the names' alone.
+        #expect(tonesAndNoise(seed: 5).groupsJoiningCopies().isEmpty)
+    }
+
     @Test func trainingIsReproducibleWithTheSameSeed() throws {
         let data = tonesAndNoise(seed: 6)
         let split = data.split(validationShare: 0.2, testShare: 0.2, seed: 3)
@@ -268,6 +302,21 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(TrainingFileList.group(of: "0029d048-898a", blockSize: 25) == "0029d048-898a")
     }
 
+    /// A sidecar's label is the rest of its line, so a class folder named with a space can be
+    /// marked; times may be split by a tab, a space or a comma.
+    @Test func aSidecarLabelIsTheRestOfItsLine() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("somni-sidecar-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let labels = ["other", "sleep talk", "dog bark"]
+        try "10\t11\tsleep talk\n12,13, dog bark \n14 15\n\n16\t17\tsleep  talk\n".write(to: url, atomically: true, encoding: .utf8)
+        #expect { _ = try TrainingFileList.readEvents(url, label: 0, labels: labels) } throws: {
+            "\($0)".contains("'sleep  talk' is not one of the classes")
+        }
+        try "10\t11\tsleep talk\n12,13, dog bark \n14 15\n\n".write(to: url, atomically: true, encoding: .utf8)
+        #expect(try TrainingFileList.readEvents(url, label: 0, labels: labels)
+                == [.init(seconds: 10...11, label: 1), .init(seconds: 12...13, label: 2), .init(seconds: 14...15, label: 0)])
+    }
+
     @Test func scanFindsClassFoldersSidecarEventsAndCutsGaps() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-learn-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -365,6 +414,16 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
             Issue.record("a class with nothing readable must stop training")
         } catch let e as SomniError {
             #expect(e.code == .badInput && e.message.hasPrefix("no cough examples could be read from its 3 files ("), "\(e)")
+        }
+        // The decoder's own words name the path where they like: the reason is still given.
+        do {
+            _ = try TrainingSet.load(list, windowLength: 15_600, gapLabel: nil, threads: 2) { url in
+                if url.path.contains("/cough/") { throw SomniError(.badInput, "not an audio file: \(url.path) (no stream)") }
+                return [Float](repeating: 0.1, count: 15_600)
+            }
+            Issue.record("a class with nothing readable must stop training")
+        } catch let e as SomniError {
+            #expect(e.message.hasPrefix("no cough examples could be read from its 3 files (not an audio file: \(dir.path)/cough/"), "\(e)")
         }
 
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("snoring"), withIntermediateDirectories: true)

@@ -52,4 +52,15 @@ public enum ClassSets {
         let heard = Set(labels.compactMap(eventClass(forLabel:)))
         return EventClass.allCases.filter { !heard.contains($0) }
     }
+
+    /// What a night found with `labels` says when some event class has none: its zeros would
+    /// otherwise read as a room quiet of those sounds. nil when every class has a label.
+    public static func unheardWarning(labels: [String]) -> String? {
+        let unheard = classesUnheard(byLabels: labels)
+        guard !unheard.isEmpty else { return nil }
+        let names = unheard.map(\.rawValue).joined(separator: " or ")
+        let taken = unheard.map { "\($0.rawValue): \(Self.labels(for: $0).joined(separator: ", "))" }.joined(separator: "; ")
+        return "the model's labels (\(labels.joined(separator: ", "))) include none for \(names), so it can find no \(names) "
+            + "events (the labels that count: \(taken))"
+    }
 }

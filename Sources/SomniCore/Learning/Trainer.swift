@@ -445,9 +445,13 @@ public final class Trainer {
     }
 
     /// Per-class logit offsets (mean zero) that minimise validation negative log-likelihood at
-    /// `temperature`, by gradient descent.
+    /// `temperature`, by gradient descent. Only the classes validation holds are fitted: for a
+    /// class it has no example of, the fit could only push its offset down, and the model would
+    /// then hardly ever say it (test recall 0.80 → 0.05 in one run). Such a class keeps 0, the
+    /// others' mean.
     private func fitClassBias(_ logits: [Float], truth: [Int], temperature: Float) -> [Float] {
         let k = data.labels.count, n = truth.count
+        let held = Set(truth)
         var bias = [Float](repeating: 0, count: k)
         var p = [Float](repeating: 0, count: k)
         for _ in 0..<300 {
@@ -459,9 +463,9 @@ public final class Trainer {
                 for c in 0..<k { p[c] = exp(row[c] - top); total += p[c] }
                 for c in 0..<k { gradient[c] += (p[c] / total - (c == t ? 1 : 0)) / (temperature * Float(n)) }
             }
-            for c in 0..<k { bias[c] -= 2 * gradient[c] }
-            let mean = bias.reduce(0, +) / Float(k)
-            for c in 0..<k { bias[c] -= mean }
+            for c in held { bias[c] -= 2 * gradient[c] }
+            let mean = held.reduce(0) { $0 + bias[$1] } / Float(held.count)
+            for c in held { bias[c] -= mean }
         }
         return bias
     }

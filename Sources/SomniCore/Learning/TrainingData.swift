@@ -142,7 +142,9 @@ public struct TrainingFileList: Sendable {
     static func readEvents(_ url: URL, label: Int, labels: [String]) throws -> [MarkedEvent] {
         let text = try TextFile.read(url, what: "a file of marked events")
         return try text.split(whereSeparator: \.isNewline).compactMap { line in
-            let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "," })
+            // The label is the rest of the line: a class folder may be called "sleep talk".
+            let fields = line.split(maxSplits: 2, whereSeparator: { $0 == "\t" || $0 == " " || $0 == "," })
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard !fields.isEmpty else { return nil }
             // At most a day: a sidecar in milliseconds, or an `inf`, is a mistake to name, not a
             // stretch to cut (beyond `Int`'s range as samples, it would trap).
@@ -208,6 +210,8 @@ public struct TrainingSet: Sendable {
         var examples: [Example] = []
         var skipped: [String] = [], pastEnd: [String] = []
         var markedClips: Set<Int> = []
+        // Why each file gave nothing, by its index: a decoder's message may already name the path.
+        var reasons: [Int: String] = [:]
         let rate = Double(analysisSampleRate)
         for (i, file) in list.files.enumerated() {
             let samples: [Float]
@@ -216,11 +220,13 @@ public struct TrainingSet: Sendable {
             case .failure(let e):
                 let why = (e as? SomniError)?.message ?? "\(e)"
                 skipped.append(why.contains(file.url.path) ? why : "\(file.url.path): \(why)")
+                reasons[i] = skipped.last
                 continue
             case nil: throw SomniError(.internalError, "decoding \(file.url.path) produced nothing")
             }
             guard !samples.isEmpty else {
                 skipped.append("\(file.url.path): no sound in it")
+                reasons[i] = skipped.last
                 continue
             }
             clips.append(samples)
@@ -259,18 +265,20 @@ public struct TrainingSet: Sendable {
                     let length = String(format: "%.1f", Double(samples.count) / rate)
                     pastEnd.append("\(file.url.path): \(beyondEnd) of its \(events.count) marked event\(events.count == 1 ? "" : "s") "
                                    + "after its end (\(length) s)")
+                    reasons[i] = pastEnd.last
                 }
             } else {
                 addWindows(from: 0, to: samples.count, label: file.label)
             }
         }
         for label in Set(list.files.map(\.label)) where !examples.contains(where: { $0.label == label }) {
-            let files = list.files.filter { $0.label == label }
+            let indices = list.files.indices.filter { list.files[$0].label == label }
+            let files = indices.map { list.files[$0] }
             // An empty sidecar marks nothing, so its recording gives no example of its class.
             let unmarked = files.first { $0.events?.isEmpty == true }.map {
                 "\($0.url.deletingPathExtension().appendingPathExtension("txt").path) marks no events"
             }
-            let why = (skipped + pastEnd).first { line in files.contains { line.hasPrefix($0.url.path + ":") } } ?? unmarked
+            let why = indices.lazy.compactMap { reasons[$0] }.first ?? unmarked
             throw SomniError(.badInput, "no \(list.labels[label]) examples could be read from its \(files.count) "
                              + "file\(files.count == 1 ? "" : "s")\(why.map { " (\($0))" } ?? "")")
         }
@@ -284,21 +292,25 @@ public struct TrainingSet: Sendable {
     /// Splits examples into train / validation / test by group, stratified by stratum: in each
     /// stratum, groups are ordered by a seeded hash and taken for test, then validation, until
     /// each holds its share of the stratum's examples. Strata with fewer than 3 groups stay in
-    /// training. The same data and seed always give the same split.
+    /// training. The same data and seed always give the same split. Copies of one recording
+    /// under other names (the same decoded sound) are one group: a copy in test of a file trained
+    /// on would put training examples into the test figures.
     public func split(validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
-        split(Array(examples.indices), validationShare: validationShare, testShare: testShare, seed: seed)
+        split(Array(examples.indices), validationShare: validationShare, testShare: testShare, seed: seed,
+              groups: groupsJoiningCopies())
     }
 
-    /// The same, over the examples `indices` only.
-    public func split(_ indices: [Int], validationShare: Double, testShare: Double, seed: UInt64) -> (train: [Int], validation: [Int], test: [Int]) {
+    /// The same, over the examples `indices` only; `groups` renames groups (`groupsJoiningCopies`).
+    public func split(_ indices: [Int], validationShare: Double, testShare: Double, seed: UInt64,
+                      groups: [String: String] = [:]) -> (train: [Int], validation: [Int], test: [Int]) {
         // A group's stratum is its first example's, so a recording's events and the gaps between
         // them always land in the same split.
         var members: [String: [Int]] = [:]
         var groupsOf: [String: [String]] = [:]
         for i in indices {
-            let e = examples[i]
-            if members[e.group] == nil { groupsOf[e.stratum, default: []].append(e.group) }
-            members[e.group, default: []].append(i)
+            let e = examples[i], group = groups[e.group] ?? e.group
+            if members[group] == nil { groupsOf[e.stratum, default: []].append(group) }
+            members[group, default: []].append(i)
         }
         var train: [Int] = [], validation: [Int] = [], test: [Int] = []
         for stratum in groupsOf.keys.sorted() {
@@ -445,6 +457,29 @@ public struct TrainingSet: Sendable {
             seen[key, default: []].append((example.clip, folder, example.path))
         }
         return nil
+    }
+
+    /// The group each group of a copied recording joins: the first group (in example order)
+    /// holding the same sound. Groups without copies are not listed.
+    func groupsJoiningCopies() -> [String: String] {
+        var joined: [String: String] = [:]
+        func root(_ g: String) -> String {
+            var g = g
+            while let next = joined[g] { g = next }
+            return g
+        }
+        var seen: [Int: [(clip: Int, group: String)]] = [:]  // digest of the sound → clips with it
+        var looked: Set<Int> = []
+        for example in examples where looked.insert(example.clip).inserted {
+            let key = digest(example.clip)
+            if let first = seen[key]?.first(where: { clips[$0.clip] == clips[example.clip] }) {
+                let (a, b) = (root(first.group), root(example.group))
+                if a != b { joined[b] = a }
+            } else {
+                seen[key, default: []].append((example.clip, example.group))
+            }
+        }
+        return Dictionary(uniqueKeysWithValues: joined.keys.map { ($0, root($0)) })
     }
 
     /// A hash of a clip's sound, to find copies without comparing every pair.

@@ -136,6 +136,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         if let rate = source.recordedSampleRate, isNarrowBand(recordedAt: rate) {
             warnings.append(narrowBandWarning(recordedAt: rate))
         }
+        if let unheard = ClassSets.unheardWarning(labels: classifier.labels) { warnings.append(unheard) }
 
         // 2. Gate and windows at their true positions. A gap whose time is not a number says
         // nothing (and could not be written into session.json).
