@@ -23,7 +23,7 @@ public final class AudioDecoder: AudioSource {
     private var samplesLeft: Int?
     /// Problems met while reading, and how two channels were mixed (said of the whole recording
     /// read so far, so a mix that changed part-way is said once, as it was).
-    public var warnings: [String] { readWarnings + downmix.warnings }
+    public var warnings: [String] { readWarnings + downmix.warnings + (multichannelDownmix?.warnings ?? []) }
     private var readWarnings: [String] = []
     /// What the file holds, for people: "mp3, 44100 Hz, 2 ch".
     public let formatDescription: String
@@ -217,8 +217,10 @@ public final class AudioDecoder: AudioSource {
         guard found >= 0, var decoder, let stream = format.pointee.streams[Int(found)] else {
             throw noUsableStreamError(format, path: path, reason: found)
         }
+        var otherAudio = 0
         for index in 0..<Int(format.pointee.nb_streams) where index != Int(found) {
             format.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
+            if format.pointee.streams[index]?.pointee.codecpar?.pointee.codec_type == AVMEDIA_TYPE_AUDIO { otherAudio += 1 }
         }
 
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
@@ -248,6 +250,12 @@ public final class AudioDecoder: AudioSource {
         input.isPlainAnalysisWAV = plainFile && formatName == "wav"
             && parameters.pointee.codec_id == AV_CODEC_ID_PCM_S16LE && parameters.pointee.sample_rate == Int32(sampleRate)
             && sampleRate == analysisSampleRate && parameters.pointee.ch_layout.nb_channels == 1
+        if otherAudio > 0 {
+            // A screen recorder's desktop sound in one track and the microphone in another: one
+            // is analysed, and a silent one must not pass for the whole file.
+            input.warnings.append("the file holds \(otherAudio + 1) audio streams and only one was analysed, stream \(found) "
+                + "(\(input.formatDescription)); to analyse another, extract it to a file of its own first")
+        }
         input.recordingStart = recordingStart(format.pointee.metadata) ?? recordingStart(stream.pointee.metadata)
         input.isUntimed = ["mp3", "aac"].contains(formatName)
         var (duration, isWholeFiles) = duration(of: stream, in: format)

@@ -390,9 +390,9 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func noteOnce(_ message: String) {
         guard !journal.warnings.contains(message) else { return }
-        // What the mix says of a silent channel is of the whole night so far: a later word
-        // (the channel came back part-way) replaces the earlier ("used alone").
-        if StereoDownmix.isSilentChannelWarning(message) { journal.warnings.removeAll(where: StereoDownmix.isSilentChannelWarning) }
+        // What the mix says of a silent channel or of the phase is of the whole night so far: a
+        // later word (the channel came back part-way) replaces the earlier ("used alone").
+        journal.warnings.removeAll { StereoDownmix.replaces(message, $0) }
         journal.warnings.append(message)
         observe(.note(message))
     }

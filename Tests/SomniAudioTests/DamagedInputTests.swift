@@ -92,6 +92,20 @@ import Testing
         if container == "matroska" { #expect(decoder.expectedDuration.map { abs($0 - 2) < 0.05 } == true, "\(decoder.expectedDuration ?? 0)") }
     }
 
+    /// A screen recording's two sound tracks: one is analysed, and the night says so, so a
+    /// silent first track does not pass for a microphone that heard nothing.
+    @Test func aFileOfTwoSoundTracksSaysOnlyOneWasAnalysed() throws {
+        let folder = try ScratchFolder()
+        let url = folder.url.appendingPathComponent("screen.mkv")
+        let sound = TestSignals.tones(seconds: 2, sampleRate: 16_000)
+        try VideoFiles.write(to: url, container: "matroska", videoSeconds: 2, audio: [Float](repeating: 0, count: sound.count),
+                             secondAudio: sound)
+        let decoder = try AudioDecoder(url: url)
+        _ = try TestSignals.readAll(decoder)
+        #expect(decoder.warnings == ["the file holds 2 audio streams and only one was analysed, stream 1 (pcm_s16le, 16000 Hz, 1 ch); "
+                                     + "to analyse another, extract it to a file of its own first"], "\(decoder.warnings)")
+    }
+
     @Test func codecWithoutDecoder() throws {
         let folder = try ScratchFolder()
         let url = try folder.file("odd.wav", contents: wavHeader(formatTag: 0x7777, dataBytes: 3200) + Data(count: 3200))

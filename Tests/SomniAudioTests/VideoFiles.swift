@@ -9,8 +9,9 @@ enum VideoFiles {
     }
 
     /// A file of `videoSeconds` of 16×16 grey pictures at 5 a second and `audio` (16 kHz mono)
-    /// as its sound track, in `container` ("matroska", "nut", ...).
-    static func write(to url: URL, container: String, videoSeconds: Double, audio: [Float]) throws {
+    /// as its sound track, in `container` ("matroska", "nut", ...); `secondAudio`, as long,
+    /// is a second sound track after it.
+    static func write(to url: URL, container: String, videoSeconds: Double, audio: [Float], secondAudio: [Float]? = nil) throws {
         var format: UnsafeMutablePointer<AVFormatContext>?
         guard avformat_alloc_output_context2(&format, nil, container, url.path) >= 0, let format else {
             throw Failure(description: "no \(container) muxer")
@@ -22,6 +23,11 @@ enum VideoFiles {
         guard let video = avformat_new_stream(format, nil), let sound = avformat_new_stream(format, nil) else {
             throw Failure(description: "cannot add streams")
         }
+        var tracks = [(sound, audio)]
+        if let secondAudio {
+            guard let second = avformat_new_stream(format, nil) else { throw Failure(description: "cannot add streams") }
+            tracks.append((second, secondAudio))
+        }
         let (width, height, framesPerSecond) = (16, 16, 5)
         video.pointee.time_base = AVRational(num: 1, den: Int32(framesPerSecond))
         video.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_VIDEO
@@ -31,14 +37,16 @@ enum VideoFiles {
         video.pointee.codecpar.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         // Matroska names raw pictures by their FourCC (I420 here), as the rawvideo encoder would set it.
         video.pointee.codecpar.pointee.codec_tag = avcodec_pix_fmt_to_codec_tag(AV_PIX_FMT_YUV420P)
-        sound.pointee.time_base = AVRational(num: 1, den: 16_000)
-        sound.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_AUDIO
-        sound.pointee.codecpar.pointee.codec_id = AV_CODEC_ID_PCM_S16LE
-        sound.pointee.codecpar.pointee.sample_rate = 16_000
-        sound.pointee.codecpar.pointee.format = AV_SAMPLE_FMT_S16.rawValue
-        sound.pointee.codecpar.pointee.bits_per_coded_sample = 16
-        sound.pointee.codecpar.pointee.block_align = 2
-        av_channel_layout_default(&sound.pointee.codecpar.pointee.ch_layout, 1)
+        for (sound, _) in tracks {
+            sound.pointee.time_base = AVRational(num: 1, den: 16_000)
+            sound.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+            sound.pointee.codecpar.pointee.codec_id = AV_CODEC_ID_PCM_S16LE
+            sound.pointee.codecpar.pointee.sample_rate = 16_000
+            sound.pointee.codecpar.pointee.format = AV_SAMPLE_FMT_S16.rawValue
+            sound.pointee.codecpar.pointee.bits_per_coded_sample = 16
+            sound.pointee.codecpar.pointee.block_align = 2
+            av_channel_layout_default(&sound.pointee.codecpar.pointee.ch_layout, 1)
+        }
         guard avio_open(&format.pointee.pb, url.path, AVIO_FLAG_WRITE) >= 0,
               avformat_write_header(format, nil) >= 0 else { throw Failure(description: "cannot start \(url.path)") }
 
@@ -50,7 +58,7 @@ enum VideoFiles {
                 try writePacket(format, stream: video, bytes: [UInt8](repeating: 128, count: pictureBytes), pts: picture, duration: 1)
             }
             let first = picture * samplesPerPicture
-            if first < audio.count {
+            for (sound, audio) in tracks where first < audio.count {
                 let chunk = audio[first..<min(audio.count, first + samplesPerPicture)]
                 let bytes = chunk.flatMap { sample -> [UInt8] in
                     let value = UInt16(bitPattern: Int16(max(-1, min(1, sample)) * 32_767))

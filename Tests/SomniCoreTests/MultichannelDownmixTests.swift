@@ -6,6 +6,11 @@ import Testing
     /// `seconds` of `channels` channels at 16 kHz, each sample `signal(channel, time)`, mixed in
     /// blocks of 1,024 frames as the decoder delivers them.
     func mixed(channels: Int, seconds: Double, _ signal: (Int, Double) -> Float) -> [Float] {
+        mixedAndSaid(channels: channels, seconds: seconds, signal).samples
+    }
+
+    /// The same, and the mix's warnings.
+    func mixedAndSaid(channels: Int, seconds: Double, _ signal: (Int, Double) -> Float) -> (samples: [Float], warnings: [String]) {
         let frames = Int(seconds * 16_000)
         var interleaved = [Float](repeating: 0, count: frames * channels)
         for frame in 0..<frames {
@@ -23,7 +28,7 @@ import Testing
                 }
             }
         }
-        return output
+        return (output, downmix.warnings)
     }
 
     func peak(_ samples: [Float], from: Double, to: Double) -> Float {
@@ -31,6 +36,32 @@ import Testing
     }
 
     func tone(_ t: Double, _ level: Float, _ hz: Double = 220) -> Float { level * Float(sin(2 * Double.pi * hz * t)) }
+
+    /// A laptop's microphone pair read as a difference signal, captured with its two unused
+    /// inputs: the pair is added with the second inverted once the evidence is in (the mean
+    /// cancelled it to silence), and the warning names the channels; in phase, nothing changes.
+    @Test func aPairInOppositePhaseAmongSilentChannelsKeepsItsSound() {
+        let (pair, said) = mixedAndSaid(channels: 4, seconds: 5) { channel, t in
+            channel == 0 ? tone(t, 0.4) : channel == 1 ? -tone(t, 0.4) : 0
+        }
+        #expect(peak(pair, from: 0.5, to: 1.5) < 1e-6)  // before the evidence: the mean, as before
+        #expect(abs(peak(pair, from: 2.2, to: 5) - 0.4) < 0.01)
+        #expect(said == ["channel 2 is in opposite phase to channel 1 (as some laptops' built-in microphones record), "
+                         + "so it was mixed inverted: the mean would have cancelled to near silence"], "\(said)")
+        // Two such pairs: both inverted channels are named, and the sound keeps its level.
+        let (pairs, saidOfPairs) = mixedAndSaid(channels: 4, seconds: 5) { channel, t in
+            channel % 2 == 0 ? tone(t, 0.4) : -tone(t, 0.4)
+        }
+        #expect(abs(peak(pairs, from: 2.2, to: 5) - 0.4) < 0.01)
+        #expect(saidOfPairs.first?.hasPrefix("channels 2, 4 are in opposite phase to channel") == true, "\(saidOfPairs)")
+        let (inPhase, nothingSaid) = mixedAndSaid(channels: 4, seconds: 5) { channel, t in channel < 2 ? tone(t, 0.4) : 0 }
+        #expect(abs(peak(inPhase, from: 2.2, to: 5) - 0.4) < 0.01 && nothingSaid.isEmpty)
+        // Opposite for its first seconds only: mixed inverted there, and said to be for part of it.
+        let (_, partly) = mixedAndSaid(channels: 3, seconds: 14) { channel, t in
+            channel == 0 ? tone(t, 0.4) : channel == 1 ? (t < 4 ? -tone(t, 0.4) : tone(t, 0.4)) : 0
+        }
+        #expect(partly.first?.contains("for part of the recording, so it was mixed inverted there") == true, "\(partly)")
+    }
 
     /// A mono sound in the centre of 5.1 with a murmur (−105 dB) in the other five: at its own
     /// level after the first 2 s (averaged with them, it read 14 dB low).

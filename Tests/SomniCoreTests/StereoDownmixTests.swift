@@ -45,13 +45,19 @@ import Testing
     }
 
     /// A recording mixed as the difference for a while keeps saying so when the correlation
-    /// later climbs back over −0.5 and the mix returns to the average.
+    /// later climbs back over −0.5 and the mix returns to the average, and says it was for part
+    /// of the recording; one in opposite phase throughout says it without that.
     @Test func aMixOnceMadeAsTheDifferenceIsSaidSoToTheEnd() {
         let snore = Signals.snore(seconds: 4), tone = Signals.sine(150, seconds: 12)
         var downmix = StereoDownmix(sampleRate: 16_000)
         _ = mix(stereo(snore + tone, snore.map { -$0 } + tone), with: &downmix)
         #expect(!downmix.isOpposite, "in phase for most of it")
-        #expect(downmix.warnings == [StereoDownmix.oppositePhaseWarning])
+        #expect(downmix.warnings == [StereoDownmix.partlyOppositePhaseWarning])
+        #expect(StereoDownmix.replaces(StereoDownmix.partlyOppositePhaseWarning, StereoDownmix.oppositePhaseWarning))
+        #expect(!StereoDownmix.replaces(StereoDownmix.partlyOppositePhaseWarning, StereoDownmix.silentChannelWarning(.left)))
+        var throughout = StereoDownmix(sampleRate: 16_000)
+        _ = mix(stereo(snore + tone, snore.map { -$0 } + tone.map { -$0 }), with: &throughout)
+        #expect(throughout.warnings == [StereoDownmix.oppositePhaseWarning])
     }
 
     @Test func unrelatedChannelsAreAveraged() {
@@ -99,7 +105,8 @@ import Testing
         // Left alone from 2 s to the burst, averaged from it on.
         #expect(maxDifference(Array(mixed[32_800..<96_000]), Array(tone[32_800..<96_000])) < 1e-6)
         #expect(maxDifference(Array(mixed[112_000...]), tone[112_000...].map { 0.5 * $0 }) < 1e-6)
-        #expect(downmix.warnings.count == 1 && downmix.warnings.allSatisfy(StereoDownmix.isSilentChannelWarning))
+        #expect(downmix.warnings.count == 1
+                && downmix.warnings.allSatisfy { StereoDownmix.replaces($0, StereoDownmix.silentChannelWarning(.right)) })
         let warning = downmix.warnings.first ?? ""
         #expect(warning.hasPrefix("one channel was silent or nearly (over 20 dB under the other) for part of the recording only")
                 && warning.contains("left out there: the right one (the left used alone)") && warning.contains("the two were averaged"),

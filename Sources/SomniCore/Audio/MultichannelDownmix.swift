@@ -11,6 +11,11 @@ import Foundation
 /// counted as sound, and the centre read 14 dB low. When every channel is that quiet, all that
 /// hold sound are mixed. The level is absolute, not relative to the loudest channel: a burst on
 /// one microphone left the others out, and their snores with them, for a minute and more.
+///
+/// Among the first `phaseChannels`, a channel in opposite phase to the loudest (correlation under
+/// `StereoDownmix.oppositeBelow` over everything so far, after the DC blocker and the evidence) is
+/// added inverted: a laptop's microphone pair recorded as a difference signal, captured with the
+/// device's unused inputs (4 channels, 2 of them silent), cancelled to silence in the mean.
 public struct MultichannelDownmix: Sendable {
     /// The channels mixed: at most 64.
     public let channels: Int
@@ -24,6 +29,19 @@ public struct MultichannelDownmix: Sendable {
     private let sampleRate: Double
     private let evidenceFrames: Int
     private var framesSeen = 0
+    /// Channels whose correlations are followed; past them a channel is always added as it is.
+    public static let phaseChannels = 8
+    private let phased: Int
+    /// Energies and cross energies of the phase channels after the blocker, over everything mixed:
+    /// [i * phased + j] for i ≤ j.
+    private var products: [Double]
+    /// The phase channels' blocked samples of the block being mixed, frame by frame.
+    private var blocked: [Float] = []
+    /// Every channel ever added inverted, and the loudest one it was opposite to when first.
+    private var invertedEver: UInt64 = 0
+    private var oppositeTo: Int?
+    /// Some blocks after the evidence were mixed with a channel inverted, some without one.
+    private var mixedInverted = false, mixedUpright = false
 
     public init(channels: Int, sampleRate: Int) {
         self.channels = min(max(channels, 1), 64)
@@ -34,6 +52,19 @@ public struct MultichannelDownmix: Sendable {
         blockerPole = Float(1 - 2 * Double.pi * 10 / Double(max(sampleRate, 100)))
         self.sampleRate = Double(max(sampleRate, 1))
         evidenceFrames = Int(StereoDownmix.evidenceSeconds * Double(sampleRate))
+        phased = min(self.channels, Self.phaseChannels)
+        products = [Double](repeating: 0, count: phased * phased)
+    }
+
+    /// What to tell the user about the mix: a channel added inverted, for the whole recording
+    /// after its first seconds, or for part of it (the correlation can climb back).
+    public var warnings: [String] {
+        guard invertedEver != 0, let reference = oppositeTo else { return [] }
+        let names = (0..<phased).filter { invertedEver & (1 << UInt64($0)) != 0 }.map { "\($0 + 1)" }
+        let which = names.count == 1 ? "channel \(names[0]) is" : "channels \(names.joined(separator: ", ")) are"
+        return ["\(which) in opposite phase to channel \(reference + 1) (as some laptops' built-in microphones record)"
+                + (mixedUpright ? " for part of the recording" : "") + ", so \(names.count == 1 ? "it was" : "they were") "
+                + "mixed inverted\(mixedUpright ? " there" : ""): the mean would have cancelled to near silence"]
     }
 
     /// Mixes `count` frames of `stride` interleaved samples (the first `channels` of each mixed)
@@ -47,29 +78,72 @@ public struct MultichannelDownmix: Sendable {
         // The blockers start from the first samples: from 0, an offset's step would count as sound.
         if framesSeen == 0 { for channel in 0..<n { blockerInput[channel] = interleaved[channel] } }
         var sounding: UInt64 = 0, alive: UInt64 = 0
+        let m = phased
+        if blocked.count < count * m { blocked = [Float](repeating: 0, count: count * m) }  // grows, then stays
         for channel in 0..<n {
             var x = blockerInput[channel], y = blockerOutput[channel]
             var sum: Float = 0, any = false
+            let followed = channel < m
             for frame in 0..<count {
                 let sample = interleaved[frame * stride + channel]
                 any = any || sample != 0
                 y = sample - x + pole * y
                 x = sample
                 sum += y * y
+                if followed { blocked[frame * m + channel] = y }
             }
             blockerInput[channel] = x; blockerOutput[channel] = y
             recentPower[channel] = kept * recentPower[channel] + (1 - kept) * Double(sum) / Double(count)
             if any { sounding |= 1 << UInt64(channel) }
             if recentPower[channel] >= Self.deadBelow { alive |= 1 << UInt64(channel) }
         }
+        blocked.withUnsafeBufferPointer { b in
+            for i in 0..<m {
+                for j in i..<m {
+                    var sum: Float = 0
+                    for frame in 0..<count { sum += b[frame * m + i] * b[frame * m + j] }
+                    products[i * m + j] += Double(sum)
+                }
+            }
+        }
         framesSeen += count
         var live = sounding
         if framesSeen >= evidenceFrames, sounding & alive != 0 { live = sounding & alive }
+        let inverted = framesSeen >= evidenceFrames ? oppositeChannels(among: live) : 0
         let scale: Float = live != 0 ? 1 / Float(live.nonzeroBitCount) : 0
         for frame in 0..<count {
             var sum: Float = 0
-            for channel in 0..<n where live & (1 << UInt64(channel)) != 0 { sum += interleaved[frame * stride + channel] }
+            for channel in 0..<n where live & (1 << UInt64(channel)) != 0 {
+                let sample = interleaved[frame * stride + channel]
+                sum += inverted & (1 << UInt64(channel)) != 0 ? -sample : sample
+            }
             output[frame] = sum * scale
         }
+    }
+
+    /// The live phase channels in opposite phase to the loudest of them, as a mask; notes them
+    /// for the warning.
+    private mutating func oppositeChannels(among live: UInt64) -> UInt64 {
+        let m = phased
+        var reference = -1, livePhased = 0
+        for c in 0..<m where live & (1 << UInt64(c)) != 0 {
+            livePhased += 1
+            if reference < 0 || products[c * m + c] > products[reference * m + reference] { reference = c }
+        }
+        guard livePhased >= 2 else { return 0 }
+        var inverted: UInt64 = 0
+        for c in 0..<m where c != reference && live & (1 << UInt64(c)) != 0 {
+            let cross = products[min(c, reference) * m + max(c, reference)]
+            let scale = (products[c * m + c] * products[reference * m + reference]).squareRoot()
+            if scale > 0, cross < StereoDownmix.oppositeBelow * scale { inverted |= 1 << UInt64(c) }
+        }
+        if inverted != 0 {
+            if invertedEver == 0 { oppositeTo = reference }
+            invertedEver |= inverted
+            mixedInverted = true
+        } else {
+            mixedUpright = true
+        }
+        return inverted
     }
 }

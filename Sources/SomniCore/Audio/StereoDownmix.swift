@@ -25,9 +25,16 @@ public struct StereoDownmix: Sendable {
     public static let oppositeBelow = -0.5
     /// Audio heard before the mix may follow the correlation.
     public static let evidenceSeconds = 2.0
+    /// What every warning of channels in opposite phase says, by which a later one replaces an earlier.
+    private static let oppositePhrase = "in opposite phase"
     /// Said when the channels were mixed as their difference.
-    public static let oppositePhaseWarning = "the two channels are in opposite phase (as some laptops' built-in microphones "
+    public static let oppositePhaseWarning = "the two channels are \(oppositePhrase) (as some laptops' built-in microphones "
         + "record), so they were mixed as their difference: their average would have cancelled to near silence"
+    /// Said when they were so for part of the recording only (the correlation climbed back over
+    /// the line, or crossed it late): elsewhere they were averaged.
+    static let partlyOppositePhaseWarning = "the two channels were \(oppositePhrase) for part of the recording (as some laptops' "
+        + "built-in microphones record), and mixed as their difference there: their average would have cancelled to near "
+        + "silence; elsewhere they were averaged"
 
     /// Energy ratio under which a channel counts as carrying nothing (−20 dB).
     public static let silentBelow = 1e-2
@@ -61,14 +68,15 @@ public struct StereoDownmix: Sendable {
         var said: [String] = []
         if leftOut.count == 1, !averagedSince, let silent = leftOut.first { said.append(Self.silentChannelWarning(silent)) }
         else if !leftOut.isEmpty { said.append(Self.partlySilentWarning(leftOut: leftOut)) }
-        if mixedAsDifference { said.append(Self.oppositePhaseWarning) }
+        if mixedAsDifference { said.append(averagedAfterEvidence ? Self.partlyOppositePhaseWarning : Self.oppositePhaseWarning) }
         return said
     }
 
-    /// Whether `warning` is one of those a mix says of a silent channel, which a later one of
-    /// them replaces (a recorder that noted the first is to keep only the last).
-    public static func isSilentChannelWarning(_ warning: String) -> Bool {
-        warning.contains(silentPhrase)
+    /// Whether `earlier` is a warning of the mix that `later` replaces, being of the same thing
+    /// (a silent channel, or the phase) and of more of the recording: a recorder that noted the
+    /// first is to keep only the last.
+    public static func replaces(_ later: String, _ earlier: String) -> Bool {
+        [silentPhrase, oppositePhrase].contains { later.contains($0) && earlier.contains($0) }
     }
     private let evidenceFrames: Int
     private var framesSeen = 0
@@ -76,8 +84,9 @@ public struct StereoDownmix: Sendable {
     private var leftOut: [Channel] = []
     /// Some frames were averaged after a channel had been left out (a mix that went back to both).
     private var averagedSince = false
-    /// Some frames were mixed as the channels' difference.
+    /// Some frames were mixed as the channels' difference; some, past the evidence, averaged.
     private var mixedAsDifference = false
+    private var averagedAfterEvidence = false
     private var leftEnergy = 0.0
     private var rightEnergy = 0.0
     private var crossEnergy = 0.0
@@ -124,7 +133,7 @@ public struct StereoDownmix: Sendable {
         if let silentChannel { if !leftOut.contains(silentChannel) { leftOut.append(silentChannel) } }
         else {
             if !leftOut.isEmpty { averagedSince = true }
-            if isOpposite { mixedAsDifference = true }
+            if isOpposite { mixedAsDifference = true } else if framesSeen >= evidenceFrames { averagedAfterEvidence = true }
         }
         let (first, second): (Float, Float) = switch silentChannel {
         case .right: (1, 0)
