@@ -525,11 +525,7 @@ public final class NightStore {
         let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
         if fm.fileExists(atPath: envelope.path) { _ = try EnvelopeFile.read(from: envelope) }
         for e in session.events {
-            guard let clip = e.clip else { continue }
-            let parts = clip.split(separator: "/")
-            guard !clip.hasPrefix("/"), !parts.contains(".."), !parts.isEmpty else {
-                throw SomniError(.badInput, "event \(e.id) in \(folder.path) names clip '\(clip)' outside the night folder")
-            }
+            guard let clip = e.clip else { continue }  // inside the folder: `refuseIfInconsistent`
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: folder.appendingPathComponent(clip).path, isDirectory: &isDirectory),
                   !isDirectory.boolValue else {

@@ -196,6 +196,16 @@ import Testing
         #expect(c.start == start)
         try Data("nope".utf8).write(to: url)
         #expect(throws: SomniError.self) { try EnvelopeFile.read(from: url) }
+        // Damaged (or hand-made) files a report could not lay out are refused, saying what.
+        for (values, rate, startSeconds, said) in [([Float.infinity], 10.0, 0.0, "its level 1 is inf"),
+                                                   ([0.5, -1], 10, 0, "its level 2 is -1.0"),
+                                                   ([0.5], .infinity, 0, "its rate is inf"),
+                                                   ([0.5], 1e-30, 0, "its rate is 1e-30"),
+                                                   ([0.5], 1e30, 0, "its rate is 1e+30"),
+                                                   ([0.5], 10, 1e300, "its start is 1e+300")] {
+            try EnvelopeFile.write(values: values, rate: rate, start: Date(timeIntervalSince1970: startSeconds), to: url)
+            #expect { try EnvelopeFile.read(from: url) } throws: { "\($0)".contains("is damaged: \(said)") }
+        }
     }
 }
 

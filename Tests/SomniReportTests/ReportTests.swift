@@ -248,6 +248,26 @@ import SomniStore
         }
     }
 
+    /// A night folder someone sent whose session.json names a "clip" beside the report: the
+    /// night is refused, and the file is neither copied, embedded nor replaced.
+    @Test func aClipOutsideTheNightFolderIsRefusedAndLeftAlone() throws {
+        let scratch = try Scratch()
+        let night = try ReportFixture.folder(at: scratch.path("in/night"))
+        let sessionURL = night.appendingPathComponent(Session.fileName)
+        var session = try Session.load(from: sessionURL)
+        session.events[0].clip = "../../r/notes.txt"
+        try session.jsonData().write(to: sessionURL)
+        try FileManager.default.createDirectory(at: scratch.path("r"), withIntermediateDirectories: true)
+        try Data("my notes".utf8).write(to: scratch.path("r/notes.txt"))
+        #expect { _ = try ReportNight.load(id: "night", folder: night, clips: .embedded) } throws: {
+            "\($0)".contains("names clip '../../r/notes.txt' outside the night folder")
+        }
+        #expect(throws: SomniError.self) {
+            _ = try ReportNight.load(id: "night", folder: night, clips: .copied(into: scratch.path("r/x_clips"), reportDirectory: scratch.path("r")))
+        }
+        #expect(try String(contentsOf: scratch.path("r/notes.txt"), encoding: .utf8) == "my notes")
+    }
+
     @Test func exportsHoldEveryEventAndRoundTrip() throws {
         let s = ReportFixture.session(source: "a,b \"c\".m4a")
         var record = NightRecord(id: "20261128-2340", startedAt: s.startedAt, nightDate: "2026-11-28", source: s.source,

@@ -645,6 +645,7 @@ import SomniCore
         ("recorded", "its summary says 7200.0 s were recorded of a 3600.0 s night"),
         ("gaps overlap", "its recording gaps at 100.0 s and 500.0 s overlap"),
         ("event in a gap", "event evt-0002 lies in the recording gap at 100.0 s"),
+        ("clip outside", "event evt-0001 names clip '../notes.txt' outside the night folder"),
     ])
     func aNightWithImpossibleNumbersIsRefusedSayingWhich(fault: String, message: String) throws {
         let scratch = try Scratch()
@@ -674,6 +675,7 @@ import SomniCore
         case "event in a gap":  // evt-0002 runs 120–124 s
             s.gaps = [RecordingGap(start: 100, duration: 60, reason: "a")]
             s.summary.recordedSeconds = 3540
+        case "clip outside": s.events[0].clip = "../notes.txt"
         default: s.version = 2
         }
         try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))

@@ -40,7 +40,13 @@ public enum EnvelopeFile {
         public var values: [Float]
     }
 
-    /// Reads a file; a trailing partial value (a crash mid-write) is ignored.
+    /// The rates a file may give, values per second: Somni writes 10; beyond these, a night's
+    /// cells and bins are not numbers a report can lay out.
+    public static let plausibleRates = 0.01...1000.0
+
+    /// Reads a file; a trailing partial value (a crash mid-write) is ignored. A damaged one (a
+    /// rate out of `plausibleRates`, a level that is not a finite RMS, a start no clock can show)
+    /// is refused: an infinite level stopped the report with a trap.
     public static func read(from url: URL) throws -> Contents {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
@@ -58,8 +64,20 @@ public enum EnvelopeFile {
         let rate = Double(bitPattern: u64(8))
         let start = Double(bitPattern: u64(16))
         let count = (bytes.count - headerSize) / 4
+        guard plausibleRates.contains(rate) else {
+            throw SomniError(.badInput, "\(url.path) is damaged: its rate is \(rate) values a second")
+        }
+        guard start.isNaN || abs(start) < 1e11 else {
+            throw SomniError(.badInput, "\(url.path) is damaged: its start is \(start) s from 1970")
+        }
         var values = [Float](repeating: 0, count: count)
-        for i in 0..<count { values[i] = Float(bitPattern: u32(headerSize + 4 * i)) }
+        for i in 0..<count {
+            let value = Float(bitPattern: u32(headerSize + 4 * i))
+            guard value.isFinite, value >= 0 else {
+                throw SomniError(.badInput, "\(url.path) is damaged: its level \(i + 1) is \(value)")
+            }
+            values[i] = value
+        }
         return Contents(rate: rate, start: start.isNaN ? nil : Date(timeIntervalSince1970: start), values: values)
     }
 }

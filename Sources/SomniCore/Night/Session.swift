@@ -253,6 +253,14 @@ public struct Session: Codable, Sendable, Equatable {
             guard !badTime(e.start, e.end) else {
                 return "event \(e.id) runs \(e.start)–\(e.end) s, outside the \(duration) s night or backwards"
             }
+            // A clip is a file of the night's own folder: a report copying or embedding
+            // "../../notes.txt" read, or replaced, a file beside the report.
+            if let clip = e.clip {
+                let parts = clip.split(separator: "/")
+                guard !clip.hasPrefix("/"), !parts.contains(".."), !parts.isEmpty else {
+                    return "event \(e.id) names clip '\(clip)' outside the night folder"
+                }
+            }
             guard (0...1).contains(e.confidence) else { return "event \(e.id) has confidence \(e.confidence)" }
             guard (0...100).contains(e.severity) else { return "event \(e.id) has severity \(e.severity)" }
             // Levels are floored at −120 dBFS; float audio may pass 0 dBFS, but not by 100 dB.
