@@ -517,9 +517,17 @@ public final class NightStore {
         let fm = FileManager.default
         // The store copies a folder as it is: a link would be stored as a link, dangling once the
         // folder it points into is moved or removed, or reaching outside the night.
-        if let entries = fm.enumerator(at: folder, includingPropertiesForKeys: [.isSymbolicLinkKey]) {
-            for case let entry as URL in entries where (try? entry.resourceValues(forKeys: [.isSymbolicLinkKey]))?.isSymbolicLink == true {
-                throw SomniError(.badInput, "\(entry.path) is a symbolic link; a night folder to import holds its files themselves")
+        // A pipe, socket or device would be read for ever by the copy.
+        let keys: [URLResourceKey] = [.isSymbolicLinkKey, .isRegularFileKey, .isDirectoryKey]
+        if let entries = fm.enumerator(at: folder, includingPropertiesForKeys: keys) {
+            for case let entry as URL in entries {
+                let kind = try? entry.resourceValues(forKeys: Set(keys))
+                if kind?.isSymbolicLink == true {
+                    throw SomniError(.badInput, "\(entry.path) is a symbolic link; a night folder to import holds its files themselves")
+                }
+                guard kind?.isRegularFile == true || kind?.isDirectory == true else {
+                    throw SomniError(.badInput, "\(entry.path) is not a file (a pipe or a device); a night folder holds files only")
+                }
             }
         }
         let envelope = folder.appendingPathComponent(EnvelopeFile.fileName)
@@ -600,7 +608,12 @@ public final class NightStore {
     /// On a store opened read-only for a full disk, the folder goes first, which frees the space
     /// the rows' deletion needs; should that still fail, the row is left without its folder,
     /// which `somni delete` removes when run again.
-    public func delete(_ night: NightRecord) throws {
+    ///
+    /// Only the row read is deleted: a night replaced meanwhile (`analyze --replace`, the same
+    /// id added anew) stays, and so does its folder; false then, or when another process deleted
+    /// the night first.
+    @discardableResult
+    public func delete(_ night: NightRecord) throws -> Bool {
         if readOnlyBecause == .notWritable { throw NightStore.notWritable(directory) }
         if isReadOnly {
             let folder = folder(of: night)
@@ -624,11 +637,15 @@ public final class NightStore {
             try? FileManager.default.removeItem(at: note)
             StagingNames.shared.end(note)
         }
+        var deleted = false
         try db.writeTransaction {
-            try db.prepare("DELETE FROM nights WHERE id = ?").run([.text(night.id)])
+            try db.prepare("DELETE FROM nights WHERE id = ? AND added_at = ?").run([.text(night.id), .double(night.addedAt)])
+            deleted = db.changes > 0
         }
-        // After the commit: never a dangling row.
-        try removeFolder(ofDeleted: night.id)
+        // After the commit: never a dangling row. (Its folder, when the row was gone already,
+        // is the other deleter's to remove, or an orphan's for the sweep.)
+        if deleted { try removeFolder(ofDeleted: night.id) }
+        return deleted
     }
 
     /// Removes the folder of a night whose row is gone. Under the write lock: another process

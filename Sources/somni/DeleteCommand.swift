@@ -43,7 +43,7 @@ struct DeleteCommand: Command {
         guard range.isGiven else {
             let night = try store.night(matching: key ?? "", byEveningOnly: true)
             let hadFolder = FileManager.default.fileExists(atPath: store.folder(of: night).path)
-            try store.delete(night)
+            guard try store.delete(night) else { throw Self.changedMeanwhile(night) }
             return print("Deleted night \(night.id) (\(night.eventTotal) events) "
                          + (hadFolder ? "and its folder." : "(its folder was already gone)."))
         }
@@ -63,8 +63,23 @@ struct DeleteCommand: Command {
                 : "run again with --yes to delete them"
             return print("\(nights.count) night\(nights.count == 1 ? "" : "s") \(span), \(size): \(advice).")
         }
-        for night in nights { try store.delete(night) }
-        print("Deleted \(nights.count) night\(nights.count == 1 ? "" : "s") \(span) and their folders, \(size).")
+        var kept: [NightRecord] = [], freed = 0
+        for (night, bytes) in zip(nights, sizes) {
+            if try store.delete(night) { freed += bytes } else { kept.append(night) }
+        }
+        let deleted = nights.count - kept.count
+        print("Deleted \(deleted) night\(deleted == 1 ? "" : "s") \(span) and their folders, \(spoken(freed)).")
+        if !kept.isEmpty {
+            printError("somni delete: \(kept.map(\.id).joined(separator: ", ")): "
+                       + "deleted or analysed again by another command meanwhile, so not deleted here")
+        }
+    }
+
+    /// A night another command deleted, or saved again (`analyze --replace`), between its
+    /// reading and its deletion: the new analysis is kept.
+    static func changedMeanwhile(_ night: NightRecord) -> SomniError {
+        SomniError(.badInput, "night \(night.id) was deleted or analysed again by another command meanwhile; "
+                   + "nothing was deleted here (see 'somni nights')")
     }
 
     /// The bytes of the files under `folder` (0 when it is gone).

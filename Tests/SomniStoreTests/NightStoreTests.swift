@@ -420,6 +420,16 @@ import SomniCore
             }
             #expect(fm.fileExists(atPath: folder.appendingPathComponent(linked).path))
         }
+        // A pipe in place of a clip, or beside them, is refused at once: the copy read it for ever.
+        for piped in ["clips/evt-0002.m4a", "clips/extra.m4a"] {
+            let folder = try NightFixture.folder(at: scratch.path("piped-\(piped.count)"),
+                                                 session: NightFixture.session(startedAt: "2026-11-01T23:00:00Z"))
+            try? fm.removeItem(at: folder.appendingPathComponent(piped))
+            #expect(mkfifo(folder.appendingPathComponent(piped).path, 0o600) == 0)
+            #expect { try store.add(nightFolder: folder, moving: false) } throws: {
+                "\($0)".contains("\(piped) is not a file (a pipe or a device)")
+            }
+        }
         #expect(try store.nights().isEmpty)
         // A link to the folder itself is the folder: imported, not "cannot list" its copy.
         let whole = try NightFixture.folder(at: scratch.path("whole"), session: NightFixture.session(startedAt: "2026-11-02T23:00:00Z"))
@@ -499,9 +509,20 @@ import SomniCore
         #expect(try reopened.session(of: saved).settings.sensitivity == 8)
         #expect(FileManager.default.fileExists(atPath: reopened.folder(of: saved).appendingPathComponent(Session.fileName).path))
 
+        // A delete that read the night before a replacement committed, and deletes after it:
+        // the replacement stays, with its folder, and the delete says it deleted nothing.
+        var third = session
+        third.settings.sensitivity = 3
+        let replacement = try other.add(nightFolder: NightFixture.folder(at: scratch.path("third"), session: third), moving: false,
+                                        replacing: [saved])
+        #expect(try reopened.delete(saved) == false)
+        #expect(try reopened.nights() == [replacement])
+        #expect(try reopened.session(of: replacement).settings.sensitivity == 3)
+        #expect(try other.delete(saved) == false, "deleted by id alone, it went")
+
         // Deleted while its folder was already gone (another process's sweep took it).
-        try FileManager.default.removeItem(at: reopened.folder(of: saved))
-        try reopened.delete(saved)
+        try FileManager.default.removeItem(at: reopened.folder(of: replacement))
+        #expect(try reopened.delete(replacement))
         #expect(try reopened.nights().isEmpty)
         #expect(NightFixture.tree(dir.appendingPathComponent("staging")).isEmpty)
     }
