@@ -106,7 +106,14 @@ enum ReportMath {
         return NightData(
             id: n.id, duration: s.duration, offset: intoHour, firstHour: firstHour,
             shifts: clock.map { c in
-                c.offsetChanges.filter { $0.after > 0 && $0.after < s.duration }.map { ClockShift(at: $0.after, by: $0.offsetSeconds - c.offsetSeconds) }
+                // A night begun in the hour the clocks repeat: its change just before the start
+                // is given as the clock it left (ahead of the start's) and then the start's own,
+                // so the page marks its first times "(2nd)" as the event list does.
+                let before = c.changeBeforeStart.map {
+                    [ClockShift(at: $0.after, by: c.offsetBeforeChanges - c.offsetSeconds), ClockShift(at: $0.after, by: 0)]
+                } ?? []
+                return before + c.offsetChanges.filter { $0.after > 0 && $0.after < s.duration }
+                    .map { ClockShift(at: $0.after, by: $0.offsetSeconds - c.offsetSeconds) }
             } ?? [],
             gaps: (s.gaps ?? []).map { [$0.start, $0.start + $0.duration] },
             envelope: env.map { timeline($0.values, columns: timelineColumns) } ?? [],

@@ -377,6 +377,24 @@ struct BrowserInteractionTests {
         #expect(dom.contains("01:40 → 02:40 · at 03:00 the clocks went back to 02:00"))
     }
 
+    /// A night begun in the hour the clocks repeat (02:20 just after 03:00 went back to 02:00):
+    /// its first hour is the second showing in the hour chart as in the event list.
+    @Test func aNightBegunInTheRepeatedHourMarksItsFirstTimesAsTheSecond() throws {
+        let scratch = try Scratch()
+        var session = ReportFixture.session(startedAt: "2026-10-25T02:20:00+01:00")
+        session.timeZone = "Europe/Berlin"
+        let night = try ReportFixture.folder(at: scratch.path("night"), session: session)
+        let n = try ReportNight.load(id: "20261025-0220", folder: night, clips: .relative(reportDirectory: scratch.url))
+        #expect(ReportMath.night(n).shifts == [ClockShift(at: -1200, by: 3600), ClockShift(at: -1200, by: 0)])
+        let page = scratch.path("r.html")
+        try Data(NightReport.html(nights: [n]).utf8).write(to: page)
+        let dom = withoutScripts(try Chromium(scratch: scratch.url).run(page, ["--dump-dom", "--window-size=1280,3000"]).stdout)
+        #expect(rootAttribute("data-errors", in: dom) == "0", "errors: \(rootAttribute("data-last-error", in: dom) ?? "")")
+        #expect(dom.contains("<span class=\"meta\">02:30:00 (2nd)</span>"), "the list's time of the first snore")
+        #expect(dom.contains("<title>02:00 (2nd): 1 snoring"), "the hour chart's first bar")
+        #expect(!dom.contains("<title>03:00 (2nd)"), "the hour after is shown once")
+    }
+
     @Test func aReportOfSeveralNightsDrawsTrendsAndCopesWithAnUndatedNight() throws {
         let scratch = try Scratch()
         let first = try ReportFixture.folder(at: scratch.path("a"))
