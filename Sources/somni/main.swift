@@ -124,6 +124,7 @@ enum StandardStreams {
 }
 
 StandardStreams.openClosedOnes()
+if let warning = ProcessZone.adoptTheSystemsZone() { printError("somni: warning: \(warning)") }
 // A command ended by a signal (exit from its handler) still writes out what it printed.
 atexit { StandardOutput.flush() }
 ProcessMemory.keepLargeBuffersInTheirOwnMappings()

@@ -903,6 +903,28 @@ extension AnalyzeDatingTests {
     /// A --started with an offset other than this machine's (a night recorded abroad, dated
     /// here) reads on the clock it was given on: it was filed at this machine's time of that
     /// moment, 10:00 on the evening before, with this machine's offset in every export.
+    /// TZ as the C library reads it (`date`), which Foundation read otherwise: ":Asia/Tokyo" and a
+    /// zoneinfo path as UTC, "UTC-3" three hours the other way. A zone's name is followed; a POSIX
+    /// rule gives its present offset and a warning.
+    @Test func theZoneIsReadFromTZAsTheSystemReadsIt() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wav = dir.appendingPathComponent("n.wav")
+        let synth = try CLI.run(["synth", "--out", wav.path, "--hours", "0.002"])
+        try #require(synth.status == 0, "\(synth.stderr)")
+        for (tz, started, zone, warns) in [(":Asia/Tokyo", "+09:00", "Asia/Tokyo", false),
+                                           (":/usr/share/zoneinfo/Asia/Kolkata", "+05:30", "Asia/Kolkata", false),
+                                           ("UTC-3", "+03:00", "GMT+0300", true), ("JST-9", "+09:00", "GMT+0900", true)] {
+            let r = try CLI.run(["analyze", wav.path, "--out", dir.appendingPathComponent(UUID().uuidString).path, "--started",
+                                 "2026-11-28 23:14", "--classifier", "heuristic", "--no-clips", "--json"], environment: ["TZ": tz])
+            try #require(r.status == 0, "\(tz): \(r.stderr)")
+            let session = try JSONDecoder().decode(Session.self, from: Data(r.stdout.utf8))
+            #expect(session.startedAt == "2026-11-28T23:14:00" + started && session.timeZone == zone,
+                    "\(tz): \(session.startedAt ?? "-") \(session.timeZone ?? "-")")
+            #expect(r.stderr.contains("warning: TZ='\(tz)' is not a time zone Somni can follow") == warns, "\(tz): \(r.stderr)")
+        }
+    }
+
     @Test func aStartGivenOnAnotherClockKeepsThatClock() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
