@@ -667,6 +667,7 @@ import SomniCore
         ("gaps overlap", "its recording gaps at 100.0 s and 500.0 s overlap"),
         ("event in a gap", "event evt-0002 lies in the recording gap at 100.0 s"),
         ("clip outside", "event evt-0001 names clip '../notes.txt' outside the night folder"),
+        ("30 February", "its start '2026-02-30T23:00:00Z' is not a day of the calendar"),
     ])
     func aNightWithImpossibleNumbersIsRefusedSayingWhich(fault: String, message: String) throws {
         let scratch = try Scratch()
@@ -697,6 +698,7 @@ import SomniCore
             s.gaps = [RecordingGap(start: 100, duration: 60, reason: "a")]
             s.summary.recordedSeconds = 3540
         case "clip outside": s.events[0].clip = "../notes.txt"
+        case "30 February": s.startedAt = "2026-02-30T23:00:00Z"
         default: s.version = 2
         }
         try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))

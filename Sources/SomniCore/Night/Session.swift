@@ -225,6 +225,9 @@ public struct Session: Codable, Sendable, Equatable {
         // reports lay a night out in 10 s cells: 1e12 s asked for 1.6 TB.
         guard duration >= 0, duration <= Self.longestPlausible else { return "its duration is \(duration) s" }
         if let startedAt, startDate == nil { return "its start '\(startedAt)' is not an ISO 8601 time" }
+        // The ISO reader rolls a day past its month's end on ("2026-02-30" read as 2 March), and
+        // the night would be filed under another date than its start says.
+        if let startedAt, !Self.isCalendarDay(startedAt) { return "its start '\(startedAt)' is not a day of the calendar" }
         if let timeZone, TimeZone(identifier: timeZone) == nil { return "its time zone '\(timeZone)' is not one this system knows" }
         guard analysedSeconds >= 0, analysedSeconds <= end else {
             return "it analysed \(analysedSeconds) s of a \(duration) s night"
@@ -325,6 +328,16 @@ public struct Session: Codable, Sendable, Equatable {
     }
 
     /// The start as a Date, when known.
+    /// Whether an ISO time's "YYYY-MM-DD" is a day of the Gregorian calendar, from 1970 on.
+    static func isCalendarDay(_ iso: String) -> Bool {
+        let parts = iso.prefix(10).split(separator: "-")
+        guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              year >= 1970, (1...12).contains(month) else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
+    }
+
     public var startDate: Date? {
         guard let s = startedAt else { return nil }
         let f = ISO8601DateFormatter()
