@@ -83,6 +83,17 @@ struct ReportCommand: Command {
         let page = toStandardOutput || OutputFile.isDevice(given) ? given.standardizedFileURL : OutputFile.followingLinks(given)
         if !toStandardOutput { try options.refuseOverwritingTheStore(page) }
         let pageDirectory = page.deletingLastPathComponent()
+        // Said before any night is read, whatever --clips: copying clips made a missing folder,
+        // so -o new/r.html worked for a night with clips and failed for one without.
+        if !toStandardOutput, !OutputFile.isDevice(given) {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: page.path, isDirectory: &isFolder), isFolder.boolValue {
+                throw SomniError(.io, "cannot write \(page.path): it is a folder; give -o a file's name, such as \(page.path)/report.html")
+            }
+            guard FileManager.default.fileExists(atPath: pageDirectory.path, isDirectory: &isFolder), isFolder.boolValue else {
+                throw SomniError(.io, "cannot write \(page.path): there is no folder \(pageDirectory.path)")
+            }
+        }
         var sources: [(id: String, folder: URL)] = []
         var storeDirectory: URL?
         var trends: [TrendNight]?

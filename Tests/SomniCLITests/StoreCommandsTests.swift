@@ -541,6 +541,16 @@ import Testing
             #expect(r.status == 64 && r.errorLines.count == 1 && r.stderr.contains("needs a file name"), "\(arguments): \(r.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["night.csv", "night.wav", "store"])
+        // A page into a folder that is not there, or onto a folder, is refused whatever --clips
+        // says (copying the clips made the folder for a night with clips, and for one only).
+        for clips in ["copy", "embed"] {
+            let missing = try CLI.run(["report", "--all", "-o", dir.appendingPathComponent("new/r.html").path, "--clips", clips],
+                                      environment: store)
+            #expect(missing.status == 74 && missing.stderr.contains("there is no folder \(dir.path)/new"), "\(missing.stderr)")
+            let onto = try CLI.run(["report", "--all", "-o", dir.path, "--clips", clips], environment: store)
+            #expect(onto.status == 74 && onto.stderr.contains("it is a folder"), "\(onto.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["night.csv", "night.wav", "store"])
     }
 
     /// `-o /dev/stdout` is written through the stream the shell set up: appended to, where the
