@@ -726,7 +726,7 @@ public final class AudioDecoder: AudioSource {
             // Some demuxers trim the duration to what the file holds (WAV's, whose header is read
             // for what it promised instead): then it says nothing.
             let of = short ? expectedDuration.map { " of \(spokenDuration($0))" } ?? "" : ""
-            readWarnings.append("the file ends early or is damaged: read \(spokenDuration(seconds))\(of)")
+            readWarnings.append("\(endsEarlyWarningPrefix): read \(spokenDuration(seconds))\(of)")
         } else if damagedPackets > 0, gapsFilled == 0 {
             readWarnings.append("skipped \(damagedPackets) damaged packet(s); the audio has short gaps there")
         }

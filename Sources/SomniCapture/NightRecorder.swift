@@ -371,7 +371,9 @@ public final class NightRecorder<C: SoundClassifier> {
                 throw error
             }
         } catch {
-            noteOnce("cannot append to \(EnvelopeFile.fileName) (\(error)); keeping the values in memory")
+            // The system's reason ("no space left on device"), not Foundation's dump of its error.
+            let why = SomniError(.io, "cannot write \(folder.appendingPathComponent(EnvelopeFile.fileName).path)", cause: error)
+            noteOnce("\(why); keeping the values in memory")
             return false
         }
     }
@@ -381,7 +383,8 @@ public final class NightRecorder<C: SoundClassifier> {
         master = nil   // what reached the disk stays readable under the final name
         if journal.audioStoppedAt == nil {
             journal.audioStoppedAt = Double(processed) / Double(rate)
-            let message = "audio stopped being saved at about \(clock(Double(processed) / Double(rate))) (\(error)); "
+            let why = (error as? SomniError)?.description ?? SomniError(.io, "writing it failed", cause: error).description
+            let message = "audio stopped being saved at about \(clock(Double(processed) / Double(rate))) (\(why)); "
                 + "everything that reached the disk is kept and the envelope goes on"
             journal.warnings.append(message)
             observe(.note(message))

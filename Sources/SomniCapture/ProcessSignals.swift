@@ -55,9 +55,12 @@ public enum LocalProcess {
     }
 
     /// A file-size limit (ulimit -f) must make writes fail with EFBIG, which Somni treats as a
-    /// full disk, rather than kill the process with SIGXFSZ.
-    public static func ignoreFileSizeSignal() {
+    /// full disk, rather than kill the process with SIGXFSZ. So must a pipe whose reader is gone
+    /// (EPIPE, a closed output): Ctrl-C on `somni record 2>&1 | tee log` ended tee first, and the
+    /// recorder's next message killed it with SIGPIPE before its morning analysis.
+    public static func ignoreFileSizeAndPipeSignals() {
         signal(SIGXFSZ, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
     }
 }
 

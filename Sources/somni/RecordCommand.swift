@@ -50,6 +50,9 @@ struct RecordCommand: Command {
     """
 
     var duration: Double
+    /// With --until: the time as given, and the moment it names. The night ends then, however
+    /// long closing an interrupted night and opening the microphone took first.
+    var until: (text: String, moment: Date)?
     var mode: NightJournal.Mode
     var backend: CaptureBackend
     var device: String?
@@ -70,6 +73,7 @@ struct RecordCommand: Command {
         if forValue != nil && untilValue != nil { throw UsageError("give --for or --until, not both") }
         if let untilValue {
             duration = try RecordingOptions.secondsUntil(untilValue)
+            until = (untilValue, Date().addingTimeInterval(duration))
         } else {
             duration = try RecordingOptions.seconds(forValue ?? "8h", option: "--for")
         }
@@ -171,6 +175,13 @@ struct RecordCommand: Command {
             return
         }
 
+        let duration = until.map { $0.moment.timeIntervalSinceNow } ?? self.duration
+        if let until, duration < 1 {
+            try? FileManager.default.removeItem(at: folder)
+            lock.release()
+            return printError("somni record: it is \(until.text) already (closing the interrupted nights took until then): "
+                              + "nothing was recorded")
+        }
         var settings = RecorderSettings(mode: mode, duration: duration, masterFormat: masterFormat, keepAudio: keepAudio)
         settings.live.threshold = threshold
         settings.live.continuationShare = continuationShare
@@ -191,7 +202,8 @@ struct RecordCommand: Command {
                     }
                     return source
                 },
-                heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() }, shouldStop: { stop.isRequested },
+                heartbeat: { stop.noteProgress(); try lock.heartbeatIfDue() },
+                shouldStop: { [deadline = until?.moment] in stop.isRequested || deadline.map { Date() >= $0 } == true },
                 observe: line.show)
             stop.captureBegan()
             _ = try recorder.run()

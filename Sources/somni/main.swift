@@ -128,6 +128,7 @@ if let warning = ProcessZone.adoptTheSystemsZone() { printError("somni: warning:
 // A command ended by a signal (exit from its handler) still writes out what it printed.
 atexit { StandardOutput.flush() }
 ProcessMemory.keepLargeBuffersInTheirOwnMappings()
-// Every command meets a file-size limit as it meets a full disk: a failed write, one clear error.
-LocalProcess.ignoreFileSizeSignal()
+// Every command meets a file-size limit as it meets a full disk, and a reader gone from its
+// pipe as a closed output: a failed write, one clear error.
+LocalProcess.ignoreFileSizeAndPipeSignals()
 exit(StandardStreams.finishStandardOutput(status: runMain()))

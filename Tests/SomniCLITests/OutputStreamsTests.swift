@@ -52,6 +52,24 @@ import Testing
         }
     }
 
+    /// A pipe whose reader has gone (`| head`, a `tee` that Ctrl-C ended first) is a closed output:
+    /// the work goes on and is saved, and the exit says the output was lost. SIGPIPE killed the
+    /// command (exit 141) at its next message, a recorder before its morning analysis.
+    @Test func aPipeWhoseReaderIsGoneCostsTheOutputNotTheWork() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = ["SOMNI_STORE": dir.appendingPathComponent("store").path]
+        let audio = dir.appendingPathComponent("night.wav")
+        try CLI.synthesiseShortNight(at: audio)
+        // Both streams into a pipe that is closed at once: every message fails to be written.
+        let r = try CLI.run(executable: URL(fileURLWithPath: "/bin/bash"),
+                            ["-c", "\"$0\" analyze \"$1\" --classifier heuristic --started '2026-11-28 23:00' 2>&1 | true; "
+                             + "echo \"status ${PIPESTATUS[0]}\"", CLI.executable.path, audio.path], environment: store)
+        #expect(r.stdout.contains("status 74"), "\(r.stdout) \(r.stderr)")
+        let listed = try CLI.run(["nights", "--json"], environment: store)
+        #expect(try CLI.nightIDs(listed.stdout).count == 1, "the night is saved: \(listed.stdout) \(listed.stderr)")
+    }
+
     /// `-o` through a link writes the link's target and keeps the link; `-o` a pipe streams into
     /// it. Both had been replaced by a plain file (as root, `-o /dev/full` replaced the device).
     @Test func anOutputThatIsALinkOrAPipeIsWrittenThroughNotReplaced() throws {

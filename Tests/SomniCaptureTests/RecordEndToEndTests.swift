@@ -463,6 +463,9 @@ import Testing
         }
         let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
         #expect(session.warnings.contains { $0.contains("audio stopped being saved") })
+        // Said in the night's words and the system's reason: not Foundation's dump of its error,
+        // nor the reader's "the file ends early" of a master the user never gave.
+        #expect(!session.warnings.contains { $0.hasPrefix("the file ends early") || $0.contains("Error Domain") }, "\(session.warnings)")
         // The night is as long as it was; what came after the audio that reached the disk (the
         // writer noticed the failure a little later) is a gap, and the rates are over the rest.
         #expect(abs(session.duration - journal.secondsFlushed) < 0.5, "\(session.duration)")

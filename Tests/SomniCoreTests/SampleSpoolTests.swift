@@ -122,6 +122,49 @@ import Testing
         #expect(joined.gaps.map(\.duration) == [2])
     }
 
+    /// After a part that overlapped the one before (joined end to end), the next part is placed
+    /// from where that one was placed, not from its own time: a part starting right where the
+    /// placed one ends follows it with no gap (a phantom 10 s gap moved every later event).
+    @Test func aPartAfterAnOverlapIsPlacedFromWhereTheOverlapLanded() throws {
+        let t0 = Date(timeIntervalSince1970: 1_795_904_042)
+        func part(_ name: String, seconds: Int, at offset: Double) -> JoinedAudioSource.Part {
+            .init(name: name, source: BufferAudioSource([Float](repeating: 0.1, count: seconds * 16_000)), start: t0.addingTimeInterval(offset))
+        }
+        // 90 s, then 60 s dated 80 s in (10 s of overlap, so placed at 90 s), then 30 s dated 150 s in.
+        let parts = [part("a.wav", seconds: 90, at: 0), part("b.wav", seconds: 60, at: 80), part("c.wav", seconds: 30, at: 150)]
+        let joined = JoinedAudioSource(parts: parts)
+        #expect(joined.expectedDuration == 180)
+        var total = 0
+        var buffer = [Float](repeating: 0, count: 4096)
+        while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 { total += n }
+        #expect(total == 180 * 16_000 && joined.gaps.isEmpty, "\(joined.gaps)")
+        #expect(joined.warnings == ["b.wav starts 10 s before a.wav ends, by their times; joined end to end"])
+    }
+
+    /// A joined night is known by its parts and the pauses between them, not by the clock they
+    /// are on: dated by hand later (`--started` moves every part alike), it is the same recording.
+    /// Parts at different rates name the lowest's parts, which make the night narrow-band.
+    @Test func aJoinedNightsFingerprintIsOfItsPartsAndPausesNotItsClock() {
+        final class Fingerprinted: AudioSource {
+            let fingerprint: String?, recordedSampleRate: Int?
+            init(_ fingerprint: String, rate: Int) { self.fingerprint = fingerprint; recordedSampleRate = rate }
+            var expectedDuration: Double? { 1 }
+            let warnings: [String] = []
+            func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int { 0 }
+        }
+        func night(_ starts: [Date?], rates: [Int] = [16_000, 16_000]) -> JoinedAudioSource {
+            JoinedAudioSource(parts: zip(["a", "b"], zip(starts, rates)).map { name, s in
+                .init(name: name + ".wav", source: Fingerprinted("fp-" + name, rate: s.1), start: s.0)
+            })
+        }
+        let t0 = Date(timeIntervalSince1970: 1_795_904_042), t1 = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(night([nil, nil]).fingerprint == night([t0, nil]).fingerprint, "undated, then dated by hand")
+        #expect(night([t0, t0 + 60]).fingerprint == night([t1, t1 + 60]).fingerprint, "moved alike")
+        #expect(night([t0, t0 + 60]).fingerprint != night([t0, t0 + 90]).fingerprint, "another pause")
+        #expect(night([nil, nil]).partsAtTheRecordedRate == nil)
+        #expect(night([nil, nil], rates: [48_000, 8_000]).partsAtTheRecordedRate == ["b.wav"])
+    }
+
     /// Parts days apart (a recorder whose clock was never set dates its file 1970) are refused
     /// once the first is read, rather than followed by days of silence.
     @Test func partsFurtherApartThanANightAreRefused() throws {

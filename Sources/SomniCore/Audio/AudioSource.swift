@@ -26,6 +26,9 @@ public protocol AudioSource: AnyObject {
     /// The rate the recording was made at, before resampling to the analysis rate, when known:
     /// a recording made below it holds nothing above half its rate.
     var recordedSampleRate: Int? { get }
+    /// Of a recording in parts at different rates, the parts `recordedSampleRate` is of (the
+    /// lowest), named for the warning; nil otherwise.
+    var partsAtTheRecordedRate: [String]? { get }
     /// Everything `read` delivers, readable again at any position without keeping a copy, when
     /// the source can give that cheaply (a 16 kHz mono PCM file); nil when it must be spooled.
     func rereadableSamples() -> PCM16Samples?
@@ -52,6 +55,7 @@ extension AudioSource {
 
     public func rereadableSamples() -> PCM16Samples? { nil }
     public var recordedSampleRate: Int? { nil }
+    public var partsAtTheRecordedRate: [String]? { nil }
     public var gaps: [RecordingGap] { [] }
     public var fingerprint: String? { nil }
 }
@@ -71,6 +75,7 @@ public final class SourceWithKnownGaps<Base: AudioSource>: AudioSource {
     public var expectedDuration: Double? { base.expectedDuration }
     public var warnings: [String] { base.warnings }
     public var recordedSampleRate: Int? { base.recordedSampleRate }
+    public var partsAtTheRecordedRate: [String]? { base.partsAtTheRecordedRate }
     public func rereadableSamples() -> PCM16Samples? { base.rereadableSamples() }
     public var fingerprint: String? { base.fingerprint }
 }
@@ -115,3 +120,7 @@ public protocol AudioSink: AnyObject {
     func write(_ samples: UnsafeBufferPointer<Float>) throws
     func finish() throws
 }
+
+/// How a reader's warning of a file cut short begins: a recorder's master cut short by a full
+/// disk or a crash is said in the night's own words instead (the user gave no file).
+public let endsEarlyWarningPrefix = "the file ends early or is damaged"

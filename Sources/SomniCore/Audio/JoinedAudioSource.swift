@@ -27,34 +27,69 @@ public final class JoinedAudioSource: AudioSource {
     private var silenceLeft = 0
     /// Samples delivered so far, and where the current part began.
     private var position = 0, partStart = 0
+    /// Where the current part was placed on the clock, when known.
+    private var placedStart: Date?
     public private(set) var gaps: [RecordingGap] = []
     private var notes: [String] = []
 
-    public init(parts: [Part]) { self.parts = parts }
+    public init(parts: [Part]) {
+        self.parts = parts
+        placedStart = parts.first?.start
+    }
 
     /// From the parts' durations and start times; nil when a part's duration is unknown.
     public var expectedDuration: Double? {
         var total = 0.0
+        var placed: Date?  // where the part before was placed on the clock
         for (i, part) in parts.enumerated() {
             guard let seconds = part.source.expectedDuration else { return nil }
-            if i > 0, let previous = parts[i - 1].start, let length = parts[i - 1].source.expectedDuration, let here = part.start {
-                total += max(0, Self.pause(from: previous, lasting: length, to: here))
+            if i == 0 {
+                placed = part.start
+            } else {
+                let length = parts[i - 1].source.expectedDuration ?? 0
+                let (pause, start) = Self.placement(after: placed, lasting: length, of: part.start)
+                total += max(0, pause)
+                placed = start
             }
             total += seconds
         }
         return total
     }
 
+    /// The pause before a part that starts at `here` (by its own time), after one placed at
+    /// `previous` that lasted `length`, and where on the clock the part is placed: at its own
+    /// time, or end to end where it starts before the part before ends (an overlap) or its time
+    /// is unknown. From the part before as placed, not as dated: after an overlap, the next
+    /// part was put behind a gap that was not there.
+    static func placement(after previous: Date?, lasting length: Double, of here: Date?) -> (pause: Double, start: Date?) {
+        let endToEnd = previous.map { $0.addingTimeInterval(length) }
+        guard let previous, let here else { return (0, here ?? endToEnd) }
+        let pause = Self.pause(from: previous, lasting: length, to: here)
+        return (pause, pause < 0 ? endToEnd : here)
+    }
+
     /// The lowest of the parts' rates: one narrow-band part makes the night's talk and coughs
     /// less reliable.
     public var recordedSampleRate: Int? { parts.compactMap(\.source.recordedSampleRate).min() }
 
+    public var partsAtTheRecordedRate: [String]? {
+        let rates = parts.map(\.source.recordedSampleRate)
+        guard let lowest = recordedSampleRate, Set(rates).count > 1 else { return nil }
+        return parts.filter { $0.source.recordedSampleRate == lowest }.map(\.name)
+    }
+
     /// The parts' fingerprints and start times combined in order (the starts place the parts,
     /// so the same files with another pause between them are another night); nil when a part has
-    /// no fingerprint.
+    /// no fingerprint. Each start is taken from the first part's, so a night dated by hand later
+    /// (`--started`, which moves every part alike) is the same recording: with the starts
+    /// themselves, an undated join analysed again with --started was stored twice.
     public var fingerprint: String? {
-        let each = parts.compactMap { part in
-            part.source.fingerprint.map { "\($0)@\(part.start.map { String($0.timeIntervalSince1970) } ?? "-")" }
+        let first = parts.first?.start
+        let each = parts.enumerated().compactMap { i, part in
+            part.source.fingerprint.map { own in
+                guard i > 0, let first, let start = part.start else { return "\(own)@-" }
+                return "\(own)@+\(start.timeIntervalSince(first))"
+            }
         }
         return each.count == parts.count ? RecordingFingerprint.combining(each) : nil
     }
@@ -101,8 +136,9 @@ public final class JoinedAudioSource: AudioSource {
             let length = Double(position - partStart) / rate
             current += 1
             partStart = position
-            guard current < parts.count, let previous = parts[current - 1].start, let here = parts[current].start else { continue }
-            let pause = Self.pause(from: previous, lasting: length, to: here)
+            guard current < parts.count else { continue }
+            let (pause, placed) = Self.placement(after: placedStart, lasting: length, of: parts[current].start)
+            placedStart = placed
             guard abs(pause) <= Self.longestPause else { throw Self.tooFarApart(parts[current].name, pause, parts[current - 1].name) }
             if pause > 0 {
                 silenceLeft = Int((pause * rate).rounded())

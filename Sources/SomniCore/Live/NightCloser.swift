@@ -53,6 +53,11 @@ public enum NightCloser {
             session.source = "microphone (\(journal.device))"
             session.startedAt = journal.startedAt
             session.warnings += journal.warnings
+            // A master cut short by a full disk or a crash: the journal's words say what
+            // happened; the reader's "the file ends early" named a file the user never gave.
+            if journal.audioStoppedAt != nil || journal.status != .captured {
+                session.warnings.removeAll { $0.hasPrefix(endsEarlyWarningPrefix) }
+            }
             // The recorder's gaps, cut where the audio a crash left ends (the analysis knew them).
             session.setGaps(journal.gaps)
             // The audio stopped before the night did (a full disk): the rest of the night, its

@@ -134,7 +134,11 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                             + "\(n == 1 ? "was" : "were") read as silence: the recording may be damaged")
         }
         if let rate = source.recordedSampleRate, isNarrowBand(recordedAt: rate) {
-            warnings.append(narrowBandWarning(recordedAt: rate))
+            // Of a night in parts, one narrow-band part makes the whole night read so: named.
+            let warning = narrowBandWarning(recordedAt: rate)
+            warnings.append(source.partsAtTheRecordedRate.map {
+                "\($0.joined(separator: ", ")): \(warning); the whole night was classified as narrow-band"
+            } ?? warning)
         }
         if let unheard = ClassSets.unheardWarning(labels: classifier.labels) { warnings.append(unheard) }
 
