@@ -102,7 +102,8 @@ struct RecordCommand: Command {
     }
 
     func validate() throws {
-        guard duration > 0 else { throw UsageError("the night must last longer than 0 s") }
+        // Under a second holds no window to classify: a night of nothing, stored as "0:00:00".
+        guard duration >= 1 else { throw UsageError("the night must last at least 1 s") }
         guard duration <= 24 * 3600 else { throw UsageError("a night lasts at most 24 h") }
         // Capture is only ever converted down to the analysis rate: 8000 passed here and then
         // failed once the microphone was open.
@@ -190,6 +191,7 @@ struct RecordCommand: Command {
         let deviceName = "\(backend.rawValue):\(device ?? "default")"
         // Said once the microphone has opened: a device that cannot open ends with its error alone.
         var announced = false
+        var captured = 0.0  // seconds
         do {
             let recorder = try NightRecorder(
                 folder: folder, settings: settings, classifier: classifier,
@@ -206,7 +208,7 @@ struct RecordCommand: Command {
                 shouldStop: { [deadline = until?.moment] in stop.isRequested || deadline.map { Date() >= $0 } == true },
                 observe: line.show)
             stop.captureBegan()
-            _ = try recorder.run()
+            captured = try recorder.run().secondsFlushed
         } catch {
             // Once the night has a folder, say where it is and how to close it: a disk still full
             // at the end of the night ended with SQLite's or the journal's own words alone. Before
@@ -222,6 +224,13 @@ struct RecordCommand: Command {
         }
         stop.captureEnded()
         line.end()
+        // Stopped in its first second (a microphone can take that long to open): no window to
+        // classify, and no night worth keeping.
+        if stop.isRequested, captured < Double(classifier.windowLength) / Double(analysisSampleRate) {
+            try? FileManager.default.removeItem(at: folder)
+            lock.release()
+            stop.exitIfRequestedBeforeCapture("stopped before a second was recorded: nothing was saved")
+        }
         line.log("night over; running the morning analysis")
         let session: Session
         // From the moment the night is on the disk as analysed, a signal lets it be saved.

@@ -42,9 +42,16 @@ struct RecoverCommand: Command {
         options.sweepStore()
         options.removeAbandonedFolders()
         // Into a store, nights analysed but never taken in are saved too.
-        let targets = folders.isEmpty
+        var targets = folders.isEmpty
             ? NightJournal.unfinishedNights(under: options.root) + (options.out == nil ? NightJournal.analysedNights(under: options.root) : [])
             : folders.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        // A folder named that is not there is a mistake to say, not one closed meanwhile.
+        let missing = targets.filter { !folders.isEmpty && !FileManager.default.fileExists(atPath: $0.path) }
+        for folder in missing { printError("somni recover: \(folder.path): no such night folder") }
+        targets.removeAll { missing.contains($0) }
+        if targets.isEmpty, !missing.isEmpty {
+            throw SomniError(.badInput, "\(missing.count) of the night folders named \(missing.count == 1 ? "is" : "are") not there")
+        }
         if targets.isEmpty {
             print("No unfinished nights under \(options.root.path).")
             return
@@ -93,6 +100,8 @@ struct RecoverCommand: Command {
                 printError("somni recover: \(folder.path): \(error)")
             }
         }
-        if failures > 0 { throw SomniError(.io, "\(failures) night(s) could not be recovered") }
+        if failures > 0 || !missing.isEmpty {
+            throw SomniError(failures > 0 ? .io : .badInput, "\(failures + missing.count) night(s) could not be recovered")
+        }
     }
 }

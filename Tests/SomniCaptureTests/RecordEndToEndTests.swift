@@ -308,6 +308,31 @@ import Testing
         #expect(left.filter { $0.hasPrefix("night-") }.isEmpty, "\(left)")
     }
 
+    /// Ctrl-C while the microphone opens (here a pipe no one writes to yet), then a fraction of a
+    /// second of sound: no night, where an empty "0:00:00" one was stored; and `--for` under a
+    /// second is refused.
+    @Test(.enabled(if: CLIHarness.somni != nil))
+    func ctrlCInTheFirstSecondSavesNoNight() throws {
+        let pipe = folder.appendingPathComponent("mic.wav")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        let recorder = try CLIHarness.startSomni(recordArguments(["--backend", "file", "--device", pipe.path]))
+        Thread.sleep(forTimeInterval: 0.7)
+        kill(recorder.process.processIdentifier, SIGINT)
+        Thread.sleep(forTimeInterval: 0.3)
+        var wav = Data("RIFF".utf8) + le32(36 + 9_600) + Data("WAVEfmt ".utf8) + le32(16) + le16(1) + le16(1) + le32(16_000)
+        wav += le32(32_000) + le16(2) + le16(16) + Data("data".utf8) + le32(9_600) + Data(repeating: 16, count: 9_600)
+        try wav.write(to: pipe)
+        let result = recorder.finish()
+        #expect(result.status == 130 && result.error.contains("stopped before a second was recorded: nothing was saved"),
+                "\(result.status) \(result.error)")
+        #expect(CLIHarness.nightFolder(under: nights) == nil)
+        let short = try CLIHarness.somni(recordArguments(["--backend", "file", "--device", pipe.path, "--for", "0.5s"]))
+        #expect(short.status == 64 && short.error.contains("the night must last at least 1 s"), "\(short.error)")
+    }
+
+    private func le32(_ v: Int) -> Data { withUnsafeBytes(of: UInt32(v).littleEndian) { Data($0) } }
+    private func le16(_ v: Int) -> Data { withUnsafeBytes(of: UInt16(v).littleEndian) { Data($0) } }
+
     /// Ctrl-C while recording ends the night there, and the morning analysis runs: the signal
     /// reaches the recorder through the process's own delivery, as a user's does.
     @Test(.enabled(if: CLIHarness.somni != nil))
@@ -382,6 +407,11 @@ import Testing
         // Nothing left to recover.
         let again = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic"])
         #expect(again.output.contains("No unfinished nights"))
+        // A night folder named that is not there (a typo) is an error, not "closed meanwhile".
+        let typo = try CLIHarness.somni(["recover", "--store", store.path, "--lock", lock.path, "--classifier", "heuristic",
+                                         store.appendingPathComponent("recording/night-typo").path])
+        #expect(typo.status == 65 && typo.error.contains("night-typo: no such night folder") && !typo.output.contains("meanwhile"),
+                "\(typo.status) \(typo.output) \(typo.error)")
 
         // A night analysed but never taken in by the store (its save failed, or died and the
         // store put the folder back in recording/) is saved by recover; before, it was "already
