@@ -166,8 +166,14 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         // 4. Events and episodes. The gate's closed stretches between and around snoring are
         //    classified too, round by round while that finds more of a train, then the events
         //    found again from all the windows.
-        var detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity,
-                                            duration: duration)
+        // Found on the recorded time alone (`RecordedTimeline`), placed back on the clock.
+        let timeline = RecordedTimeline(notRecorded: notRecorded, frameCount: frames.raw.count)
+        let recordedFrames = timeline.frames(frames), recordedDuration = timeline.recorded(duration: duration)
+        func detect(_ windows: [WindowLabels]) -> [DetectedEvent] {
+            timeline.night(EventDetector.detect(windows: timeline.windows(windows), frames: recordedFrames,
+                                                sensitivity: sensitivity, duration: recordedDuration), frames: recordedFrames)
+        }
+        var detected = detect(labelled)
         //    Sure snoring windows anywhere classified carry the context on too, though alone
         //    they make no event: a quiet snorer's train is heard only now and then, and under a
         //    fan the gate may pass one snore of it, dropped as lone, and nothing around it.
@@ -176,7 +182,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         var classified = Set(starts), contextStretches: [TimeRange] = []
         var heard = EventDetector.sureSnoring(in: labelled, within: wholeNight, minimum: sure)
         for _ in 0..<Self.snoringContextRounds {
-            let context = recordedOnly(EventDetector.snoringContext(of: detected, heard: heard, duration: duration))
+            // Its reach measured on the recorded time too, as the events were found.
+            let context = recordedOnly(timeline.night(EventDetector.snoringContext(
+                of: timeline.recorded(detected), heard: timeline.recorded(heard), duration: recordedDuration)))
             let extra = WindowPlanner.windowStarts(stretches: context, totalSamples: totalSamples,
                                                    windowLength: classifier.windowLength).filter { !classified.contains($0) }
             guard !extra.isEmpty else { break }
@@ -185,7 +193,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
             labelled = (labelled + (try classifyWindows(at: extra, of: samples, reusing: speculation) { _ in }))
                 .sorted { $0.start < $1.start }
             heard = EventDetector.sureSnoring(in: labelled, within: wholeNight, minimum: sure)
-            detected = EventDetector.detect(windows: labelled, frames: frames, sensitivity: sensitivity, duration: duration)
+            detected = detect(labelled)
         }
         progress(.classifying, 1)
         let episodes = EventDetector.episodes(of: detected)
