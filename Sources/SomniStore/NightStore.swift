@@ -616,6 +616,10 @@ public final class NightStore {
     public func delete(_ night: NightRecord) throws -> Bool {
         if readOnlyBecause == .notWritable { throw NightStore.notWritable(directory) }
         if isReadOnly {
+            // The folder goes first here: only while the row is still the one read (a night
+            // analysed again meanwhile keeps its folder).
+            guard try db.prepare("SELECT 1 FROM nights WHERE id = ? AND added_at = ?")
+                .bind([.text(night.id), .double(night.addedAt)]).step() else { return false }
             let folder = folder(of: night)
             if FileManager.default.fileExists(atPath: folder.path) {
                 do { try FileManager.default.removeItem(at: folder) } catch {

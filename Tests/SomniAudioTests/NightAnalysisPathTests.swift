@@ -316,7 +316,9 @@ import Testing
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
             let session = try analyzer.analyze(source: decoder, sourceName: "\(rate).wav", into: out)
             #expect(abs(session.duration - 5) < 0.05, "the whole recording is analysed at \(rate) Hz")
-            return session.warnings
+            // This classifier hears snoring only, and the night says so too.
+            #expect(session.warnings.contains { $0.contains("include none for sleep_talk or cough") })
+            return session.warnings.filter { !$0.contains("include none for") }
         }
         let telephone = try warnings(recordedAt: 8_000)
         #expect(telephone.count == 1)

@@ -211,7 +211,7 @@ import Testing
         let night = try CLI.run(["analyze", dir.appendingPathComponent("fresh-tone.wav").path, "--model", model.path,
                                  "--out", dir.appendingPathComponent("night").path, "--no-clips"])
         #expect(night.status == 0, "\(night.stderr)")
-        let unheard = "the model's labels (hiss, tone) include none for snoring or sleep_talk or cough, "
+        let unheard = "the classifier's labels (hiss, tone) include none for snoring or sleep_talk or cough, "
             + "so it can find no snoring or sleep_talk or cough events (the labels that count: snoring: snore, snoring, snort;"
         #expect(night.stderr.components(separatedBy: "warning: " + unheard).count == 2, "\(night.stderr)")
         let saved = try JSONDecoder().decode(Session.self, from: Data(contentsOf: dir.appendingPathComponent("night/session.json")))

@@ -1,10 +1,11 @@
 import Foundation
 
 /// One night recorded as several files, read as one recording: a handheld recorder splits its
-/// WAV at 2 or 4 GB (a few hours at 48 kHz), an app may split by the hour. Where two consecutive
-/// parts both say when they started, the pause between the end of one (as far as it really
-/// decoded, not as its header claims) and the start of the next is read as silence, so the
-/// night's clock stays true; those stretches are the night's gaps.
+/// WAV at 2 or 4 GB (a few hours at 48 kHz), an app may split by the hour. Where a part says when
+/// it started, the pause between the end of the part before (as far as it really decoded, not as
+/// its header claims, and where it was placed: end to end after an overlap, or after an undated
+/// part, which follows the one before it) and its start is read as silence, so the night's
+/// clock stays true; those stretches are the night's gaps.
 public final class JoinedAudioSource: AudioSource {
     public struct Part {
         public var name: String
@@ -88,7 +89,9 @@ public final class JoinedAudioSource: AudioSource {
         let each = parts.enumerated().compactMap { i, part in
             part.source.fingerprint.map { own in
                 guard i > 0, let first, let start = part.start else { return "\(own)@-" }
-                return "\(own)@+\(start.timeIntervalSince(first))"
+                // To the second, as the store matches starts: a shift by --started moves them alike
+                // to within a rounding of the decimals.
+                return "\(own)@+\(Int(start.timeIntervalSince(first).rounded()))"
             }
         }
         return each.count == parts.count ? RecordingFingerprint.combining(each) : nil

@@ -14,7 +14,7 @@ import Foundation
 ///
 /// Among the first `phaseChannels`, a channel in opposite phase to the loudest (correlation under
 /// `StereoDownmix.oppositeBelow` over everything so far, after the DC blocker and the evidence) is
-/// added inverted: a laptop's microphone pair recorded as a difference signal, captured with the
+/// added inverted (the loudest when first judged stays the reference while it is live): a laptop's microphone pair recorded as a difference signal, captured with the
 /// device's unused inputs (4 channels, 2 of them silent), cancelled to silence in the mean.
 public struct MultichannelDownmix: Sendable {
     /// The channels mixed: at most 64.
@@ -40,8 +40,12 @@ public struct MultichannelDownmix: Sendable {
     /// Every channel ever added inverted, and the loudest one it was opposite to when first.
     private var invertedEver: UInt64 = 0
     private var oppositeTo: Int?
-    /// Some blocks after the evidence were mixed with a channel inverted, some without one.
-    private var mixedInverted = false, mixedUpright = false
+    /// Some blocks after the evidence were mixed with no channel inverted.
+    private var mixedUpright = false
+    /// The channel the others' phase is judged against: the loudest when first needed, kept
+    /// while it is live (re-chosen each block, two about as loud took turns, and the mix's sign
+    /// flipped at each turn, a click).
+    private var reference: Int?
 
     public init(channels: Int, sampleRate: Int) {
         self.channels = min(max(channels, 1), 64)
@@ -125,12 +129,14 @@ public struct MultichannelDownmix: Sendable {
     /// for the warning.
     private mutating func oppositeChannels(among live: UInt64) -> UInt64 {
         let m = phased
-        var reference = -1, livePhased = 0
+        var loudest = -1, livePhased = 0
         for c in 0..<m where live & (1 << UInt64(c)) != 0 {
             livePhased += 1
-            if reference < 0 || products[c * m + c] > products[reference * m + reference] { reference = c }
+            if loudest < 0 || products[c * m + c] > products[loudest * m + loudest] { loudest = c }
         }
         guard livePhased >= 2 else { return 0 }
+        if reference.map({ live & (1 << UInt64($0)) == 0 }) ?? true { reference = loudest }
+        let reference = self.reference ?? loudest
         var inverted: UInt64 = 0
         for c in 0..<m where c != reference && live & (1 << UInt64(c)) != 0 {
             let cross = products[min(c, reference) * m + max(c, reference)]
@@ -140,7 +146,6 @@ public struct MultichannelDownmix: Sendable {
         if inverted != 0 {
             if invertedEver == 0 { oppositeTo = reference }
             invertedEver |= inverted
-            mixedInverted = true
         } else {
             mixedUpright = true
         }

@@ -133,7 +133,8 @@ public struct StereoDownmix: Sendable {
         if let silentChannel { if !leftOut.contains(silentChannel) { leftOut.append(silentChannel) } }
         else {
             if !leftOut.isEmpty { averagedSince = true }
-            if isOpposite { mixedAsDifference = true } else if framesSeen >= evidenceFrames { averagedAfterEvidence = true }
+            // Silence averaged says nothing of the phase.
+            if isOpposite { mixedAsDifference = true } else if framesSeen >= evidenceFrames, scale > 0 { averagedAfterEvidence = true }
         }
         let (first, second): (Float, Float) = switch silentChannel {
         case .right: (1, 0)

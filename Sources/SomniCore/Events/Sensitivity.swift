@@ -60,7 +60,7 @@ public enum ClassSets {
         guard !unheard.isEmpty else { return nil }
         let names = unheard.map(\.rawValue).joined(separator: " or ")
         let taken = unheard.map { "\($0.rawValue): \(Self.labels(for: $0).joined(separator: ", "))" }.joined(separator: "; ")
-        return "the model's labels (\(labels.joined(separator: ", "))) include none for \(names), so it can find no \(names) "
+        return "the classifier's labels (\(labels.joined(separator: ", "))) include none for \(names), so it can find no \(names) "
             + "events (the labels that count: \(taken))"
     }
 }

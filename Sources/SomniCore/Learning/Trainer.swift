@@ -451,7 +451,8 @@ public final class Trainer {
     /// others' mean.
     private func fitClassBias(_ logits: [Float], truth: [Int], temperature: Float) -> [Float] {
         let k = data.labels.count, n = truth.count
-        let held = Set(truth)
+        // In index order: a Set's order changes from process to process, and so would the sums.
+        let held = Array(Set(truth)).sorted()
         var bias = [Float](repeating: 0, count: k)
         var p = [Float](repeating: 0, count: k)
         for _ in 0..<300 {

@@ -327,17 +327,17 @@ public struct Session: Codable, Sendable, Equatable {
         return loudest
     }
 
-    /// The start as a Date, when known.
-    /// Whether an ISO time's "YYYY-MM-DD" is a day of the Gregorian calendar, from 1970 on.
+    /// Whether an ISO time's "YYYY-MM-DD" is a day of the Gregorian calendar.
     static func isCalendarDay(_ iso: String) -> Bool {
         let parts = iso.prefix(10).split(separator: "-")
         guard parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-              year >= 1970, (1...12).contains(month) else { return false }
+              year >= 1, (1...12).contains(month) else { return false }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
         return (1...days).contains(day)
     }
 
+    /// The start as a Date, when known.
     public var startDate: Date? {
         guard let s = startedAt else { return nil }
         let f = ISO8601DateFormatter()
