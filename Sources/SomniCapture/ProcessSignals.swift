@@ -96,8 +96,18 @@ public final class StopRequest: @unchecked Sendable {
             try? FileHandle.standardError.write(contentsOf: Data("\nsomni: \(message)\n".utf8))
             exit(128 + number)
         }
+        // Held back (blocked) on this thread, and on the threads it makes, rather than ignored: on
+        // Linux libdispatch puts its own handler in a moment after the source starts and reads
+        // the signal from a signalfd, which takes one held back meanwhile; ignored, one sent in
+        // between was lost (`RemovedOnInterrupt` met it: a command ran on to exit 0).
+        var held = sigset_t()
+        sigemptyset(&held)
+        for number in signals { sigaddset(&held, number) }
+        pthread_sigmask(SIG_BLOCK, &held, nil)
         for number in signals {
-            signal(number, SIG_IGN)
+            #if canImport(Darwin)
+            signal(number, SIG_IGN)  // kqueue hears it ignored
+            #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [weak self] in self?.received(number) }
             source.resume()

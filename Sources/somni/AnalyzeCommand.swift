@@ -360,7 +360,8 @@ struct AnalyzeCommand: Command {
         } catch {
             let kept = store.keepUnsaved(incoming)
             throw SomniError(.io, "the night was analysed but could not be saved in the store (\(error)); it is kept in "
-                             + "\(kept.path): 'somni import \(kept.path) --move' adds it later")
+                             + "\(kept.path): 'somni import \(kept.path) --move\(earlier.isEmpty ? "" : " --replace")' adds it later"
+                             + (earlier.isEmpty ? "" : " in the earlier analysis's place"))
         }
         return AnalysedNight(session: session, folder: store.folder(of: saved.record), savedAs: saved.record.id,
                              replaced: saved.replaced.map(\.id), keptStart: keptStart != nil)
@@ -386,8 +387,8 @@ enum NightRun {
                 try rename()
                 RemovedOnInterrupt.shared.end()
             }
-        }) { folder in
-            RemovedOnInterrupt.shared.watch(folders: [folder])
+        }, creating: { RemovedOnInterrupt.shared.watch(folders: [$0]) }) { folder in
+            // Watched from before it was made: a signal between its making and here left it for good.
             return try analyzer.analyze(source: source, sourceName: sourceName, started: started, into: folder) { stage, fraction in
                 bar?.update(stage.rawValue, fraction)
             }

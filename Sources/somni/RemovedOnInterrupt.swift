@@ -10,8 +10,7 @@ import SomniCore
 /// One watcher for the whole process: libdispatch installs its handler for a signal once, so a
 /// watcher made again after the first was cancelled (for a batch's second recording) never
 /// heard the signal, which was ignored, and the batch ran on to its end. Touch `shared` before
-/// anything is written: libdispatch takes its signal on a moment after the watcher starts, and
-/// one sent meanwhile was lost.
+/// anything is written, on the main thread: it holds the signals back there (see `init`).
 final class RemovedOnInterrupt: @unchecked Sendable {
     static let shared = RemovedOnInterrupt()
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
@@ -25,15 +24,30 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     nonisolated(unsafe) private static var signalled = false, parked = false
     private static let flags = NSLock()
     private var sources: [any DispatchSourceSignal] = []
+    /// A signal is being acted on: nothing more is to be begun.
+    private var stopping = false
 
     private init() {
+        // Held back (blocked) from here, not ignored: on Linux libdispatch puts its own handler
+        // in a moment after the source starts and reads the signal from a signalfd, which takes
+        // one held back meanwhile; ignored (SIG_IGN, which also throws away one pending), one in
+        // between was lost, and the command ran to its end and exited 0. Threads made from here
+        // on hold them back too.
+        var held = sigset_t()
+        sigemptyset(&held)
+        for number in Self.signals { sigaddset(&held, number) }
+        pthread_sigmask(SIG_BLOCK, &held, nil)
         for number in Self.signals {
-            signal(number, SIG_IGN)  // delivered to the source below instead
+            #if canImport(Darwin)
+            signal(number, SIG_IGN)  // kqueue hears it ignored; delivered to the source below instead
+            #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [unowned self] in
                 critical.lock()  // never unlocked: the process ends here
                 Self.flags.withLock { Self.signalled = true }
-                let (folders, files) = lock.withLock { (self.folders, self.files) }
+                // From here no new work is watched (`watch` waits for the exit instead): work
+                // begun between this look and the exit was left behind, made as the process ended.
+                let (folders, files) = lock.withLock { stopping = true; return (self.folders, self.files) }
                 if folders.isEmpty, files.isEmpty {  // between pieces of work: nothing to wait for
                     writeToStandardError("\n")
                     exit(128 + number)
@@ -66,8 +80,16 @@ final class RemovedOnInterrupt: @unchecked Sendable {
         }
     }
 
-    /// `folders` and `files` are being written: a signal removes them.
-    func watch(folders: [URL] = [], files: [URL] = []) { lock.withLock { (self.folders, self.files) = (folders, files) } }
+    /// `folders` and `files` are being written (or are about to be made): a signal removes them.
+    /// Once a signal is being acted on, waits for the exit instead of letting more work begin.
+    func watch(folders: [URL] = [], files: [URL] = []) {
+        let acted = lock.withLock { () -> Bool in
+            if stopping { return true }
+            (self.folders, self.files) = (folders, files)
+            return false
+        }
+        if acted { Self.waitIfInterrupted() }
+    }
 
     /// They are complete (or gone).
     func end() { watch() }

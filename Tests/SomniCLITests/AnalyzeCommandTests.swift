@@ -547,6 +547,17 @@ import Testing
         let after = try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout)
         let earlier = try CLI.nightIDs(before)
         #expect(after.count == 2 && Set(earlier).isSubset(of: after), "\(after)")
+
+        // Analysed again with --replace and not saved: the command given puts it in the earlier
+        // analysis's place (without --replace, import refused it as already stored).
+        let again = try CLI.run(["analyze", other.path, "--classifier", "heuristic", "--replace", "--sensitivity", "7"],
+                                environment: store, fileSizeLimitKiB: 34)
+        #expect(again.status == 74 && again.stderr.contains("--move --replace' adds it later"), "\(again.stderr)")
+        let keptAgain = try #require(again.stderr.components(separatedBy: "it is kept in ").dropFirst().first?
+            .components(separatedBy: ":").first, "\(again.stderr)")
+        let replaced = try CLI.run(["import", keptAgain, "--move", "--replace"], environment: store)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try CLI.nightIDs(try CLI.run(["nights", "--json"], environment: store).stdout).count == 2)
     }
 
     /// A batch run again over a folder adds only its new recordings; --replace analyses one again

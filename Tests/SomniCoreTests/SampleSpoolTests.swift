@@ -139,6 +139,13 @@ import Testing
         while case let n = try buffer.withUnsafeMutableBufferPointer({ try joined.read(into: $0) }), n > 0 { total += n }
         #expect(total == 180 * 16_000 && joined.gaps.isEmpty, "\(joined.gaps)")
         #expect(joined.warnings == ["b.wav starts 10 s before a.wav ends, by their times; joined end to end"])
+        // A part starting where the moved one ends by its own time overlaps it only where it was
+        // put, and is said so.
+        let after = JoinedAudioSource(parts: [part("a.wav", seconds: 60, at: 0), part("b.wav", seconds: 60, at: 50),
+                                              part("c.wav", seconds: 10, at: 110)])
+        while case let n = try buffer.withUnsafeMutableBufferPointer({ try after.read(into: $0) }), n > 0 {}
+        #expect(after.gaps.isEmpty && after.warnings.last == "c.wav starts 10 s before b.wav ends, where it was put (10 s after its "
+                + "own time, by the overlap before it); joined end to end", "\(after.warnings)")
     }
 
     /// A joined night is known by its parts and the pauses between them, not by the clock they

@@ -140,7 +140,8 @@ public final class JoinedAudioSource: AudioSource {
             current += 1
             partStart = position
             guard current < parts.count else { continue }
-            let (pause, placed) = Self.placement(after: placedStart, lasting: length, of: parts[current].start)
+            let previousPlaced = placedStart
+            let (pause, placed) = Self.placement(after: previousPlaced, lasting: length, of: parts[current].start)
             placedStart = placed
             guard abs(pause) <= Self.longestPause else { throw Self.tooFarApart(parts[current].name, pause, parts[current - 1].name) }
             if pause > 0 {
@@ -148,8 +149,14 @@ public final class JoinedAudioSource: AudioSource {
                 gaps.append(RecordingGap(start: Double(position) / rate, duration: Double(silenceLeft) / rate,
                                          reason: "no recording between the files before \(parts[current].name)"))
             } else if pause < 0 {
-                notes.append("\(parts[current].name) starts \(Self.spoken(-pause)) before \(parts[current - 1].name) ends, "
-                             + "by their times; joined end to end")
+                // The part before may itself have been moved on by an overlap: then this one
+                // overlaps it where it was put, not by their own times.
+                var moved = 0.0
+                if let put = previousPlaced, let own = parts[current - 1].start { moved = put.timeIntervalSince(own) }
+                let how = moved >= Self.shortestPause
+                    ? "where it was put (\(Self.spoken(moved)) after its own time, by the overlap before it)" : "by their times"
+                notes.append("\(parts[current].name) starts \(Self.spoken(-pause)) before \(parts[current - 1].name) ends, \(how); "
+                             + "joined end to end")
             }
         }
         return filled

@@ -376,7 +376,10 @@ public enum PartialFile {
 public enum NightFolder {
     /// `placing` runs the rename that puts the finished folder in place (given as a closure): a
     /// caller that removes the unfinished folder when interrupted keeps the rename whole there.
+    /// `creating` is told the working folder's name before it is made, so that a watcher can
+    /// remove it whenever a signal comes.
     public static func writeAtomically<T>(to destination: URL, placing: (_ rename: () throws -> Void) throws -> Void = { try $0() },
+                                          creating: (URL) -> Void = { _ in },
                                           _ body: (URL) throws -> T) throws -> T {
         let fm = FileManager.default
         if fm.fileExists(atPath: destination.path) {
@@ -385,6 +388,7 @@ public enum NightFolder {
         let parent = destination.deletingLastPathComponent()
         PartialFile.removeAbandoned(of: destination)
         let temporary = PartialFile.url(for: destination)
+        creating(temporary)
         do { try fm.createDirectory(at: temporary, withIntermediateDirectories: true) } catch {
             throw SomniError(.io, "cannot create \(temporary.path)", cause: error)
         }
