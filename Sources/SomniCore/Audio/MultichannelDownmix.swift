@@ -14,8 +14,9 @@ import Foundation
 ///
 /// Among the first `phaseChannels`, a channel in opposite phase to the loudest (correlation under
 /// `StereoDownmix.oppositeBelow` over everything so far, after the DC blocker and the evidence) is
-/// added inverted (the loudest when first judged stays the reference while it is live): a laptop's microphone pair recorded as a difference signal, captured with the
-/// device's unused inputs (4 channels, 2 of them silent), cancelled to silence in the mean.
+/// added inverted; the loudest when first judged stays the reference while it is live. A
+/// laptop's microphone pair recorded as a difference signal, captured with the device's unused
+/// inputs (4 channels, 2 of them silent), cancelled to silence in the mean.
 public struct MultichannelDownmix: Sendable {
     /// The channels mixed: at most 64.
     public let channels: Int
@@ -125,8 +126,8 @@ public struct MultichannelDownmix: Sendable {
         }
     }
 
-    /// The live phase channels in opposite phase to the loudest of them, as a mask; notes them
-    /// for the warning.
+    /// The live phase channels in opposite phase to the reference, as a mask; notes them for the
+    /// warning.
     private mutating func oppositeChannels(among live: UInt64) -> UInt64 {
         let m = phased
         var loudest = -1, livePhased = 0
