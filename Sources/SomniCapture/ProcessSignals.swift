@@ -62,6 +62,22 @@ public enum LocalProcess {
         signal(SIGXFSZ, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
     }
+
+    /// Readies `signals` for dispatch signal sources made next: held back (blocked) on the
+    /// calling thread and on the threads made from it, not ignored. On Linux libdispatch puts its
+    /// own handler in a moment after a source starts and reads the signal from a signalfd, which
+    /// takes one held back meanwhile; ignored (SIG_IGN, which also throws away one pending), one
+    /// sent in between was lost, and a command ran on to its end and exited 0. On Apple
+    /// platforms kqueue hears a signal that is ignored, which keeps it from ending the process.
+    public static func handSignalsToDispatch(_ signals: [Int32]) {
+        var held = sigset_t()
+        sigemptyset(&held)
+        for number in signals { sigaddset(&held, number) }
+        pthread_sigmask(SIG_BLOCK, &held, nil)
+        #if canImport(Darwin)
+        for number in signals { signal(number, SIG_IGN) }
+        #endif
+    }
 }
 
 /// Set by SIGINT (Ctrl-C), SIGTERM (systemd stopping the unit) or SIGHUP (the terminal it ran in
@@ -96,18 +112,8 @@ public final class StopRequest: @unchecked Sendable {
             try? FileHandle.standardError.write(contentsOf: Data("\nsomni: \(message)\n".utf8))
             exit(128 + number)
         }
-        // Held back (blocked) on this thread, and on the threads it makes, rather than ignored: on
-        // Linux libdispatch puts its own handler in a moment after the source starts and reads
-        // the signal from a signalfd, which takes one held back meanwhile; ignored, one sent in
-        // between was lost (`RemovedOnInterrupt` met it: a command ran on to exit 0).
-        var held = sigset_t()
-        sigemptyset(&held)
-        for number in signals { sigaddset(&held, number) }
-        pthread_sigmask(SIG_BLOCK, &held, nil)
+        LocalProcess.handSignalsToDispatch(signals)
         for number in signals {
-            #if canImport(Darwin)
-            signal(number, SIG_IGN)  // kqueue hears it ignored
-            #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [weak self] in self?.received(number) }
             source.resume()

@@ -1,4 +1,5 @@
 import Foundation
+import SomniCapture
 import SomniCore
 
 /// While something is written (a night's folder, a synthesised night's files, a report's page and
@@ -28,19 +29,8 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     private var stopping = false
 
     private init() {
-        // Held back (blocked) from here, not ignored: on Linux libdispatch puts its own handler
-        // in a moment after the source starts and reads the signal from a signalfd, which takes
-        // one held back meanwhile; ignored (SIG_IGN, which also throws away one pending), one in
-        // between was lost, and the command ran to its end and exited 0. Threads made from here
-        // on hold them back too.
-        var held = sigset_t()
-        sigemptyset(&held)
-        for number in Self.signals { sigaddset(&held, number) }
-        pthread_sigmask(SIG_BLOCK, &held, nil)
+        LocalProcess.handSignalsToDispatch(Self.signals)
         for number in Self.signals {
-            #if canImport(Darwin)
-            signal(number, SIG_IGN)  // kqueue hears it ignored; delivered to the source below instead
-            #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [unowned self] in
                 critical.lock()  // never unlocked: the process ends here

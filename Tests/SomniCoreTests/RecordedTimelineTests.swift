@@ -8,7 +8,7 @@ import Testing
     @Test func timesFramesWindowsAndEventsMapAcrossACut() {
         let timeline = RecordedTimeline(notRecorded: [TimeRange(start: 10, end: 30)], frameCount: 1_000)
         #expect(timeline.recorded(5) == 5 && timeline.recorded(20) == 10 && timeline.recorded(35) == 15)
-        #expect(timeline.recorded(duration: 50) == 30)
+        #expect(timeline.recorded(50) == 30)
         #expect(timeline.night(5, isEnd: false) == 5 && timeline.night(15, isEnd: true) == 35)
         #expect(timeline.night(10, isEnd: false) == 30 && timeline.night(10, isEnd: true) == 10)
 

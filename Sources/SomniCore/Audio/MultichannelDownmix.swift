@@ -85,24 +85,26 @@ public struct MultichannelDownmix: Sendable {
         var sounding: UInt64 = 0, alive: UInt64 = 0
         let m = phased
         if blocked.count < count * m { blocked = [Float](repeating: 0, count: count * m) }  // grows, then stays
-        for channel in 0..<n {
-            var x = blockerInput[channel], y = blockerOutput[channel]
-            var sum: Float = 0, any = false
-            let followed = channel < m
-            for frame in 0..<count {
-                let sample = interleaved[frame * stride + channel]
-                any = any || sample != 0
-                y = sample - x + pole * y
-                x = sample
-                sum += y * y
-                if followed { blocked[frame * m + channel] = y }
+        var scratch = blocked
+        blocked = []  // the one buffer, written through its pointer without a copy per sample
+        scratch.withUnsafeMutableBufferPointer { b in
+            for channel in 0..<n {
+                var x = blockerInput[channel], y = blockerOutput[channel]
+                var sum: Float = 0, any = false
+                let followed = channel < m
+                for frame in 0..<count {
+                    let sample = interleaved[frame * stride + channel]
+                    any = any || sample != 0
+                    y = sample - x + pole * y
+                    x = sample
+                    sum += y * y
+                    if followed { b[frame * m + channel] = y }
+                }
+                blockerInput[channel] = x; blockerOutput[channel] = y
+                recentPower[channel] = kept * recentPower[channel] + (1 - kept) * Double(sum) / Double(count)
+                if any { sounding |= 1 << UInt64(channel) }
+                if recentPower[channel] >= Self.deadBelow { alive |= 1 << UInt64(channel) }
             }
-            blockerInput[channel] = x; blockerOutput[channel] = y
-            recentPower[channel] = kept * recentPower[channel] + (1 - kept) * Double(sum) / Double(count)
-            if any { sounding |= 1 << UInt64(channel) }
-            if recentPower[channel] >= Self.deadBelow { alive |= 1 << UInt64(channel) }
-        }
-        blocked.withUnsafeBufferPointer { b in
             for i in 0..<m {
                 for j in i..<m {
                     var sum: Float = 0
@@ -111,6 +113,7 @@ public struct MultichannelDownmix: Sendable {
                 }
             }
         }
+        blocked = scratch
         framesSeen += count
         var live = sounding
         if framesSeen >= evidenceFrames, sounding & alive != 0 { live = sounding & alive }

@@ -9,45 +9,36 @@ import Foundation
 /// time alone and placed back on the night's clock. Each stretch is cut on the 50 ms frame grid,
 /// so the frames and the times agree.
 struct RecordedTimeline {
-    /// A stretch taken out: where it starts and ends in night time, and where it falls in
-    /// recorded time.
+    /// A stretch taken out: its frames, where it starts and ends in night time, and where it
+    /// falls in recorded time.
     private struct Cut {
-        var start: Double, end: Double, at: Double
+        var frames: Range<Int>, at: Double
+        var start: Double { Double(frames.lowerBound) / FrameTrack.rate }
+        var end: Double { Double(frames.upperBound) / FrameTrack.rate }
         var length: Double { end - start }
     }
     private let cuts: [Cut]
-    /// The frames kept, by index into the night's.
+    /// The frames kept, by index into the night's; nil when nothing is cut.
     private let keptFrames: [Int]?
 
     /// `notRecorded` in night time; `frameCount` the night's frames.
     init(notRecorded: [TimeRange], frameCount: Int) {
         let rate = FrameTrack.rate
-        var cuts: [Cut] = []
-        var removed = 0.0
+        var cuts: [Cut] = [], kept: [Int] = []
+        var removed = 0.0, next = 0
         for range in SilenceGate.union(notRecorded, [], mergeGap: 0) {
             // The frames whose start lies in the stretch (1 µs of slack for decimals).
             let first = max(0, Int((range.start * rate - 1e-6).rounded(.up)))
             let end = min(frameCount, Int((range.end * rate - 1e-6).rounded(.up)))
             guard end > first else { continue }
-            let cut = Cut(start: Double(first) / rate, end: Double(end) / rate, at: Double(first) / rate - removed)
+            let cut = Cut(frames: first..<end, at: Double(first) / rate - removed)
             cuts.append(cut)
             removed += cut.length
+            kept += next..<first
+            next = end
         }
         self.cuts = cuts
-        if cuts.isEmpty {
-            keptFrames = nil
-        } else {
-            var kept: [Int] = []
-            kept.reserveCapacity(frameCount)
-            var next = 0
-            for cut in cuts {
-                let first = Int((cut.start * rate).rounded()), end = Int((cut.end * rate).rounded())
-                kept += next..<first
-                next = end
-            }
-            kept += next..<frameCount
-            keptFrames = kept
-        }
+        keptFrames = cuts.isEmpty ? nil : kept + (next..<frameCount)
     }
 
     /// Night time → recorded time; a time inside a cut goes to where the cut falls.
@@ -66,9 +57,6 @@ struct RecordedTimeline {
         for cut in cuts where t > cut.at + 1e-9 || (!isEnd && t >= cut.at - 1e-9) { added += cut.length }
         return t + added
     }
-
-    /// The night's length in recorded time.
-    func recorded(duration: Double) -> Double { recorded(duration) }
 
     /// The frames outside the cuts, in order.
     func frames(_ track: FrameTrack) -> FrameTrack {

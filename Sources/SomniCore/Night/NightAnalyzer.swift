@@ -168,7 +168,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         //    found again from all the windows.
         // Found on the recorded time alone (`RecordedTimeline`), placed back on the clock.
         let timeline = RecordedTimeline(notRecorded: notRecorded, frameCount: frames.raw.count)
-        let recordedFrames = timeline.frames(frames), recordedDuration = timeline.recorded(duration: duration)
+        let recordedFrames = timeline.frames(frames), recordedDuration = timeline.recorded(duration)
         func detect(_ windows: [WindowLabels]) -> [DetectedEvent] {
             timeline.night(EventDetector.detect(windows: timeline.windows(windows), frames: recordedFrames,
                                                 sensitivity: sensitivity, duration: recordedDuration), frames: recordedFrames)
