@@ -183,6 +183,7 @@ public enum NightReport {
             notes.append("\(n.missingClips.count) clip\(n.missingClips.count == 1 ? " is" : "s are") missing from the night folder; "
                          + "those events have no player.")
         }
+        if let problem = n.envelopeProblem { notes.append(problem) }
         let warnings = notes.map { "<p class=\"hint\">⚠ \(escape($0))</p>" }.joined()
         return """
         <section class="night" id="night-\(index)" data-night="\(escape(n.id))">

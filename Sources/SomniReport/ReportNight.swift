@@ -12,6 +12,8 @@ public struct ReportNight: Sendable {
     public var clipSources: [String: String]
     /// Clips session.json names that were not in the night folder (their events get no player).
     public var missingClips: [String] = []
+    /// Why the night has no loudness views, when its envelope.bin is missing or damaged.
+    public var envelopeProblem: String?
 
     public init(id: String, session: Session, envelope: EnvelopeFile.Contents?, clipSources: [String: String] = [:]) {
         self.id = id; self.session = session; self.envelope = envelope
@@ -35,7 +37,17 @@ public struct ReportNight: Sendable {
 
     /// The rest of a night folder, for a session already read by `session(in:)`.
     public static func load(id: String, folder: URL, session: Session, clips: ClipLinking) throws -> ReportNight {
-        let envelope = try? EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName))
+        let envelopeFile = folder.appendingPathComponent(EnvelopeFile.fileName)
+        var envelope: EnvelopeFile.Contents?
+        var envelopeProblem: String?
+        // Said, not silent: without it the page just lacks its loudness views.
+        if !FileManager.default.fileExists(atPath: envelopeFile.path) {
+            envelopeProblem = "\(EnvelopeFile.fileName) is missing from the night folder; the loudness views are left out."
+        } else {
+            do { envelope = try EnvelopeFile.read(from: envelopeFile) } catch {
+                envelopeProblem = "\(error); the loudness views are left out."
+            }
+        }
         var sources: [String: String] = [:]
         var missing: [String] = []
         for e in session.events {
@@ -49,6 +61,7 @@ public struct ReportNight: Sendable {
         }
         var night = ReportNight(id: id, session: session, envelope: envelope, clipSources: sources)
         night.missingClips = missing
+        night.envelopeProblem = envelopeProblem
         return night
     }
 }

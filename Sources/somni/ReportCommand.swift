@@ -190,6 +190,7 @@ struct ReportCommand: Command {
             for n in nights where !n.missingClips.isEmpty {
                 printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
             }
+            for n in nights { if let problem = n.envelopeProblem { printError("somni report: warning: night \(n.id): \(problem)") } }
             let html = NightReport.html(nights: nights, trends: trends)
             if toStandardOutput {
                 print(html, terminator: "")

@@ -248,6 +248,29 @@ import SomniStore
         }
     }
 
+    /// A missing or damaged envelope.bin costs the loudness views, and the page says so.
+    @Test func aMissingOrDamagedEnvelopeIsNamedOnThePage() throws {
+        let scratch = try Scratch()
+        let night = try ReportFixture.folder(at: scratch.path("n"))
+        let intact = try ReportNight.load(id: "n", folder: night, clips: .embedded)
+        #expect(intact.envelope != nil && intact.envelopeProblem == nil)
+        #expect(!NightReport.html(nights: [intact]).contains("loudness views are left out"))
+
+        let file = night.appendingPathComponent(EnvelopeFile.fileName)
+        var bytes = try Data(contentsOf: file)
+        bytes.replaceSubrange(bytes.count - 4..<bytes.count, with: withUnsafeBytes(of: Float.infinity.bitPattern.littleEndian) { Data($0) })
+        try bytes.write(to: file)
+        let damaged = try ReportNight.load(id: "n", folder: night, clips: .embedded)
+        #expect(damaged.envelope == nil)
+        #expect(damaged.envelopeProblem?.contains("is damaged: its level") == true)
+        #expect(NightReport.html(nights: [damaged]).contains("the loudness views are left out"))
+
+        try FileManager.default.removeItem(at: file)
+        let missing = try ReportNight.load(id: "n", folder: night, clips: .embedded)
+        #expect(missing.envelopeProblem?.hasPrefix("envelope.bin is missing") == true)
+        #expect(NightReport.html(nights: [missing]).contains("envelope.bin is missing from the night folder"))
+    }
+
     /// A night folder someone sent whose session.json names a "clip" beside the report: the
     /// night is refused, and the file is neither copied, embedded nor replaced.
     @Test func aClipOutsideTheNightFolderIsRefusedAndLeftAlone() throws {
