@@ -277,7 +277,12 @@ struct EvaluateCommand: Command {
                                         session.analysedSeconds, nightPath))
             }
             recordingLength = duration ?? session.duration
-            if duration == nil, session.secondsNotRecorded > 0 { recordedSeconds = session.recordedSeconds }
+            // A length given by hand changes the night's length, not its gaps: the rates stay per
+            // hour recorded.
+            let gaps = session.gaps ?? []
+            if RecordingGap.unrecorded(in: recordingLength, by: gaps) > 0 {
+                recordedSeconds = RecordingGap.recorded(of: recordingLength, less: gaps)
+            }
             recording = session.source
         }
         // A found-events CSV is named for itself, not for a recording: no word when the names differ.

@@ -69,6 +69,37 @@ import Testing
     /// program) is refused by evaluate and report as by import, before its numbers size anything:
     /// a month-long night, a --duration of 1e12 s. Before, report laid out 1e11 ribbon cells and
     /// evaluate 1e12 segments, and an event at 1e19 s trapped in the report's clock.
+    /// A night with a gap gives its false events per hour recorded, with --duration as without:
+    /// the length given by hand changed the night's length and dropped its gaps too.
+    @Test func aLengthGivenByHandKeepsTheNightsGaps() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let reference = dir.appendingPathComponent("reference.csv")
+        try "start,end,class\n50,51,cough\n".write(to: reference, atomically: true, encoding: .utf8)
+        func writeNight(seconds: Double) throws {
+            let cough = SessionEvent(id: "evt-0001", eventClass: .cough, start: 11.05, end: 11.45, confidence: 0.9,
+                                     peakDBFS: -20, meanDBFS: -25, severity: 50, clip: nil)
+            let summary = SessionSummary(duration: seconds, analysedSeconds: seconds / 2, activeShare: 0.5, gateBypassed: false,
+                                         events: [cough], episodes: [])
+            var session = Session(source: "night.wav", startedAt: nil, duration: seconds, analysedSeconds: seconds / 2,
+                                  activeShare: 0.5, settings: AnalysisSettings(sensitivity: 5, classifier: "heuristic"),
+                                  summary: summary, episodes: [], events: [cough], warnings: [])
+            session.setGaps([RecordingGap(start: seconds / 2, duration: seconds / 2, reason: "microphone lost")])
+            try session.jsonData().write(to: dir.appendingPathComponent("session.json"))
+        }
+        try writeNight(seconds: 1800)
+        for extra in [[], ["--duration", "1800"]] {
+            let r = try CLI.run(["evaluate", "--reference", reference.path, dir.path, "--json"] + extra)
+            #expect(r.status == 0, "\(extra): \(r.stderr)")
+            let report = try JSONDecoder().decode(EvaluationReport.self, from: Data(r.stdout.utf8))
+            #expect(report.recordedSeconds == 900 && report.falseEventsPerHour == 4, "\(extra): \(r.stdout)")
+        }
+        // Short spans are given in seconds, not as "0.0 h" beside a rate per hour.
+        try writeNight(seconds: 180)
+        let text = try CLI.run(["evaluate", "--reference", reference.path, dir.path])
+        #expect(text.stdout.hasPrefix("Evaluation over 180 s, 90 s of it recorded"), "\(text.stdout)\(text.stderr)")
+    }
+
     @Test func aNightNoAnalysisWritesIsRefusedBeforeItsNumbersSizeAnything() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -91,6 +91,19 @@ import Testing
         #expect(result(unmerged, .snoring).scoredReferenceCount == 9)
     }
 
+    /// A point label at another event's start joins it at a merge gap of 0 whichever comes first
+    /// in the file: the score does not depend on the order of the lines.
+    @Test func aMergeGapOfZeroScoresTheSameInAnyOrder() {
+        var rules = EvaluationProtocol.somniDefault
+        rules.perClass[.cough]?.mergeGap = 0
+        let reference = [event(.cough, 10, 12)]
+        let orders = [[event(.cough, 10, 10), event(.cough, 10, 12)], [event(.cough, 10, 12), event(.cough, 10, 10)]]
+        for found in orders {
+            let c = result(Evaluator.evaluate(reference: reference, found: found, duration: 60, protocol: rules), .cough)
+            #expect(c.scoredFoundCount == 1 && c.events == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 0))
+        }
+    }
+
     /// Decimal times are not exact in binary: events exactly the merge gap apart stay apart, and
     /// an event starting on a segment boundary starts in that segment, whatever their decimals.
     @Test func boundariesInDecimalTimesAreWhereTheDecimalsSay() {

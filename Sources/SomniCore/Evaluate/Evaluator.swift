@@ -99,9 +99,12 @@ public struct EvaluationReport: Codable, Sendable, Equatable {
              ratio(e.precision), ratio(e.recall), ratio(e.f1), ratio(s.precision), ratio(s.recall), ratio(s.f1),
              String(format: "%.2f", perHour)]
         }
-        let recorded = recordedSeconds.map { String(format: ", %.1f h of it recorded", $0 / 3600) } ?? ""
-        var lines = [String(format: "Evaluation over %.1f h%@ (event scores on scored units; segments per class)",
-                            duration / 3600, recorded), row(header)]
+        // Under six minutes in seconds: "0.0 h" beside a rate per hour read as nothing recorded.
+        func span(_ seconds: Double) -> String {
+            seconds >= 360 ? String(format: "%.1f h", seconds / 3600) : String(format: "%.0f s", seconds)
+        }
+        let recorded = recordedSeconds.map { ", \(span($0)) of it recorded" } ?? ""
+        var lines = ["Evaluation over \(span(duration))\(recorded) (event scores on scored units; segments per class)", row(header)]
         for c in classes {
             lines.append(row(cells(c.eventClass.rawValue, c.scoredReferenceCount, c.scoredFoundCount,
                                    c.events, c.segments, c.falseEventsPerHour)))
@@ -181,11 +184,13 @@ public enum Evaluator {
         return EvaluationReport(duration: duration, recordedSeconds: recordedSeconds, classes: results)
     }
 
-    /// One class's events sorted by start, and the units its event scores count: those events
-    /// merged when the class merges (snoring episodes), else the events themselves.
+    /// One class's events sorted by start (the longer first of two starting together), and the
+    /// units its event scores count: those events merged when the class merges (snoring
+    /// episodes), else the events themselves. The longer first, so that a point label at another
+    /// event's start joins it at a merge gap of 0 whichever line of the file comes first.
     static func scoringUnits(_ events: [ReferenceEvent], of eventClass: EventClass,
                              settings: ClassProtocol) -> (events: [ReferenceEvent], units: [ReferenceEvent]) {
-        let sorted = events.filter { $0.eventClass == eventClass }.sorted { $0.start < $1.start }
+        let sorted = events.filter { $0.eventClass == eventClass }.sorted { ($0.start, -$0.end) < ($1.start, -$1.end) }
         return (sorted, settings.mergeGap.map { merged(sorted, gap: $0) } ?? sorted)
     }
 
