@@ -128,7 +128,12 @@ struct SynthCommand: Command {
             throw UsageError("--no-recorded-bed only applies with --data: generated nights have no recorded bed")
         }
         try configuration.validate()
-        if referenceURL.standardizedFileURL.path == URL(fileURLWithPath: out).standardizedFileURL.path {
+        // Both are written through links: a reference that is a link to the audio is the audio.
+        func landing(_ url: URL) -> String {
+            let target = OutputFile.followingLinks(url)
+            return target.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(target.lastPathComponent).path
+        }
+        if landing(referenceURL) == landing(URL(fileURLWithPath: out)) {
             throw UsageError("the reference CSV would be written over the night's audio (\(out)): "
                              + "give --out an audio file's name, or --reference another file")
         }

@@ -54,11 +54,17 @@ import Testing
         // file of that name is left as it was.
         let kept = dir.appendingPathComponent("kept.wav")
         try Data("older".utf8).write(to: kept)
-        for (name, extra) in [("x.csv", [String]()), ("kept.wav", ["--reference", kept.path])] {
+        // A reference that is a link to the audio (dangling or not) is the audio too.
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("to-kept.csv").path, withDestinationPath: "kept.wav")
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("to-new.csv").path, withDestinationPath: "new.wav")
+        for (name, extra) in [("x.csv", [String]()), ("kept.wav", ["--reference", kept.path]),
+                              ("kept.wav", ["--reference", dir.appendingPathComponent("to-kept.csv").path]),
+                              ("new.wav", ["--reference", dir.appendingPathComponent("to-new.csv").path])] {
             let r = try CLI.run(["synth", "--out", dir.appendingPathComponent(name).path, "--hours", "0.01"] + extra)
             #expect(r.status == 64 && r.stderr.contains("reference CSV would be written over"), "\(name): \(r.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.csv").path))
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("new.wav").path))
         #expect(try Data(contentsOf: kept) == Data("older".utf8))
         let float = dir.appendingPathComponent("f.wav")
         #expect(try CLI.run(["synth", "--out", float.path, "--hours", "0.01", "--format", "wav-float"]).status == 0)
