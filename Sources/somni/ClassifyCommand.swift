@@ -163,7 +163,7 @@ struct ClassifyCommand: Command {
         let length = classifier.windowLength, hop = length / 2
         var window = [Float](repeating: 0, count: length)
         var scores = [Float](repeating: 0, count: classifier.labels.count)
-        var filled = 0, windowStart = 0, classified = 0
+        var filled = 0, windowStart = 0, classified = 0, notNumbers = 0
         var results: [WindowResult] = []
         // With a reference: every window's scores, and the recording's band levels.
         var scored: [ScoredWindow] = []
@@ -209,6 +209,8 @@ struct ClassifyCommand: Command {
                 try source.read(into: UnsafeMutableBufferPointer(rebasing: w[filled..<length]))
             }
             if let levels { window.withUnsafeBufferPointer { levels.process(UnsafeBufferPointer(rebasing: $0[filled..<(filled + n)])) } }
+            // Standard input counts its own; a damaged float file's are said as `analyze` says them.
+            if input != "-" { notNumbers += window[filled..<(filled + n)].count { !$0.isFinite } }
             filled += n
             if filled == length {
                 classifyWindow(valid: length)
@@ -226,6 +228,10 @@ struct ClassifyCommand: Command {
             throw SomniError(.badInput, "standard input ended before a single sample (somni classify - reads raw 32-bit float, 16 kHz mono)")
         }
         for w in source.warnings { printError("somni classify: warning: \(w)") }
+        if notNumbers > 0 {
+            printError("somni classify: warning: \(notNumbers) sample\(notNumbers == 1 ? " was" : "s were") not a number "
+                       + "(NaN or infinite) and \(notNumbers == 1 ? "was" : "were") read as silence: the recording may be damaged")
+        }
         if let reference, let levels {
             levels.finish()
             let hearing = Evaluator.hearingByLevel(reference: reference, windows: scored, labels: classifier.labels,

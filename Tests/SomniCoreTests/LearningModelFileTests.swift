@@ -225,6 +225,30 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         // A second input channel asked of a model trained without one: its statistics do not fit.
         expectBadModel(try withFeature("windowFloorQuantile", 0.2), mentioning: "2 × 16 mel bands")
         expectBadModel(try withFeature("windowFloorQuantile", 1.5), mentioning: "window floor quantile")
+        // Settings each within bounds that together cost seconds a window (a 65536-point FFT
+        // every sample), or a window of one sample (classify read one sample and stopped).
+        expectBadModel(try file { h in
+            var f = h["features"] as! [String: Any]
+            f["fftSize"] = 65_536; f["frameLength"] = 1; f["hopLength"] = 1
+            h["features"] = f
+        }, mentioning: "far more work than any model needs")
+        expectBadModel(try withFeature("windowLength", 1), mentioning: "window length 1 samples")
+        // A label with a newline broke classify's one line per window; train refuses such a class.
+        expectBadModel(try file { $0["labels"] = ["tone\n", "noise"] }, mentioning: "control character")
+    }
+
+    /// A model reached through a link (a packager's, `cp -s`) loads; a link to a folder does not.
+    @Test func aModelThroughALinkLoads() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("somni-link-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let model = try tinyModel()
+        try model.encoded().write(to: dir.appendingPathComponent("real.somnimodel"))
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("link.somnimodel").path, withDestinationPath: "real.somnimodel")
+        #expect(try CNNModel(contentsOf: dir.appendingPathComponent("link.somnimodel")).parameters == model.parameters)
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("folder.somnimodel").path, withDestinationPath: dir.path)
+        let error = #expect(throws: SomniError.self) { try CNNModel(contentsOf: dir.appendingPathComponent("folder.somnimodel")) }
+        #expect(error?.message.contains("not a regular file") == true, "\(String(describing: error))")
     }
 
     @Test func aTwoChannelModelRoundTripsAndClassifies() throws {
@@ -264,6 +288,24 @@ private func expectBadModel(_ data: Data, mentioning text: String) {
         window.withUnsafeBufferPointer { w in scores.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
         #expect(Array(classifier.lastLogits).contains { !$0.isFinite }, "the logits overflow, as the forged file means them to")
         #expect(scores.allSatisfy(\.isFinite) && abs(scores[0] + scores[1] - 1) < 1e-5, "\(scores)")
+    }
+
+    /// A sample that is not a number is silence, as the night's features read it: one NaN made
+    /// a window's log-mel read as the loudest sound and its scores the same for every window.
+    @Test func aSampleThatIsNotANumberIsHeardAsSilence() throws {
+        var classifier = try CNNClassifier(model: tinyModel())
+        let tone = (0..<4_000).map { Float(0.3 * sin(Double($0) * 0.4)) }
+        func scores(_ window: [Float]) -> [Float] {
+            var s = [Float](repeating: 0, count: 2)
+            window.withUnsafeBufferPointer { w in s.withUnsafeMutableBufferPointer { classifier.classify(w, scores: $0) } }
+            return s
+        }
+        var damaged = tone, zeroed = tone
+        damaged[100] = .nan; damaged[2_000] = .infinity
+        zeroed[100] = 0; zeroed[2_000] = 0
+        let heard = scores(damaged)
+        #expect(heard.allSatisfy { $0.isFinite })
+        #expect(zip(heard, scores(zeroed)).allSatisfy { abs($0 - $1) < 1e-5 }, "\(heard) against \(scores(zeroed))")
     }
 
     @Test func classifierCopiesKeepTheirOwnBuffersAndShortWindowsAreCentredAndPadded() throws {

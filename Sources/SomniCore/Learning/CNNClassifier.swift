@@ -204,7 +204,20 @@ public struct CNNClassifier: SoundClassifier, Sendable {
             padding.update(repeating: 0)
             guard n > 0, let source = window.baseAddress else { return UnsafeBufferPointer(centred) }
             let mean = Kernels.sum(source, n) / Float(n)
-            for j in 0..<n { centred[j] = source[j] - mean }
+            if mean.isFinite {
+                for j in 0..<n { centred[j] = source[j] - mean }
+            } else {
+                // A sample that is not a number (a damaged float file) is silence, as the night's
+                // features read it: one NaN made the whole window's log-mel read as the loudest sound.
+                var total = 0.0
+                for j in 0..<n {
+                    let x = source[j].isFinite ? source[j] : 0
+                    centred[j] = x
+                    total += Double(x)
+                }
+                let finiteMean = Float(total / Double(n))
+                for j in 0..<n { centred[j] -= finiteMean }
+            }
             return UnsafeBufferPointer(centred)
         }
 

@@ -36,16 +36,29 @@ public struct FeatureSettings: Codable, Sendable, Equatable {
 
     public var frameCount: Int { windowLength < frameLength ? 0 : 1 + (windowLength - frameLength) / hopLength }
 
+    /// The most FFT samples (frames × FFT size) a window may take.
+    public static let largestTransformWork = 1 << 21
+
     /// Throws `.badModel` when the settings cannot describe a working extractor.
     public func validate() throws {
         func fail(_ why: String) -> SomniError { SomniError(.badModel, "model feature settings are invalid: \(why)") }
         guard sampleRate == analysisSampleRate else { throw fail("sample rate \(sampleRate), Somni runs at \(analysisSampleRate)") }
-        guard windowLength > 0, windowLength <= 10 * analysisSampleRate else { throw fail("window length \(windowLength)") }
+        // A tenth of a second at the least: a window of one sample read one sample and stopped,
+        // and a night of such short windows would be classified for days.
+        guard windowLength >= analysisSampleRate / 10, windowLength <= 10 * analysisSampleRate else {
+            throw fail("window length \(windowLength) samples, outside 0.1–10 s")
+        }
         guard frameLength > 0, frameLength <= windowLength, hopLength > 0 else { throw fail("frame \(frameLength) / hop \(hopLength)") }
         guard fftSize >= 4, fftSize <= 65_536, fftSize & (fftSize - 1) == 0 else {
             throw fail("FFT size \(fftSize) is not a power of two from 4 to 65536")
         }
         guard fftSize >= frameLength else { throw fail("FFT size \(fftSize) is shorter than its frame of \(frameLength) samples") }
+        // Each setting within bounds is not enough: a 65536-point FFT every sample took 20 s a
+        // window. `somni train` makes at most 39 frames of 4096 points (about 160 k), the shipped
+        // models 48 of 512; 2^21 leaves room for any model worth running on a night.
+        guard frameCount * fftSize <= Self.largestTransformWork else {
+            throw fail("\(frameCount) frames of a \(fftSize)-point FFT a window, far more work than any model needs")
+        }
         guard melBands > 0, melBands <= 512 else { throw fail("\(melBands) mel bands") }
         guard minFrequency >= 0, maxFrequency > minFrequency, maxFrequency <= Double(sampleRate) / 2 else {
             throw fail("band \(minFrequency)–\(maxFrequency) Hz")

@@ -52,6 +52,11 @@ public struct CNNModel: Sendable {
         guard !labels.isEmpty, Set(labels).count == labels.count, labels.allSatisfy({ !$0.isEmpty }) else {
             throw fail("labels must be distinct and non-empty, got \(labels)")
         }
+        // As `somni train` refuses such a class folder: a newline in a label breaks every
+        // one-line-per-window listing.
+        if let label = labels.first(where: { $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+            throw fail("label \(label.debugDescription) has a control character")
+        }
         guard network.inputShape == features.inputShape else {
             throw fail("network input \(network.inputShape) but features give \(features.inputShape)")
         }
@@ -130,7 +135,8 @@ public struct CNNModel: Sendable {
     public init(contentsOf url: URL) throws {
         // A device or a pipe is no model (reading /dev/zero would never end), nor is a file
         // thousands of times the size of one.
-        if let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) {
+        // Through links (a packager's, `cp -s`): what they lead to must be a file.
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path) {
             if let type = attributes[.type] as? FileAttributeType, type != .typeRegular {
                 throw SomniError(.badModel, "\(url.path) is not a model file: not a regular file")
             }
