@@ -280,6 +280,16 @@ import Testing
         #expect(RecordingStart.inFileName("Recording_20261128_2314.m4a", timeZone: Self.plusOne) == Self.bedtime.addingTimeInterval(-2))
     }
 
+    /// A name dated years ahead (a typo, a wrong phone clock) dates nothing, as `--started` refuses
+    /// such a time; up to a day ahead is a clock's error and stands.
+    @Test func aTimeInTheNameFarAheadIsPassedOver() {
+        let name = "Recording_20261128_231402.m4a"
+        #expect(RecordingStart.inFileName(name, timeZone: Self.plusOne, now: Self.bedtime.addingTimeInterval(-86_000)) == Self.bedtime)
+        #expect(RecordingStart.inFileName(name, timeZone: Self.plusOne, now: Self.bedtime.addingTimeInterval(-90_000)) == nil)
+        #expect(RecordingStart.inFileName("Aufnahme 28.11.2099 23-14-02.m4a") == nil)
+        #expect(RecordingStart.inFileName("Recording_20991128_231402.m4a") == nil)
+    }
+
     /// Many phone apps write an M4A's creation time when they stop: one recording's length after
     /// the time they put in its name, which is then the start.
     @Test func aCreationTimeAtTheRecordingsEndGivesWayToTheNamesTime() {

@@ -81,18 +81,19 @@ public struct RecordingStart: Sendable, Equatable {
     /// The date as year-month-day, with or without separators, or as day.month.year with dots
     /// (as European phones write it: "Aufnahme 28.11.2026 23-14.m4a"), then the time to the
     /// minute at least; a date alone is not enough for a bedtime, and digits run on either side
-    /// mean the number is something else.
-    public static func inFileName(_ name: String, timeZone: TimeZone = .current) -> Date? {
+    /// mean the number is something else. A time more than a day ahead of `now` is passed over,
+    /// as a file's own time is and as `--started` refuses it: it would be "the latest night" for years.
+    public static func inFileName(_ name: String, timeZone: TimeZone = .current, now: Date = Date()) -> Date? {
         let time = #"(?:[ _T-]|[ _-]?at[ _-]?|, )?(\d{2})[-_.:h]?(\d{2})(?:[-_.:m]?(\d{2}))?(?!\d)"#
+        var found: Date?
         if let groups = match(#"(?<!\d)(20\d{2})[-_.]?(\d{2})[-_.]?(\d{2})"# + time, in: name) {
-            return date(groups, in: timeZone)
+            found = date(groups, in: timeZone)
+        } else if let g = match(#"(?<![\d.])(\d{2})\.(\d{2})\.(20\d{2})"# + time, in: name) {
+            // Day first only with dots and a four-digit year: with slashes (not allowed in a file
+            // name) or a two-digit year, the order would be a guess.
+            found = date([g[0], g[3], g[2], g[1], g[4], g[5], g[6]], in: timeZone)
         }
-        // Day first only with dots and a four-digit year: with slashes (not allowed in a file
-        // name) or a two-digit year, the order would be a guess.
-        if let g = match(#"(?<![\d.])(\d{2})\.(\d{2})\.(20\d{2})"# + time, in: name) {
-            return date([g[0], g[3], g[2], g[1], g[4], g[5], g[6]], in: timeZone)
-        }
-        return nil
+        return found.flatMap { isPlausible($0, now: now) ? $0 : nil }
     }
 
     /// The start a file says of itself, from its own time (`fileTime`: a creation time or a
