@@ -421,13 +421,16 @@ enum ReportAssets {
         }
         var minutes = trends.map(function (t) { return t.minutes; });
         var percent = trends.map(function (t) { return t.percent; });
-        var maxMinutes = Math.max.apply(null, minutes), maxPercent = Math.max(1, Math.max.apply(null, percent));
+        // Shares under 1 % are drawn on a 1 % scale, not blown up to full height; the label
+        // still gives the largest share ("max 1.0 %" over nights of 0.0 % read as one that snored).
+        var maxMinutes = Math.max.apply(null, minutes), largestPercent = Math.max.apply(null, percent);
+        var maxPercent = Math.max(1, largestPercent);
         // The scale's top as its bars say it: tenths under 10 min ("max 0 min" over bars of 0.2).
         function minutesText(v) { return fixed(v, Math.abs(v) < 9.95 ? 1 : 0) + ' min'; }
         el.querySelector('[data-chart="minutes"]').innerHTML =
           svg(bars(minutes, 'min', maxMinutes, minutesText), minutesText(maxMinutes));
         el.querySelector('[data-chart="percent"]').innerHTML =
-          svg(bars(percent, 'pct', maxPercent, function (v) { return fixed(v, 1) + ' %'; }), fixed(maxPercent, 1) + ' %');
+          svg(bars(percent, 'pct', maxPercent, function (v) { return fixed(v, 1) + ' %'; }), fixed(largestPercent, 1) + ' %');
         var classes = ['snoring', 'sleep_talk', 'cough'], maxRate = 0, stacked = [];
         trends.forEach(function (t) {
           var total = 0; classes.forEach(function (c) { total += t.rates[c] || 0; }); maxRate = Math.max(maxRate, total);

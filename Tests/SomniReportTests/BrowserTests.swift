@@ -423,6 +423,11 @@ struct BrowserInteractionTests {
         // The scale's top as the bars are labelled: tenths under 10 min (it said "max 1 min" over 0.6).
         let most = max(nights[0].session.summary.snoringMinutes, nights[1].session.summary.snoringMinutes)
         #expect(most < 9.95 && dom.contains("<span>max \(Format.minutes(most))</span>"), "\(most)")
+        // Shares under 1 % are drawn on a 1 % scale but labelled with the largest there is (it
+        // said "max 1.0 %" over nights that snored 0.5 % at the most).
+        let largestShare = nights.map(\.session.summary.snoringPercent).max()!
+        #expect(largestShare < 0.95 && dom.contains(String(format: "<span>max %.1f %%</span>", largestShare))
+                && !dom.contains("<span>max 1.0 %</span>"), "\(largestShare)")
         // Each bar's figure is rounded as the tables round it.
         #expect(dom.contains(": 0.2 min</title>") && !dom.contains(": 0.1 min</title>"), "\(dom)")
         #expect(occurrences(of: "<rect class=\"ev ", in: dom) == 6)
