@@ -112,7 +112,9 @@ struct ReportCommand: Command {
                 trends = every.map { TrendNight(record: $0) }
                 // The latest in full, as a report of no NIGHT takes the latest: an undated night
                 // counts as the oldest (the store lists it last, as its time is not known).
-                records = Array(every.sorted(by: Self.isEarlier).suffix(details))
+                // Shown in the store's order, as the trends and the nights table list them.
+                let latest = Set(every.sorted(by: Self.isEarlier).suffix(details).map(\.id))
+                records = every.filter { latest.contains($0.id) }
             } else if let key {
                 do { records = [try store.night(matching: key)] } catch {
                     // A folder meant as a night folder is named as one, not looked for as an id.

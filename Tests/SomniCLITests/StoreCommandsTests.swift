@@ -300,6 +300,13 @@ import Testing
         #expect(try inFull(["--all", "--details", "2"]) == ["20261101-2300", "20261102-2300"])
         #expect(try inFull(["--all", "--details", "3"]).count == 3)
         #expect(try !inFull(["--all", "--details", "2"]).contains(undatedID))
+        // In full, the nights come in the order the store lists them, as in the trends and the
+        // nights table: the undated one last (it came first).
+        let page = try CLI.run(["report", "--all", "--details", "3", "-o", "-"], environment: store).stdout
+        let order = ids.sorted { a, b in
+            (page.range(of: "· id \(a)</small>")?.lowerBound ?? page.endIndex) < (page.range(of: "· id \(b)</small>")?.lowerBound ?? page.endIndex)
+        }
+        #expect(order == ids && ids.last == undatedID, "\(order)")
     }
 
     @Test func aDateRangeNarrowsTheListingTheExportAndTheReport() throws {
