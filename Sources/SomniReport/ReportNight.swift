@@ -66,6 +66,50 @@ public struct ReportNight: Sendable {
     }
 }
 
+/// The clips folder a copying report fills: `FOLDER/<night id>/clips/…`. A night folder there
+/// that this report made carries a mark, and only those are tidied when the page is written
+/// again: a night deleted from the store since, or clips a re-analysis no longer has, would
+/// otherwise keep their audio beside a page that no longer names it.
+public enum CopiedClips {
+    static let markName = ".somni-report-clips"
+
+    /// Marks the night folders this report copies into (not a night folder of the user's own
+    /// that sits there, whose clips are used in place).
+    public static func mark(_ nights: [ReportNight], folders: [String: URL], in clipsFolder: URL) {
+        for night in nights where !night.clipSources.isEmpty {
+            let target = clipsFolder.appendingPathComponent(night.id)
+            if let folder = folders[night.id], FileIdentity.same(folder, target) || folder.path.hasPrefix(clipsFolder.path + "/") { continue }
+            let mark = target.appendingPathComponent(markName)
+            if !FileManager.default.fileExists(atPath: mark.path) { FileManager.default.createFile(atPath: mark.path, contents: Data()) }
+        }
+    }
+
+    /// Removes, from marked night folders only, what the page just written does not play: the
+    /// folders of nights not on it, and clips its nights no longer have. Returns what went.
+    @discardableResult
+    public static func prune(_ clipsFolder: URL, keeping nights: [ReportNight]) -> [URL] {
+        let fm = FileManager.default
+        let kept = Dictionary(nights.map { ($0.id, Set($0.session.events.compactMap(\.clip))) }, uniquingKeysWith: { a, _ in a })
+        var removed: [URL] = []
+        for name in (try? fm.contentsOfDirectory(atPath: clipsFolder.path)) ?? [] {
+            let folder = clipsFolder.appendingPathComponent(name)
+            guard fm.fileExists(atPath: folder.appendingPathComponent(markName).path) else { continue }
+            guard let clips = kept[name] else {
+                if (try? fm.removeItem(at: folder)) != nil { removed.append(folder) }
+                continue
+            }
+            let clipsDirectory = folder.appendingPathComponent("clips")
+            for file in (try? fm.contentsOfDirectory(atPath: clipsDirectory.path)) ?? [] where !clips.contains("clips/" + file) {
+                let url = clipsDirectory.appendingPathComponent(file)
+                // Files only: what a report copies.
+                guard (try? fm.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType == .typeRegular else { continue }
+                if (try? fm.removeItem(at: url)) != nil { removed.append(url) }
+            }
+        }
+        return removed
+    }
+}
+
 /// How the page reaches a night's clips.
 ///
 /// - `relative(reportDirectory)`: a path relative to the report (right when the report sits next to

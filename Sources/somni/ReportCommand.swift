@@ -193,6 +193,9 @@ struct ReportCommand: Command {
                 printError("somni report: warning: night \(n.id) is missing \(n.missingClips.count) clip(s), e.g. \(n.missingClips[0])")
             }
             for n in nights { if let problem = n.envelopeProblem { printError("somni report: warning: night \(n.id): \(problem)") } }
+            if case .copied(let into, _) = linking {
+                CopiedClips.mark(nights, folders: Dictionary(sources.map { ($0.id, $0.folder) }, uniquingKeysWith: { a, _ in a }), in: into)
+            }
             let html = NightReport.html(nights: nights, trends: trends)
             if toStandardOutput {
                 print(html, terminator: "")
@@ -201,6 +204,8 @@ struct ReportCommand: Command {
                 do { try writeOutputFile(Data(html.utf8), to: page) } catch {
                     throw SomniError(.io, "cannot write \(page.path)", cause: error)
                 }
+                // The page written again no longer plays a deleted night's clips: they go too.
+                if case .copied(let into, _) = linking { CopiedClips.prune(into, keeping: nights) }
             }
         } catch {
             if case .copied = linking, !clipsFolderWasThere { try? FileManager.default.removeItem(at: clipsFolder) }

@@ -309,6 +309,35 @@ import Testing
         #expect(order == ids && ids.last == undatedID, "\(order)")
     }
 
+    /// A page written again no longer keeps the clips of a night deleted since: the copies the
+    /// report made go with it. What the report did not make stays.
+    @Test func aReportWrittenAgainDropsTheClipsOfADeletedNight() throws {
+        let (dir, store) = try storeOfTwoEvenings()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let page = dir.appendingPathComponent("r.html"), clips = dir.appendingPathComponent("r_clips")
+        let first = try CLI.run(["report", "--all", "-o", page.path], environment: store)
+        #expect(first.status == 0, "\(first.stderr)")
+        let copied = try FileManager.default.contentsOfDirectory(atPath: clips.path).sorted()
+        #expect(copied == ["20261101-2300", "20261102-2300"], "\(copied)")
+        let deletedClips = clips.appendingPathComponent("20261101-2300/clips")
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: deletedClips.path).isEmpty)
+        // The user's own things in the clips folder, and a clip the night no longer has.
+        let mine = clips.appendingPathComponent("mine")
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        try Data("notes".utf8).write(to: mine.appendingPathComponent("notes.txt"))
+        let stale = clips.appendingPathComponent("20261102-2300/clips/evt-9999.mp3")
+        try Data("old".utf8).write(to: stale)
+
+        #expect(try CLI.run(["delete", "20261101-2300"], environment: store).status == 0)
+        let again = try CLI.run(["report", "--all", "-o", page.path], environment: store)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: clips.path).sorted() == ["20261102-2300", "mine"])
+        #expect(!FileManager.default.fileExists(atPath: stale.path))
+        #expect(FileManager.default.fileExists(atPath: mine.appendingPathComponent("notes.txt").path))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: clips.appendingPathComponent("20261102-2300/clips").path)
+        #expect(!kept.isEmpty && kept.allSatisfy { (try? String(contentsOf: page, encoding: .utf8).contains("clips/\($0)")) == true }, "\(kept)")
+    }
+
     @Test func aDateRangeNarrowsTheListingTheExportAndTheReport() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
