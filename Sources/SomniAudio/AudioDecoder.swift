@@ -79,6 +79,9 @@ public final class AudioDecoder: AudioSource {
     /// on a Vorbis night with five damaged 4 KiB blocks, without a word).
     private var nextFrameTime: Double?
     private var gapsFilled = 0, secondsFilled = 0.0
+    /// Frames in a row whose times followed the frame before's length; jumps of the clock not
+    /// filled as silence, because the frames before them did not keep to it.
+    private var framesOnTheClock = 0, jumpsNotFilled = 0, secondsNotFilled = 0.0
     /// An MP3 or ADTS AAC stream: its packets carry no times of their own.
     private let isUntimed: Bool
 
@@ -88,6 +91,13 @@ public final class AudioDecoder: AudioSource {
     /// A gap on the stream's clock shorter than this is the clock's own rounding; one longer than
     /// `longestGapFilled` is a damaged timestamp, not a damaged stretch.
     static let shortestGapFilled = 0.1, longestGapFilled = 3_600.0
+    /// Frames in a row that must have kept to the clock before a jump of it is taken for a lost
+    /// stretch. A clock at odds with the frames (an M4A's timescale of 1, a FLAC header's rate
+    /// that is not its frames') jumps after every frame: filled, a 10 s file became a 48-hour
+    /// night and a 5 GB working file.
+    static let framesOnTheClockBeforeAGap = 4
+    /// Sample rates a recording can have; one outside is a damaged header.
+    static let plausibleSampleRates = 2_000...1_536_000
 
     /// `like`: a complete recording made by the same app with the same settings, for one cut off
     /// before its index was written (`UnindexedM4A`), whose own settings are lost with the index.
@@ -189,6 +199,7 @@ public final class AudioDecoder: AudioSource {
         // (Not a pipe's: see `isRegularFile`.)
         let plainFile = isRegularFile(path)
         let wavLengths = plainFile ? WAVLayout.lengths(of: URL(fileURLWithPath: path)) : nil
+        if let damage = wavLengths?.damage { throw SomniError(.badInput, "\(path) is damaged: \(damage)") }
         let pastHeader = wavLengths?.pastDeclared
         // From a pipe the header cannot be checked against what follows: read to the pipe's end.
         // So is one whose header's size was never filled in: FFmpeg takes an RF64's ds64 size of
@@ -224,6 +235,13 @@ public final class AudioDecoder: AudioSource {
         }
 
         guard let parameters = stream.pointee.codecpar else { throw SomniError(.badInput, "not an audio file: \(path)") }
+        // A damaged header's rate is not believed: at 1 Hz a 10 s WAV became a 48-hour night of
+        // 0.8 GB, and a 48 kHz one ran for minutes. No recorder samples below 2 kHz.
+        let declaredRate = Int(parameters.pointee.sample_rate)
+        guard declaredRate == 0 || Self.plausibleSampleRates.contains(declaredRate) else {
+            throw SomniError(.badInput, "\(path) is damaged: its header says its sound was sampled \(declaredRate) times a second, "
+                             + "which no recording is (\(Self.plausibleSampleRates.lowerBound)–\(Self.plausibleSampleRates.upperBound) Hz)")
+        }
         let formatName = String(cString: format.pointee.iformat.pointee.name)
         // What the header says, for a file FFmpeg reads as a WAV too.
         let wav = formatName == "wav" ? wavLengths : nil
@@ -618,7 +636,17 @@ public final class AudioDecoder: AudioSource {
         let start = Double(stamp) * Double(base.num) / Double(base.den)
         defer { nextFrameTime = start + length }
         guard let expected = nextFrameTime, start - expected >= Self.shortestGapFilled, start - expected <= Self.longestGapFilled
-        else { return false }
+        else {
+            framesOnTheClock += 1
+            return false
+        }
+        guard framesOnTheClock >= Self.framesOnTheClockBeforeAGap else {
+            framesOnTheClock = 0
+            jumpsNotFilled += 1
+            secondsNotFilled += start - expected
+            return false
+        }
+        framesOnTheClock = 0
         oweStretch(seconds: start - expected)
         return true
     }
@@ -737,6 +765,11 @@ public final class AudioDecoder: AudioSource {
             // refused, and nothing in the file says how much.
             readWarnings.append(stretches + (isUntimed ? "; more may have been lost there, so what follows may be early by as much"
                                                    : ", so what follows stays at its time"))
+        }
+        if jumpsNotFilled > 0 {
+            readWarnings.append("the file's timestamps jumped \(jumpsNotFilled) time\(jumpsNotFilled == 1 ? "" : "s") "
+                + "(\(spokenDuration(secondsNotFilled)) in all) where its audio ran on: they look damaged, so its audio "
+                + "was read as it comes, without those pauses")
         }
     }
 

@@ -523,6 +523,41 @@ import Testing
         #expect(!decoder.warnings.contains { $0.hasPrefix("skipped") }, "\(decoder.warnings)")
     }
 
+    /// A clock at odds with the frames (an M4A whose timescale was damaged to 1 jumps 1,024 s
+    /// after every 64 ms frame) is not taken for lost stretches: the 10 s file became a 48-hour
+    /// night of silence. Its audio is read as it comes, and the warning says why.
+    @Test func aDamagedClockDoesNotInventSilence() throws {
+        let folder = try ScratchFolder()
+        let signal = TestSignals.tones(seconds: 10, sampleRate: 16_000)
+        let whole = try TestSignals.encode(signal, as: .m4a, sampleRate: 16_000, in: folder.url)
+        var bytes = [UInt8](try Data(contentsOf: whole))
+        let mdhd = try #require(Data(bytes).range(of: Data("mdhd".utf8))).lowerBound
+        #expect(bytes[mdhd + 4] == 0, "a version 0 mdhd")
+        bytes.replaceSubrange(mdhd + 16..<mdhd + 20, with: [0, 0, 0, 1])
+        let decoder = try AudioDecoder(url: try folder.file("timescale-1.m4a", contents: Data(bytes)))
+        let read = try TestSignals.readAll(decoder)
+        #expect(abs(Double(read.count) / 16_000 - 10) < 0.5, "read \(Double(read.count) / 16_000) s: \(decoder.warnings)")
+        #expect(decoder.warnings.contains { $0.hasPrefix("the file's timestamps jumped") }, "\(decoder.warnings)")
+        #expect(!decoder.warnings.contains { $0.contains("kept as silence") }, "\(decoder.warnings)")
+    }
+
+    /// A header's absurd rate (1 Hz) is damage, not a 48-hour night; a chunk before the sound
+    /// that claims more than the file holds is refused before FFmpeg allocates it (1.6 GB).
+    @Test func aWAVHeadersAbsurdRateOrChunkSizeIsRefused() throws {
+        let folder = try ScratchFolder()
+        let sound = Data(repeating: 1, count: 32_000)
+        var slow = wavHeader(formatTag: 1, dataBytes: sound.count) + sound
+        slow.replaceSubrange(24..<28, with: [1, 0, 0, 0])
+        let rate = error { _ = try AudioDecoder(url: try folder.file("rate-1.wav", contents: slow)) }
+        #expect(rate?.code == .badInput && rate?.message.contains("sampled 1 times a second") == true, "\(String(describing: rate))")
+
+        let header = wavHeader(formatTag: 1, dataBytes: sound.count)
+        var list = Data("LIST".utf8) + Data([0xF0, 0xFF, 0xFF, 0xFF]) + Data("INFOINAM".utf8) + Data([0, 0, 0, 0x60]) + Data(count: 8)
+        list = header.prefix(36) + list + header.suffix(8) + sound
+        let chunk = error { _ = try AudioDecoder(url: try folder.file("list.wav", contents: list)) }
+        #expect(chunk?.code == .badInput && chunk?.message.contains("'LIST' chunk declares") == true, "\(String(describing: chunk))")
+    }
+
     /// An AMR recording with its recorder's silence frames (DTX: NO_DATA and SID, which FFmpeg's
     /// decoders refuse) is read whole, each such frame 20 ms of silence: before, 64 of them in
     /// a row ended the night, and a 15-minute file read as 0.1 s.

@@ -47,12 +47,15 @@ public struct WAVLayout {
 
     enum Problem: Error, CustomStringConvertible {
         case notRIFF, shortFormat, dataBeforeFormat, noData
+        /// A chunk before the data that declares more bytes than the file holds.
+        case chunkPastEnd(name: String, size: Int)
         var description: String {
             switch self {
             case .notRIFF: "no RIFF/WAVE header"
             case .shortFormat: "short fmt chunk"
             case .dataBeforeFormat: "data before fmt"
             case .noData: "no data chunk"
+            case .chunkPastEnd(let name, let size): "its '\(name)' chunk declares \(size) bytes, more than the file holds"
             }
         }
     }
@@ -97,6 +100,12 @@ public struct WAVLayout {
                 return layout
             }
             at = body + size + (size & 1)
+            // A named chunk whose body the file does not hold: a damaged size (FFmpeg allocated
+            // a LIST chunk's 1.6 GB before finding no sound).
+            if bytes(at, 8) == nil, size > 0, bytes(body + size - 1, 1) == nil,
+               chunk[0..<4].allSatisfy({ (0x20...0x7E).contains($0) }) {
+                throw .chunkPastEnd(name: String(decoding: chunk[0..<4], as: UTF8.self), size: size)
+            }
         }
         throw .noData
     }
@@ -168,12 +177,20 @@ public struct WAVLayout {
         public var pastDeclared: (declared: Double, held: Double)?
         /// The header's data size was never filled in (0 or all ones; in an RF64, its ds64's).
         public var unfinished = false
+        /// Why the chunks before the sound cannot be walked, when a chunk's size is damaged.
+        public var damage: String?
     }
 
     /// The `Lengths` of the WAV file at `url`; nil for a file that is no WAV.
     public static func lengths(of url: URL) -> Lengths? {
         reading(url) { bytes, fileSize in
-            guard let layout = try? find(bytes) else { return nil }
+            let layout: WAVLayout
+            do { layout = try find(bytes) } catch {
+                guard let problem = error as? Problem, case .chunkPastEnd = problem else { return nil }
+                var damaged = Lengths()
+                damaged.damage = problem.description
+                return damaged
+            }
             var lengths = Lengths()
             guard let frame = layout.bytesPerFrame, layout.sampleRate > 0 else { return lengths }
             let bytesPerSecond = Double(layout.sampleRate * frame)
