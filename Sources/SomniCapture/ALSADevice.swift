@@ -24,6 +24,10 @@ public final class ALSADevice: CaptureDevice {
         let pcmName = device ?? "default"
         name = "alsa:\(pcmName)"
         var failure: Int32 = 0
+        // alsa-lib is not let print its own lines while the device opens: on a machine without
+        // a card its configuration search printed eight before Somni's one line, which says why.
+        somni_alsa_quiet_errors(1)
+        defer { somni_alsa_quiet_errors(0) }
         for channels in [2, 1] {
             var handle: OpaquePointer?
             let rc = snd_pcm_open(&handle, pcmName, SND_PCM_STREAM_CAPTURE, 0)
@@ -32,13 +36,9 @@ public final class ALSADevice: CaptureDevice {
                     + "List devices with 'arecord -L'")
             }
             // Resampling allowed, 0.5 s of latency: plenty of room for a slow Raspberry Pi. A
-            // refused second channel is expected of a mono microphone, so alsa-lib is not let
-            // print it; a refusal of the last try is printed as usual.
-            let fallsBack = channels > 1
-            if fallsBack { somni_alsa_quiet_errors(1) }
+            // refused second channel is expected of a mono microphone.
             failure = snd_pcm_set_params(pcm, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channels),
                                          UInt32(rate), 1, 500_000)
-            if fallsBack { somni_alsa_quiet_errors(0) }
             if failure >= 0 {
                 // Started here, not by the first read, so that every read can give up on a
                 // device that gives nothing (a read that starts it waits without a limit).

@@ -99,6 +99,7 @@ struct AnalyzeCommand: Command {
     }
 
     func validate() throws {
+        try Self.checkLikeFile(like)
         if started != nil, files.count > 1, !join { throw UsageError("--started dates one night; give one FILE with it, or --join") }
         if replace, out != nil { throw UsageError("--replace replaces a night in the store; --out writes a bare folder instead") }
         if let out { try refuseNightFolderInsideTheStore(out, instead: "without --out the night is saved in the store") }
@@ -262,6 +263,17 @@ struct AnalyzeCommand: Command {
         }
         placed[0] = RecordingStart(date: given, origin: .given, clock: clock)
         return placed
+    }
+
+    /// A --like recording that is not there is said at once: it is read only for a file cut
+    /// off before its index, so a typo went unnoticed until the night that needed it.
+    static func checkLikeFile(_ path: String?) throws {
+        guard let path else { return }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw SomniError(.badInput, "--like \(path): no such file")
+        }
+        if isFolder.boolValue { throw SomniError(.badInput, "--like \(path) is a folder, not a recording") }
     }
 
     /// When a file says it started: its creation time or recording date tag, else a time in its

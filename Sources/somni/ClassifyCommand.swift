@@ -113,6 +113,7 @@ struct ClassifyCommand: Command {
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold takes a score above 0 and at most 1") }
         if referencePath != nil, input == "-" { throw UsageError("--reference needs a recording, not standard input") }
         if like != nil, input == "-" { throw UsageError("--like goes with a recording, not standard input") }
+        try AnalyzeCommand.checkLikeFile(like)
         // Options the other way of classifying takes would be quietly ignored.
         if referencePath == nil, let option = given.first(where: { $0 == "--threshold" || $0 == "--ignore" }), !isClassFolders {
             throw UsageError("\(option) goes with --reference")

@@ -95,8 +95,14 @@ struct RecordCommand: Command {
         masterFormat = f
         sensitivity = try a.sensitivity()
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
-        threshold = try a.option("--threshold", as: Float.self) ?? 0.6
-        continuationShare = try a.option("--continuation", as: Float.self) ?? EventDetector.snoringContinuationShare
+        let givenThreshold = try a.option("--threshold", as: Float.self)
+        let givenContinuation = try a.option("--continuation", as: Float.self)
+        // Live mode's alone: in night mode they were taken and did nothing.
+        if mode == .night, let unused = [("--threshold", givenThreshold != nil), ("--continuation", givenContinuation != nil)].first(where: \.1) {
+            throw UsageError("\(unused.0) applies to live mode (--mode live); night mode analyses the whole night in the morning")
+        }
+        threshold = givenThreshold ?? 0.6
+        continuationShare = givenContinuation ?? EventDetector.snoringContinuationShare
         json = a.flag("--json")
         options = try RecordingOptions(&a)
     }
@@ -307,6 +313,17 @@ struct RecordingOptions {
         _ = try? NightStore(directory: directory)
     }
 
+    /// These options for a night folder named to `recover`: one outside the store's recording/
+    /// folder is a bare night (`record --out`), closed where it is; it was moved into the store.
+    func keeping(_ folder: URL) -> RecordingOptions {
+        guard out == nil else { return self }
+        let parent = folder.standardizedFileURL.deletingLastPathComponent().resolvingSymlinksInPath().path
+        guard parent != root.standardizedFileURL.resolvingSymlinksInPath().path else { return self }
+        var bare = self
+        bare.out = folder.standardizedFileURL.deletingLastPathComponent().path
+        return bare
+    }
+
     /// An analysed night left in the store's recording/ folder (its save failed, or died and
     /// the store put it back) saved now; what became of it, or nil with --out (where an analysed
     /// night is at its end). One a save that died after its commit left behind is removed.
@@ -400,7 +417,9 @@ struct RecordingOptions {
         let seconds = next.timeIntervalSince(now)
         // A restart just after waking time must not record for another day.
         guard seconds <= 16 * 3600 else {
-            throw UsageError("--until \(text) is \(Int(seconds / 3600)) h away; with --until a night lasts at most 16 h")
+            // To the minute: "16 h away" for 16 h 59 min read as within the limit it broke.
+            let minutes = Int((seconds / 60).rounded(.up))
+            throw UsageError("--until \(text) is \(minutes / 60) h \(minutes % 60) min away; with --until a night lasts at most 16 h")
         }
         return seconds
     }

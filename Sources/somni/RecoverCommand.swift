@@ -52,13 +52,15 @@ struct RecoverCommand: Command {
         if targets.isEmpty, !missing.isEmpty {
             throw SomniError(.badInput, "\(missing.count) of the night folders named \(missing.count == 1 ? "is" : "are") not there")
         }
+        // Loaded before anything is looked at: a typo in a service's --model showed only on the
+        // morning a night needed closing.
+        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "recover")
         if targets.isEmpty {
             print("No unfinished nights under \(options.root.path).")
             return
         }
-        let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "recover")
         let live = RecordingLock.liveHolder(at: options.lockURL, processAlive: LocalProcess.isAlive)
-        var failures = 0
+        var failures = 0, notNights = 0
         for folder in targets {
             if let holder = live, URL(fileURLWithPath: holder.nightFolder).standardizedFileURL.path == folder.standardizedFileURL.path {
                 printError("somni recover: \(folder.lastPathComponent) is being recorded right now (pid \(holder.pid)); left alone")
@@ -69,6 +71,10 @@ struct RecoverCommand: Command {
                 guard FileManager.default.fileExists(atPath: folder.path) else {
                     print("\(folder.lastPathComponent): closed by another somni meanwhile")
                     continue
+                }
+                // A folder of another kind (an analysed night's, any other) is the user's mistake.
+                guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(NightJournal.fileName).path) else {
+                    throw SomniError(.badInput, "not a night folder of 'somni record': it has no \(NightJournal.fileName)")
                 }
                 var journal = try NightJournal.load(in: folder)
                 if let recorder = LocalProcess.liveRecorder(of: journal, in: folder) {
@@ -87,21 +93,24 @@ struct RecoverCommand: Command {
                 }
                 defer { withExtendedLifetime(held) {} }
                 journal = try NightJournal.load(in: folder)  // as the last process to hold it left it
+                let saving = options.keeping(folder)
                 guard journal.status != .analysed else {
-                    print("\(folder.lastPathComponent): already closed" + (try options.saveAnalysed(folder).map { "; \($0)" } ?? ""))
+                    print("\(folder.lastPathComponent): already closed" + (try saving.saveAnalysed(folder).map { "; \($0)" } ?? ""))
                     continue
                 }
                 let session = try RecordingOptions.close(folder, classifier: classifier, sensitivity: sensitivity, recovered: true)
-                let (_, savedAs) = try options.save(folder)
+                let (_, savedAs) = try saving.save(folder)
                 print("\(folder.lastPathComponent): recovered \(NightSummaryText.clock(session.duration)) of night, "
                     + "\(session.events.count) events" + (savedAs.map { "; saved in the night store as \($0)" } ?? ""))
             } catch {
                 failures += 1
+                if (error as? SomniError)?.code == .badInput { notNights += 1 }
                 printError("somni recover: \(folder.path): \(error)")
             }
         }
         if failures > 0 || !missing.isEmpty {
-            throw SomniError(failures > 0 ? .io : .badInput, "\(failures + missing.count) night(s) could not be recovered")
+            let code: SomniError.Code = failures > notNights ? .io : .badInput
+            throw SomniError(code, "\(failures + missing.count) night(s) could not be recovered")
         }
     }
 }

@@ -291,6 +291,15 @@ import Testing
         let windows = try #require(try JSONSerialization.jsonObject(with: Data(classified.stdout.utf8)) as? [String: Any])["windows"] as? [[String: Any]]
         let lastEnd = try #require(windows?.last?["end"] as? Double)
         #expect(abs(lastEnd - session.duration) < 1, "classify's windows end at \(lastEnd) s, the analysis at \(session.duration) s")
+
+        // A --like that is not there is said at once, also for a file that would not need it.
+        let missing = dir.appendingPathComponent("no-such.m4a").path
+        for arguments in [["analyze", complete.path, "--like", missing, "--out", dir.appendingPathComponent("x.night").path],
+                          ["classify", complete.path, "--like", missing], ["analyze", complete.path, "--like", dir.path, "--out", dir.appendingPathComponent("y.night").path]] {
+            let r = try CLI.run(arguments)
+            #expect(r.status == 65 && r.errorLines.count == 1 && r.stderr.contains("--like"), "\(arguments): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.night").path))
     }
 
     @Test func aRecordingMadeAt8kHzGetsTheNarrowBandModelAndAWarning() throws {

@@ -80,6 +80,57 @@ import Testing
         try expectLoudnessFollows(samples, in: night)
     }
 
+    /// An ALSA device that cannot be opened gets Somni's one line, without alsa-lib's own (on a
+    /// machine without a sound card it printed eight first).
+    @Test func anALSADeviceThatCannotOpenIsOneLine() throws {
+        let result = try CLIHarness.somni(["record", "--backend", "alsa", "--device", "somni_no_such_pcm", "--for", "5s",
+                                           "--out", nights.path, "--lock", lock.path])
+        let lines = result.error.split(separator: "\n")
+        #expect(result.status == 74 && lines.count == 1 && lines[0].contains("cannot open the ALSA capture device somni_no_such_pcm"),
+                "\(result.status): \(result.error)")
+    }
+
+    /// Live mode's options given to a night-mode recording are refused, not taken and ignored;
+    /// an --until too far away says how far to the minute ("16 h away" for 16 h 59 min).
+    @Test func optionsThatWouldDoNothingOrTooLongANightAreRefused() throws {
+        for option in [["--threshold", "0.5"], ["--continuation", "0.3"]] {
+            let r = try CLIHarness.somni(["record", "--backend", "file", "--device", "/dev/null", "--out", nights.path] + option)
+            #expect(r.status == 64 && r.error.contains("\(option[0]) applies to live mode"), "\(option): \(r.error)")
+        }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm"
+        let halfAnHourAgo = formatter.string(from: Date().addingTimeInterval(-1_800))
+        let far = try CLIHarness.somni(["record", "--backend", "file", "--device", "/dev/null", "--out", nights.path,
+                                        "--until", halfAnHourAgo])
+        #expect(far.status == 64 && far.error.range(of: #"is 2[34] h \d+ min away"#, options: .regularExpression) != nil, "\(far.error)")
+    }
+
+    /// `recover` of a bare night folder (`record --out`) closes it where it is: a finished one was
+    /// moved into the night store. A folder of another kind is bad input, and a --model typo is
+    /// said even when there is nothing to close.
+    @Test func recoverLeavesABareNightWhereItIs() throws {
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.001, seed: 21, in: folder)
+        let recorded = try CLIHarness.somni(recordArguments(["--backend", "file", "--device", wav.path, "--for", "3s"]))
+        #expect(recorded.status == 0, "\(recorded.error)")
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let store = folder.appendingPathComponent("store")
+        let common = ["--lock", lock.path, "--classifier", "heuristic"]
+        let again = try CLIHarness.somni(["recover", night.path, "--store", store.path] + common)
+        #expect(again.status == 0 && again.output.contains("already closed") && !again.output.contains("night store"),
+                "\(again.output) \(again.error)")
+        #expect(FileManager.default.fileExists(atPath: night.appendingPathComponent(Session.fileName).path))
+        #expect(!FileManager.default.fileExists(atPath: store.path), "no store was made for it")
+
+        let analysed = folder.appendingPathComponent("analysed.night")
+        #expect(try CLIHarness.somni(["analyze", wav.path, "--out", analysed.path, "--classifier", "heuristic", "--no-clips"]).status == 0)
+        let other = try CLIHarness.somni(["recover", analysed.path, "--store", store.path] + common)
+        #expect(other.status == 65 && other.error.contains("not a night folder of 'somni record'"), "\(other.status) \(other.error)")
+
+        let typo = try CLIHarness.somni(["recover", "--out", folder.appendingPathComponent("empty").path, "--lock", lock.path,
+                                         "--model", folder.appendingPathComponent("no-such.somnimodel").path])
+        #expect(typo.status != 0 && typo.error.contains("no-such.somnimodel") && !typo.output.contains("No unfinished"), "\(typo.error)")
+    }
+
     /// Plays `samples` (interleaved when `channels` is 2) into a new virtual microphone, made the
     /// default source when asked, while `somni record` runs with the arguments `arguments` gives
     /// for the microphone's name; expects a clean exit and returns the night it left.
