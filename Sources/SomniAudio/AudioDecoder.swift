@@ -740,7 +740,8 @@ public final class AudioDecoder: AudioSource {
     /// than the container promised) or merely with a few damaged packets skipped.
     private func noteHowItEnded() {
         let seconds = Double(samplesDecoded) / Double(sampleRate)
-        let short = !durationIsGuess && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 - startOffset } ?? false
+        // A length on a clock found damaged (`jumpsNotFilled`) says nothing of what is missing.
+        let short = !durationIsGuess && jumpsNotFilled == 0 && expectedDuration.map { seconds < $0 - 0.5 - 0.01 * $0 - startOffset } ?? false
         // All the container promised was read, to within a frame: what would not read came after it.
         let readWhole = !durationIsGuess && !endsUnfinished && expectedDuration.map { seconds >= $0 - 0.05 - startOffset } ?? false
         if endsUnfinished, !short {
