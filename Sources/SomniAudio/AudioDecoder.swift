@@ -79,9 +79,10 @@ public final class AudioDecoder: AudioSource {
     /// on a Vorbis night with five damaged 4 KiB blocks, without a word).
     private var nextFrameTime: Double?
     private var gapsFilled = 0, secondsFilled = 0.0
-    /// Frames in a row whose times followed the frame before's length; jumps of the clock not
-    /// filled as silence, because the frames before them did not keep to it.
-    private var framesOnTheClock = 0, jumpsNotFilled = 0, secondsNotFilled = 0.0
+    /// The last frame's time on the stream's clock and its samples; jumps of the clock not
+    /// filled as silence, because the clock counts samples at another rate than the frames'.
+    private var lastStamp: Int64?, lastSamples = 0
+    private var jumpsNotFilled = 0, secondsNotFilled = 0.0
     /// An MP3 or ADTS AAC stream: its packets carry no times of their own.
     private let isUntimed: Bool
 
@@ -91,11 +92,9 @@ public final class AudioDecoder: AudioSource {
     /// A gap on the stream's clock shorter than this is the clock's own rounding; one longer than
     /// `longestGapFilled` is a damaged timestamp, not a damaged stretch.
     static let shortestGapFilled = 0.1, longestGapFilled = 3_600.0
-    /// Frames in a row that must have kept to the clock before a jump of it is taken for a lost
-    /// stretch. A clock at odds with the frames (an M4A's timescale of 1, a FLAC header's rate
-    /// that is not its frames') jumps after every frame: filled, a 10 s file became a 48-hour
-    /// night and a 5 GB working file.
-    static let framesOnTheClockBeforeAGap = 4
+    /// Clocks that count time, not samples (Matroska's milliseconds, MPEG-TS's 90 kHz): a jump
+    /// on them equal to a frame's sample count is a coincidence, not a miscounting clock.
+    static let clocksOfTime: Set<Int> = [1_000, 90_000]
     /// Sample rates a recording can have; one outside is a damaged header.
     static let plausibleSampleRates = 2_000...1_536_000
 
@@ -634,19 +633,24 @@ public final class AudioDecoder: AudioSource {
             return false
         }
         let start = Double(stamp) * Double(base.num) / Double(base.den)
-        defer { nextFrameTime = start + length }
-        guard let expected = nextFrameTime, start - expected >= Self.shortestGapFilled, start - expected <= Self.longestGapFilled
-        else {
-            framesOnTheClock += 1
-            return false
+        let previous = lastStamp.map { (stamp: $0, samples: lastSamples) }
+        defer {
+            nextFrameTime = start + length
+            (lastStamp, lastSamples) = (stamp, Int(frame.pointee.nb_samples))
         }
-        guard framesOnTheClock >= Self.framesOnTheClockBeforeAGap else {
-            framesOnTheClock = 0
+        guard let expected = nextFrameTime, start - expected >= Self.shortestGapFilled, start - expected <= Self.longestGapFilled
+        else { return false }
+        // A clock that moved on by exactly the last frame's samples counts samples, at a rate
+        // that is not the frames' (an M4A's timescale damaged to 1, a FLAC header's 8000 Hz over
+        // 48 kHz frames): it jumps after every frame, and filled, a 10 s file became a 48-hour
+        // night and a 5 GB working file. Its audio is read as it comes.
+        let ticksPerSecond = Double(base.den) / Double(base.num)
+        if let previous, stamp - previous.stamp == Int64(previous.samples), ticksPerSecond != Double(rate),
+           !Self.clocksOfTime.contains(Int(ticksPerSecond)) {
             jumpsNotFilled += 1
             secondsNotFilled += start - expected
             return false
         }
-        framesOnTheClock = 0
         oweStretch(seconds: start - expected)
         return true
     }

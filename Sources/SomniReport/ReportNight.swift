@@ -67,46 +67,89 @@ public struct ReportNight: Sendable {
 }
 
 /// The clips folder a copying report fills: `FOLDER/<night id>/clips/…`. A night folder there
-/// that this report made carries a mark, and only those are tidied when the page is written
-/// again: a night deleted from the store since, or clips a re-analysis no longer has, would
-/// otherwise keep their audio beside a page that no longer names it.
+/// that a report made carries a mark naming the pages that play it, and only such folders are
+/// tidied when one of those pages is written again: a night deleted from the store since, or
+/// clips a re-analysis no longer has, would otherwise keep their audio beside a page that no
+/// longer names it. A folder that was there before a report copied into it (the user's own,
+/// one from before 0.57, a night folder) is never marked, so never touched.
 public enum CopiedClips {
     static let markName = ".somni-report-clips"
 
-    /// Marks the night folders this report copies into (not a night folder of the user's own
-    /// that sits there, whose clips are used in place).
-    public static func mark(_ nights: [ReportNight], folders: [String: URL], in clipsFolder: URL) {
+    /// The names in the clips folder before this report copies anything.
+    public static func existing(in clipsFolder: URL) -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: clipsFolder.path)) ?? [])
+    }
+
+    /// The pages (file names) a marked folder's clips serve; nil when it carries no mark.
+    static func pages(marking folder: URL) -> [String]? {
+        guard let text = try? String(contentsOf: folder.appendingPathComponent(markName), encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    private static func isNightFolder(_ folder: URL) -> Bool {
+        FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path)
+    }
+
+    /// Marks, for `page`, the night folders this report copied into: those it made now, or that
+    /// a page marked before.
+    public static func mark(_ nights: [ReportNight], page: String, existingBefore: Set<String>, in clipsFolder: URL) {
         for night in nights where !night.clipSources.isEmpty {
-            let target = clipsFolder.appendingPathComponent(night.id)
-            if let folder = folders[night.id], FileIdentity.same(folder, target) || folder.path.hasPrefix(clipsFolder.path + "/") { continue }
-            let mark = target.appendingPathComponent(markName)
-            if !FileManager.default.fileExists(atPath: mark.path) { FileManager.default.createFile(atPath: mark.path, contents: Data()) }
+            let folder = clipsFolder.appendingPathComponent(night.id)
+            guard !isNightFolder(folder) else { continue }
+            var pages = pages(marking: folder) ?? []
+            if pages.isEmpty, existingBefore.contains(night.id) { continue }
+            guard !pages.contains(page) else { continue }
+            pages.append(page)
+            try? Data(pages.joined(separator: "\n").utf8).write(to: folder.appendingPathComponent(markName))
         }
     }
 
-    /// Removes, from marked night folders only, what the page just written does not play: the
-    /// folders of nights not on it, and clips its nights no longer have. Returns what went.
+    /// Removes, from folders marked for `page`, what that page (just written) does not play: a
+    /// night not on it leaves the folder's mark, and its clips go once no page is left; a night's
+    /// clips it no longer has go when no other page plays that folder. Only files named as Somni
+    /// names clips (`evt-0001.mp3`) are removed, and a folder only once it is empty: anything
+    /// the user put there stays. Returns what went.
     @discardableResult
-    public static func prune(_ clipsFolder: URL, keeping nights: [ReportNight]) -> [URL] {
+    public static func prune(_ clipsFolder: URL, page: String, keeping nights: [ReportNight]) -> [URL] {
         let fm = FileManager.default
         let kept = Dictionary(nights.map { ($0.id, Set($0.session.events.compactMap(\.clip))) }, uniquingKeysWith: { a, _ in a })
         var removed: [URL] = []
-        for name in (try? fm.contentsOfDirectory(atPath: clipsFolder.path)) ?? [] {
-            let folder = clipsFolder.appendingPathComponent(name)
-            guard fm.fileExists(atPath: folder.appendingPathComponent(markName).path) else { continue }
-            guard let clips = kept[name] else {
-                if (try? fm.removeItem(at: folder)) != nil { removed.append(folder) }
-                continue
-            }
+        func removeClips(in folder: URL, except keep: Set<String>) {
             let clipsDirectory = folder.appendingPathComponent("clips")
-            for file in (try? fm.contentsOfDirectory(atPath: clipsDirectory.path)) ?? [] where !clips.contains("clips/" + file) {
+            for file in (try? fm.contentsOfDirectory(atPath: clipsDirectory.path)) ?? []
+            where isClipName(file) && !keep.contains("clips/" + file) {
                 let url = clipsDirectory.appendingPathComponent(file)
-                // Files only: what a report copies.
                 guard (try? fm.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType == .typeRegular else { continue }
                 if (try? fm.removeItem(at: url)) != nil { removed.append(url) }
             }
         }
+        for name in (try? fm.contentsOfDirectory(atPath: clipsFolder.path)) ?? [] {
+            let folder = clipsFolder.appendingPathComponent(name)
+            guard var pages = pages(marking: folder), pages.contains(page), !isNightFolder(folder) else { continue }
+            guard let clips = kept[name] else {
+                pages.removeAll { $0 == page }
+                guard pages.isEmpty else {
+                    try? Data(pages.joined(separator: "\n").utf8).write(to: folder.appendingPathComponent(markName))
+                    continue
+                }
+                removeClips(in: folder, except: [])
+                try? fm.removeItem(at: folder.appendingPathComponent(markName))
+                // rmdir: each goes only when nothing else is left in it.
+                rmdir(folder.appendingPathComponent("clips").path)
+                if rmdir(folder.path) == 0 { removed.append(folder) }
+                continue
+            }
+            guard pages == [page] else { continue }  // another page may play the clips this one dropped
+            removeClips(in: folder, except: clips)
+        }
         return removed
+    }
+
+    /// A name Somni gives a clip: evt-, digits, an audio extension.
+    static func isClipName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".")
+        guard parts.count == 2, parts[0].hasPrefix("evt-"), parts[0].count > 4, parts[0].dropFirst(4).allSatisfy(\.isNumber) else { return false }
+        return ["mp3", "m4a", "opus", "ogg", "oga", "flac", "wav"].contains(parts[1].lowercased())
     }
 }
 

@@ -164,6 +164,8 @@ struct ReportCommand: Command {
         // A report that fails (a full disk) leaves no clips folder it made behind without its page.
         // Anything there, a link that leads nowhere too, is the user's and stays.
         let clipsFolderWasThere = (try? FileManager.default.attributesOfItem(atPath: clipsFolder.path)) != nil
+        // What is there before anything is copied is never marked as the report's, so never tidied.
+        let clipsBefore = CopiedClips.existing(in: clipsFolder)
         // Ctrl-C (a TERM, a HUP) on the way leaves no more than a failure does.
         let madeHere: [URL] = if case .copied = linking, !clipsFolderWasThere { [clipsFolder] } else { [] }
         if !toStandardOutput { RemovedOnInterrupt.shared.watch(folders: madeHere) }
@@ -194,7 +196,7 @@ struct ReportCommand: Command {
             }
             for n in nights { if let problem = n.envelopeProblem { printError("somni report: warning: night \(n.id): \(problem)") } }
             if case .copied(let into, _) = linking {
-                CopiedClips.mark(nights, folders: Dictionary(sources.map { ($0.id, $0.folder) }, uniquingKeysWith: { a, _ in a }), in: into)
+                CopiedClips.mark(nights, page: page.lastPathComponent, existingBefore: clipsBefore, in: into)
             }
             let html = NightReport.html(nights: nights, trends: trends)
             if toStandardOutput {
@@ -205,7 +207,7 @@ struct ReportCommand: Command {
                     throw SomniError(.io, "cannot write \(page.path)", cause: error)
                 }
                 // The page written again no longer plays a deleted night's clips: they go too.
-                if case .copied(let into, _) = linking { CopiedClips.prune(into, keeping: nights) }
+                if case .copied(let into, _) = linking { CopiedClips.prune(into, page: page.lastPathComponent, keeping: nights) }
             }
         } catch {
             if case .copied = linking, !clipsFolderWasThere { try? FileManager.default.removeItem(at: clipsFolder) }

@@ -543,6 +543,28 @@ import Testing
         #expect(!decoder.warnings.contains { $0.contains("ends early") }, "\(decoder.warnings)")
     }
 
+    /// Two lost stretches a couple of frames apart, the first near the start, are both kept as
+    /// silence at their times: the clock is doubted only when it moves on by a frame's samples at
+    /// another rate (a rule of "4 frames on the clock first" dropped the second, and the rest of
+    /// the night came early).
+    @Test func lostStretchesCloseTogetherAreBothKept() throws {
+        let folder = try ScratchFolder()
+        let signal = TestSignals.tones(seconds: 30, sampleRate: 16_000)
+        let bytes = [UInt8](try Data(contentsOf: try TestSignals.encode(signal, as: .flac, sampleRate: 16_000, in: folder.url)))
+        // Frame starts: FLAC's sync code (0xFFF8, fixed block size) after the metadata.
+        let frames = (4..<(bytes.count - 1)).filter { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xF8 }
+        try #require(frames.count > 60, "\(frames.count) frames")
+        for (first, last) in [(1, 20), (40, 49)] {
+            var cut = bytes
+            cut.removeSubrange(frames[last + 3]..<frames[last + 13])  // the second hole, two frames after the first
+            cut.removeSubrange(frames[first]..<frames[last])
+            let decoder = try AudioDecoder(url: try folder.file("holes-\(first).flac", contents: Data(cut)))
+            let read = try TestSignals.readAll(decoder)
+            #expect(abs(Double(read.count) / 16_000 - 30) < 0.3, "holes from frame \(first): read \(Double(read.count) / 16_000) s, \(decoder.warnings)")
+            #expect(!decoder.warnings.contains { $0.contains("timestamps jumped") }, "\(decoder.warnings)")
+        }
+    }
+
     /// A header's absurd rate (1 Hz) is damage, not a 48-hour night; a chunk before the sound
     /// that claims more than the file holds is refused before FFmpeg allocates it (1.6 GB).
     @Test func aWAVHeadersAbsurdRateOrChunkSizeIsRefused() throws {

@@ -310,32 +310,54 @@ import Testing
     }
 
     /// A page written again no longer keeps the clips of a night deleted since: the copies the
-    /// report made go with it. What the report did not make stays.
+    /// report made go with it. What the report did not make stays: the user's files, a folder
+    /// that was there before, and clips another page of the same clips folder still plays.
     @Test func aReportWrittenAgainDropsTheClipsOfADeletedNight() throws {
         let (dir, store) = try storeOfTwoEvenings()
         defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
         let page = dir.appendingPathComponent("r.html"), clips = dir.appendingPathComponent("r_clips")
-        let first = try CLI.run(["report", "--all", "-o", page.path], environment: store)
-        #expect(first.status == 0, "\(first.stderr)")
-        let copied = try FileManager.default.contentsOfDirectory(atPath: clips.path).sorted()
-        #expect(copied == ["20261101-2300", "20261102-2300"], "\(copied)")
-        let deletedClips = clips.appendingPathComponent("20261101-2300/clips")
-        #expect(try !FileManager.default.contentsOfDirectory(atPath: deletedClips.path).isEmpty)
-        // The user's own things in the clips folder, and a clip the night no longer has.
+        func report(_ arguments: [String]) throws {
+            let r = try CLI.run(["report"] + arguments, environment: store)
+            #expect(r.status == 0, "\(arguments): \(r.stderr)")
+        }
+        try report(["--all", "-o", page.path])
+        #expect(try fm.contentsOfDirectory(atPath: clips.path).sorted() == ["20261101-2300", "20261102-2300"])
+        func clipFiles(_ id: String) throws -> [String] {
+            try fm.contentsOfDirectory(atPath: clips.appendingPathComponent("\(id)/clips").path).filter { $0.hasPrefix("evt-") }
+        }
+        #expect(try !clipFiles("20261101-2300").isEmpty)
+        // The user's own things in the clips folder and in a night's, and a clip the night no longer has.
         let mine = clips.appendingPathComponent("mine")
-        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        try fm.createDirectory(at: mine, withIntermediateDirectories: true)
         try Data("notes".utf8).write(to: mine.appendingPathComponent("notes.txt"))
+        let note = clips.appendingPathComponent("20261102-2300/clips/my-note.txt")
+        try Data("the loud one".utf8).write(to: note)
         let stale = clips.appendingPathComponent("20261102-2300/clips/evt-9999.mp3")
         try Data("old".utf8).write(to: stale)
+        // Another page of the same base name plays the first night from the same clips folder.
+        let other = dir.appendingPathComponent("r.htm")
+        try report(["20261101-2300", "-o", other.path])
+        // A folder the user made before a report copied into it is never the report's.
+        let premade = dir.appendingPathComponent("s_clips/20261102-2300")
+        try fm.createDirectory(at: premade, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: premade.appendingPathComponent("precious.txt"))
+        try report(["20261102-2300", "-o", dir.appendingPathComponent("s.html").path])
+        try report(["20261101-2300", "-o", dir.appendingPathComponent("s.html").path])
+        #expect(fm.fileExists(atPath: premade.appendingPathComponent("precious.txt").path))
 
         #expect(try CLI.run(["delete", "20261101-2300"], environment: store).status == 0)
-        let again = try CLI.run(["report", "--all", "-o", page.path], environment: store)
-        #expect(again.status == 0, "\(again.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: clips.path).sorted() == ["20261102-2300", "mine"])
-        #expect(!FileManager.default.fileExists(atPath: stale.path))
-        #expect(FileManager.default.fileExists(atPath: mine.appendingPathComponent("notes.txt").path))
-        let kept = try FileManager.default.contentsOfDirectory(atPath: clips.appendingPathComponent("20261102-2300/clips").path)
+        try report(["--all", "-o", page.path])
+        // r.htm still plays the deleted night's copies; the stale clip goes, the user's files stay.
+        #expect(try !clipFiles("20261101-2300").isEmpty)
+        #expect(!fm.fileExists(atPath: stale.path))
+        #expect(fm.fileExists(atPath: note.path) && fm.fileExists(atPath: mine.appendingPathComponent("notes.txt").path))
+        let kept = try clipFiles("20261102-2300")
         #expect(!kept.isEmpty && kept.allSatisfy { (try? String(contentsOf: page, encoding: .utf8).contains("clips/\($0)")) == true }, "\(kept)")
+        // Once no page plays it, its copies go; the folder only if nothing else is in it.
+        try report(["20261102-2300", "-o", other.path])
+        #expect(!fm.fileExists(atPath: clips.appendingPathComponent("20261101-2300").path))
+        #expect(try fm.contentsOfDirectory(atPath: clips.path).sorted() == ["20261102-2300", "mine"])
     }
 
     @Test func aDateRangeNarrowsTheListingTheExportAndTheReport() throws {
