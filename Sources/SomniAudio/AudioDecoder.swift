@@ -645,7 +645,9 @@ public final class AudioDecoder: AudioSource {
         // 48 kHz frames): it jumps after every frame, and filled, a 10 s file became a 48-hour
         // night and a 5 GB working file. Its audio is read as it comes.
         let ticksPerSecond = Double(base.den) / Double(base.num)
-        if let previous, stamp - previous.stamp == Int64(previous.samples), ticksPerSecond != Double(rate),
+        // (Subtracted with overflow reported: a damaged stamp may be near Int64's ends.)
+        if let previous, case let step = stamp.subtractingReportingOverflow(previous.stamp), !step.overflow,
+           step.partialValue == Int64(previous.samples), ticksPerSecond != Double(rate),
            !Self.clocksOfTime.contains(Int(ticksPerSecond)) {
             jumpsNotFilled += 1
             secondsNotFilled += start - expected
