@@ -80,7 +80,7 @@ public enum CopiedClips {
         Set((try? FileManager.default.contentsOfDirectory(atPath: clipsFolder.path)) ?? [])
     }
 
-    /// The pages (file names) a marked folder's clips serve; nil when it carries no mark.
+    /// The pages (their paths) a marked folder's clips serve; nil when it carries no mark.
     static func pages(marking folder: URL) -> [String]? {
         guard let text = try? String(contentsOf: folder.appendingPathComponent(markName), encoding: .utf8) else { return nil }
         return text.split(separator: "\n").map(String.init)
@@ -90,12 +90,18 @@ public enum CopiedClips {
         FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path)
     }
 
+    /// A link (not followed): a night folder or its clips/ that leads elsewhere is another
+    /// page's, or the user's, and nothing is marked or removed through it.
+    private static func isLink(_ url: URL) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType == .typeSymbolicLink
+    }
+
     /// Marks, for `page`, the night folders this report copied into: those it made now, or that
     /// a page marked before.
     public static func mark(_ nights: [ReportNight], page: String, existingBefore: Set<String>, in clipsFolder: URL) {
         for night in nights where !night.clipSources.isEmpty {
             let folder = clipsFolder.appendingPathComponent(night.id)
-            guard !isNightFolder(folder) else { continue }
+            guard !isNightFolder(folder), !isLink(folder), !isLink(folder.appendingPathComponent("clips")) else { continue }
             var pages = pages(marking: folder) ?? []
             if pages.isEmpty, existingBefore.contains(night.id) { continue }
             guard !pages.contains(page) else { continue }
@@ -125,7 +131,8 @@ public enum CopiedClips {
         }
         for name in (try? fm.contentsOfDirectory(atPath: clipsFolder.path)) ?? [] {
             let folder = clipsFolder.appendingPathComponent(name)
-            guard var pages = pages(marking: folder), pages.contains(page), !isNightFolder(folder) else { continue }
+            guard !isLink(folder), !isLink(folder.appendingPathComponent("clips")),
+                  var pages = pages(marking: folder), pages.contains(page), !isNightFolder(folder) else { continue }
             guard let clips = kept[name] else {
                 pages.removeAll { $0 == page }
                 guard pages.isEmpty else {

@@ -166,6 +166,9 @@ struct ReportCommand: Command {
         let clipsFolderWasThere = (try? FileManager.default.attributesOfItem(atPath: clipsFolder.path)) != nil
         // What is there before anything is copied is never marked as the report's, so never tidied.
         let clipsBefore = CopiedClips.existing(in: clipsFolder)
+        // The page by its real path: another folder's page of the same name (through a linked
+        // clips folder) is another page.
+        let pageIdentity = pageDirectory.resolvingSymlinksInPath().appendingPathComponent(page.lastPathComponent).path
         // Ctrl-C (a TERM, a HUP) on the way leaves no more than a failure does.
         let madeHere: [URL] = if case .copied = linking, !clipsFolderWasThere { [clipsFolder] } else { [] }
         if !toStandardOutput { RemovedOnInterrupt.shared.watch(folders: madeHere) }
@@ -196,7 +199,7 @@ struct ReportCommand: Command {
             }
             for n in nights { if let problem = n.envelopeProblem { printError("somni report: warning: night \(n.id): \(problem)") } }
             if case .copied(let into, _) = linking {
-                CopiedClips.mark(nights, page: page.lastPathComponent, existingBefore: clipsBefore, in: into)
+                CopiedClips.mark(nights, page: pageIdentity, existingBefore: clipsBefore, in: into)
             }
             let html = NightReport.html(nights: nights, trends: trends)
             if toStandardOutput {
@@ -207,7 +210,7 @@ struct ReportCommand: Command {
                     throw SomniError(.io, "cannot write \(page.path)", cause: error)
                 }
                 // The page written again no longer plays a deleted night's clips: they go too.
-                if case .copied(let into, _) = linking { CopiedClips.prune(into, page: page.lastPathComponent, keeping: nights) }
+                if case .copied(let into, _) = linking { CopiedClips.prune(into, page: pageIdentity, keeping: nights) }
             }
         } catch {
             if case .copied = linking, !clipsFolderWasThere { try? FileManager.default.removeItem(at: clipsFolder) }

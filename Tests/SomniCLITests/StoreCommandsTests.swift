@@ -360,6 +360,40 @@ import Testing
         #expect(try fm.contentsOfDirectory(atPath: clips.path).sorted() == ["20261102-2300", "mine"])
     }
 
+    /// Links inside a clips folder lead to what is not the report's: another folder's page of
+    /// the same name, or the user's own music. Nothing is removed through them.
+    @Test func aReportRemovesNothingThroughALink() throws {
+        let (dir, store) = try storeOfTwoEvenings()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        func report(_ arguments: [String]) throws {
+            let r = try CLI.run(["report"] + arguments, environment: store)
+            #expect(r.status == 0, "\(arguments): \(r.stderr)")
+        }
+        for name in ["r1", "r2", "r3", "u"] { try fm.createDirectory(at: dir.appendingPathComponent(name), withIntermediateDirectories: true) }
+        try report(["--all", "-o", dir.appendingPathComponent("r1/x.html").path])
+        let first = dir.appendingPathComponent("r1/x_clips/20261101-2300/clips")
+        let copied = try fm.contentsOfDirectory(atPath: first.path).sorted()
+        #expect(!copied.isEmpty)
+        // A night folder linked into another folder's clips, and a whole clips folder linked.
+        try fm.createDirectory(at: dir.appendingPathComponent("r2/x_clips"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: dir.appendingPathComponent("r2/x_clips/20261101-2300").path,
+                                  withDestinationPath: dir.appendingPathComponent("r1/x_clips/20261101-2300").path)
+        try fm.createSymbolicLink(atPath: dir.appendingPathComponent("r3/x_clips").path,
+                                  withDestinationPath: dir.appendingPathComponent("r1/x_clips").path)
+        try report(["20261102-2300", "-o", dir.appendingPathComponent("r2/x.html").path])
+        try report(["20261102-2300", "-o", dir.appendingPathComponent("r3/x.html").path])
+        #expect(try fm.contentsOfDirectory(atPath: first.path).sorted() == copied)
+        // A night's clips/ that is a link to the user's own folder.
+        let music = dir.appendingPathComponent("u/music")
+        try fm.copyItem(at: dir.appendingPathComponent("r1/x_clips/20261102-2300/clips"), to: music)
+        let theirs = try fm.contentsOfDirectory(atPath: music.path).sorted()
+        try fm.removeItem(at: dir.appendingPathComponent("r1/x_clips/20261102-2300/clips"))
+        try fm.createSymbolicLink(atPath: dir.appendingPathComponent("r1/x_clips/20261102-2300/clips").path, withDestinationPath: music.path)
+        try report(["20261101-2300", "-o", dir.appendingPathComponent("r1/x.html").path])
+        #expect(try fm.contentsOfDirectory(atPath: music.path).sorted() == theirs)
+    }
+
     @Test func aDateRangeNarrowsTheListingTheExportAndTheReport() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
