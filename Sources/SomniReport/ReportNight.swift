@@ -106,8 +106,12 @@ public enum CopiedClips {
             if pages.isEmpty, existingBefore.contains(night.id) { continue }
             guard !pages.contains(page) else { continue }
             pages.append(page)
-            try? Data(pages.joined(separator: "\n").utf8).write(to: folder.appendingPathComponent(markName))
+            writeMark(pages, in: folder)
         }
+    }
+
+    private static func writeMark(_ pages: [String], in folder: URL) {
+        try? Data(pages.joined(separator: "\n").utf8).write(to: folder.appendingPathComponent(markName))
     }
 
     /// Removes, from folders marked for `page`, what that page (just written) does not play: a
@@ -136,7 +140,7 @@ public enum CopiedClips {
             guard let clips = kept[name] else {
                 pages.removeAll { $0 == page }
                 guard pages.isEmpty else {
-                    try? Data(pages.joined(separator: "\n").utf8).write(to: folder.appendingPathComponent(markName))
+                    writeMark(pages, in: folder)
                     continue
                 }
                 removeClips(in: folder, except: [])

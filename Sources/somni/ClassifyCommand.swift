@@ -229,10 +229,7 @@ struct ClassifyCommand: Command {
             throw SomniError(.badInput, "standard input ended before a single sample (somni classify - reads raw 32-bit float, 16 kHz mono)")
         }
         for w in source.warnings { printError("somni classify: warning: \(w)") }
-        if notNumbers > 0 {
-            printError("somni classify: warning: \(notNumbers) sample\(notNumbers == 1 ? " was" : "s were") not a number "
-                       + "(NaN or infinite) and \(notNumbers == 1 ? "was" : "were") read as silence: the recording may be damaged")
-        }
+        if notNumbers > 0 { printError("somni classify: warning: \(FeatureExtractor.notNumbersWarning(notNumbers))") }
         if let reference, let levels {
             levels.finish()
             let hearing = Evaluator.hearingByLevel(reference: reference, windows: scored, labels: classifier.labels,

@@ -60,7 +60,7 @@ struct RecoverCommand: Command {
             return
         }
         let live = RecordingLock.liveHolder(at: options.lockURL, processAlive: LocalProcess.isAlive)
-        var failures = 0, notNights = 0
+        var failures = 0, badInputFailures = 0
         for folder in targets {
             if let holder = live, URL(fileURLWithPath: holder.nightFolder).standardizedFileURL.path == folder.standardizedFileURL.path {
                 printError("somni recover: \(folder.lastPathComponent) is being recorded right now (pid \(holder.pid)); left alone")
@@ -104,12 +104,12 @@ struct RecoverCommand: Command {
                     + "\(session.events.count) events" + (savedAs.map { "; saved in the night store as \($0)" } ?? ""))
             } catch {
                 failures += 1
-                if (error as? SomniError)?.code == .badInput { notNights += 1 }
+                if (error as? SomniError)?.code == .badInput { badInputFailures += 1 }
                 printError("somni recover: \(folder.path): \(error)")
             }
         }
         if failures > 0 || !missing.isEmpty {
-            let code: SomniError.Code = failures > notNights ? .io : .badInput
+            let code: SomniError.Code = failures > badInputFailures ? .io : .badInput
             throw SomniError(code, "\(failures + missing.count) night(s) could not be recovered")
         }
     }

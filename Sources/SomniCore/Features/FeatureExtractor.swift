@@ -70,6 +70,13 @@ public final class FeatureExtractor {
     /// the rest of the night lost its envelope, its gate and its events without a word.
     public private(set) var notNumbers = 0
 
+    /// What a night's (or a classification's) warning says of `count` samples that were not
+    /// numbers: one wording wherever they are counted.
+    public static func notNumbersWarning(_ count: Int) -> String {
+        "\(count) sample\(count == 1 ? " was" : "s were") not a number (NaN or infinite) and "
+            + "\(count == 1 ? "was" : "were") read as silence: the recording may be damaged"
+    }
+
     public init(sampleRate: Int = analysisSampleRate, keepsZeroCrossingRate: Bool = true) {
         self.keepsZeroCrossingRate = keepsZeroCrossingRate
         self.sampleRate = max(sampleRate, 20)

@@ -128,11 +128,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         if (envelope.max() ?? 0) < silentNightPeak {
             warnings.append("the recording is silent or nearly so (peak below −60 dBFS): the microphone may not have been recording")
         }
-        if extractor.notNumbers > 0 {
-            let n = extractor.notNumbers
-            warnings.append("\(n) sample\(n == 1 ? " was" : "s were") not a number (NaN or infinite) and "
-                            + "\(n == 1 ? "was" : "were") read as silence: the recording may be damaged")
-        }
+        if extractor.notNumbers > 0 { warnings.append(FeatureExtractor.notNumbersWarning(extractor.notNumbers)) }
         if let rate = source.recordedSampleRate, isNarrowBand(recordedAt: rate) {
             // Of a night in parts, one narrow-band part makes the whole night read so: named.
             let warning = narrowBandWarning(recordedAt: rate)
