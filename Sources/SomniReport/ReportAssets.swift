@@ -156,7 +156,7 @@ enum ReportAssets {
         if (night.envelope.length) {
           var n = night.envelope.length, d = 'M0,' + H;
           for (var i = 0; i < n; i++) {
-            var x0 = (i / n * W).toFixed(1), x1 = ((i + 1) / n * W).toFixed(1), y = (H - night.envelope[i] * 0.9).toFixed(1);
+            var x0 = (i / n * W).toFixed(1), x1 = ((i + 1) / n * W).toFixed(1), y = (H - (night.envelope[i] || 0) * 0.9).toFixed(1);
             d += 'L' + x0 + ',' + y + 'L' + x1 + ',' + y;
           }
           parts.push('<path class="env" d="' + d + 'L' + W + ',' + H + 'Z"/>');

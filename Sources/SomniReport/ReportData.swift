@@ -31,8 +31,9 @@ struct NightData: Encodable {
     /// Stretches not recorded (a pause between joined parts, a microphone away), [start, end]
     /// in seconds from the start: drawn and read as such, not as a silent room.
     var gaps: [[Double]]
-    /// The night's timeline loudness: max-pooled envelope columns, 0–100 of the 95th percentile.
-    var envelope: [Int]
+    /// The night's timeline loudness: max-pooled envelope columns spread over the night, 0–100 of
+    /// the 95th percentile; nil where the envelope does not reach (a file cut short).
+    var envelope: [Int?]
     var ribbon: RibbonData
     /// Events starting in each hour row (the ribbon's rows), counted per class in EventClass order.
     var hours: [[Int]]
@@ -116,20 +117,25 @@ enum ReportMath {
                     .map { ClockShift(at: $0.after, by: $0.offsetSeconds - c.offsetSeconds) }
             } ?? [],
             gaps: (s.gaps ?? []).map { [$0.start, $0.start + $0.duration] },
-            envelope: env.map { timeline($0.values, columns: timelineColumns) } ?? [],
+            envelope: env.map { timeline($0.values, rate: $0.rate, duration: s.duration, columns: timelineColumns) } ?? [],
             ribbon: ribbon(duration: s.duration, offset: intoHour, envelope: env, events: s.events, gaps: s.gaps ?? []),
             hours: hourCounts(duration: s.duration, offset: intoHour, events: s.events),
             events: events(n, envelope: env))
     }
 
-    /// Envelope max-pooled into `columns`, scaled to its 95th percentile (so one bang does not
-    /// flatten the rest of the night).
-    static func timeline(_ values: [Float], columns: Int) -> [Int] {
-        let n = min(columns, values.count)
-        let reference = percentile(values, 0.95)
+    /// Envelope max-pooled into `columns` that each cover an equal part of the night, scaled to
+    /// its 95th percentile (so one bang does not flatten the rest of the night). Columns are laid
+    /// out by time, not by how many values there are: an envelope cut short was stretched over
+    /// the whole night, its loudness drawn hours away from the events it belongs to.
+    static func timeline(_ values: [Float], rate: Double, duration: Double, columns: Int) -> [Int?] {
+        let span = min(values.count, Int((max(duration, 0) * rate).rounded(.up)))
+        let n = min(columns, max(1, Int((max(duration, 0) * rate).rounded(.up))))
+        let reference = percentile(Array(values.prefix(max(span, 1))), 0.95)
+        let valuesPerColumn = max(duration, 0) * rate / Double(n)
         return (0..<n).map { col in
-            let lo = col * values.count / n
-            let hi = max(lo + 1, (col + 1) * values.count / n)
+            let lo = Int((Double(col) * valuesPerColumn).rounded(.down))
+            guard lo < values.count else { return nil }
+            let hi = min(values.count, max(lo + 1, Int((Double(col + 1) * valuesPerColumn).rounded(.down))))
             var peak: Float = 0
             for i in lo..<hi { peak = max(peak, values[i]) }
             return scaled(Double(peak), by: reference)

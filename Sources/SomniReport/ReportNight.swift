@@ -35,6 +35,16 @@ public struct ReportNight: Sendable {
         return session
     }
 
+    /// What an envelope cut short (a copy broken off, a disk that filled) lacks, in words; nil
+    /// when it covers the night. A recorder flushes its levels every few seconds, so a night
+    /// closed after a crash may end a little past them: that is no shortfall.
+    static func shortfall(of envelope: EnvelopeFile.Contents, night duration: Double) -> String? {
+        let covered = Double(envelope.values.count) / envelope.rate
+        guard covered < duration - max(30, 0.01 * duration) else { return nil }
+        return "\(EnvelopeFile.fileName) holds the levels of only the first \(Format.elapsed(covered)) of the night's "
+            + "\(Format.elapsed(duration)); the loudness views are blank after that."
+    }
+
     /// The rest of a night folder, for a session already read by `session(in:)`.
     public static func load(id: String, folder: URL, session: Session, clips: ClipLinking) throws -> ReportNight {
         let envelopeFile = folder.appendingPathComponent(EnvelopeFile.fileName)
@@ -47,6 +57,9 @@ public struct ReportNight: Sendable {
             do { envelope = try EnvelopeFile.read(from: envelopeFile) } catch {
                 envelopeProblem = "\(error); the loudness views are left out."
             }
+        }
+        if let envelope, let short = shortfall(of: envelope, night: session.duration) {
+            envelopeProblem = short
         }
         var sources: [String: String] = [:]
         var missing: [String] = []

@@ -271,6 +271,38 @@ import SomniStore
         #expect(NightReport.html(nights: [missing]).contains("envelope.bin is missing from the night folder"))
     }
 
+    /// An envelope cut short is drawn where its levels were measured, blank after, and the page
+    /// says how much it holds: stretched over the night, a cough at 1:00 was drawn at 1:57.
+    @Test func anEnvelopeCutShortIsDrawnAtItsTimesAndNamed() throws {
+        // A level that rises with time, 10 values a second, cut at 3700 s of a 7200 s night:
+        // each 10 s column peaks at its own last value, wherever the envelope ends.
+        let ramp = (0..<37_000).map { Float($0) }
+        let columns = ReportMath.timeline(ramp, rate: 10, duration: 7200, columns: ReportMath.timelineColumns)
+        #expect(columns.count == 720)
+        #expect(columns[370...].allSatisfy { $0 == nil })
+        let reference = ReportMath.percentile(ramp, 0.95)
+        let expected = (0..<370).map { Int((min(1, Double(100 * $0 + 99) / reference) * 100).rounded()) }
+        #expect(columns[..<370].map { $0 ?? -1 } == expected)
+        // The fixture's cough at 3600 s: the column for 3600 s holds its level, as in the whole night.
+        var cut = ReportTests.fixtureNight()
+        let firstPart = Array(cut.envelope!.values.prefix(37_000))
+        cut.envelope?.values = firstPart
+        #expect(ReportMath.night(cut).envelope[360] == 100 && ReportMath.night(cut).envelope[700] == nil)
+
+        let scratch = try Scratch()
+        let night = try ReportFixture.folder(at: scratch.path("n"))
+        let file = night.appendingPathComponent(EnvelopeFile.fileName)
+        let bytes = try Data(contentsOf: file)
+        try bytes.prefix(EnvelopeFile.headerSize + 4 * 37_000).write(to: file)
+        let loaded = try ReportNight.load(id: "n", folder: night, clips: .embedded)
+        #expect(loaded.envelope?.values.count == 37_000)
+        #expect(loaded.envelopeProblem == "envelope.bin holds the levels of only the first 1:01:40 of the night's 2:00:00; the loudness views are blank after that.")
+        #expect(NightReport.html(nights: [loaded]).contains("holds the levels of only the first 1:01:40"))
+        // 20 s short (a recorder's last flush lost in a crash) is no shortfall.
+        try bytes.prefix(EnvelopeFile.headerSize + 4 * 71_800).write(to: file)
+        #expect(try ReportNight.load(id: "n", folder: night, clips: .embedded).envelopeProblem == nil)
+    }
+
     /// A night folder someone sent whose session.json names a "clip" beside the report: the
     /// night is refused, and the file is neither copied, embedded nor replaced.
     @Test func aClipOutsideTheNightFolderIsRefusedAndLeftAlone() throws {
