@@ -48,31 +48,48 @@ public enum OutputFile {
     /// this one is removed by the next write of that name once six hours old. A device or a
     /// pipe is written into.
     public static func write(_ data: Data, to url: URL) throws {
+        try write([(data, url)])
+    }
+
+    /// Writes files that belong together (a model and its figures) as `write(_:to:)` does, and
+    /// renames them into place only once all are on the disk: a failure on the way leaves every
+    /// file that was there as it was. Written one after the other, a model whose figures then
+    /// could not be written was removed after it had replaced the one before.
+    public static func write(_ files: [(data: Data, url: URL)]) throws {
+        var staged: [(temporary: URL, target: URL)] = []
+        var streams: [(data: Data, url: URL)] = []
+        do {
+            for file in files {
+                if openDescriptor(file.url) != nil { streams.append(file); continue }
+                // Through a link to nothing too (it was taken for a device and failed: a trained model lost).
+                let target = followingLinks(file.url)
+                if isLinkLeftUnfollowed(target) { throw SomniError(.io, "cannot write \(file.url.path): its links go round in a loop") }
+                if isDevice(target) { streams.append((file.data, target)); continue }
+                PartialFile.removeAbandoned(of: target)
+                let temporary = PartialFile.url(for: target)
+                staged.append((temporary, target))
+                try file.data.write(to: temporary)
+                try NightFolder.flushOne(temporary)
+            }
+            for file in staged where rename(file.temporary.path, file.target.path) != 0 {
+                throw SomniError(.io, "cannot put \(file.target.lastPathComponent) in place: \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            for file in staged { try? FileManager.default.removeItem(at: file.temporary) }
+            throw error
+        }
+        for file in streams { try writeInto(file.data, file.url) }
+    }
+
+    /// Writes into a device or an open descriptor, where the file cannot be replaced.
+    private static func writeInto(_ data: Data, _ url: URL) throws {
         if let descriptor = openDescriptor(url) {
             let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
             try handle.write(contentsOf: data)
             return
         }
-        // Through a link to nothing too (it was taken for a device and failed: a trained model lost).
-        let target = followingLinks(url)
-        if isLinkLeftUnfollowed(target) { throw SomniError(.io, "cannot write \(url.path): its links go round in a loop") }
-        guard isDevice(target) else {
-            PartialFile.removeAbandoned(of: target)
-            let temporary = PartialFile.url(for: target)
-            do {
-                try data.write(to: temporary)
-                try NightFolder.flushOne(temporary)
-                guard rename(temporary.path, target.path) == 0 else {
-                    throw SomniError(.io, "cannot put \(target.lastPathComponent) in place: \(String(cString: strerror(errno)))")
-                }
-            } catch {
-                try? FileManager.default.removeItem(at: temporary)
-                throw error
-            }
-            return
-        }
-        guard let handle = FileHandle(forWritingAtPath: target.path) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: target.path])
+        guard let handle = FileHandle(forWritingAtPath: url.path) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
         }
         defer { try? handle.close() }
         try handle.write(contentsOf: data)

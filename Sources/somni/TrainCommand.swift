@@ -355,14 +355,13 @@ struct TrainCommand: Command {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let reportData = try encoder.encode(report)
-        // The model and its figures go into place together: a signal between them left the model
-        // alone, and its working file when it came during the model's write.
+        // The model and its figures go into place together or not at all (a model without its
+        // figures would pass for a finished run): a signal between them left the model alone,
+        // and its working file when it came during the model's write.
+        let modelData = try model.encoded()
         try RemovedOnInterrupt.shared.uninterruptible {
-            try model.write(to: outURL)
-            do { try OutputFile.write(reportData, to: reportURL) } catch {
-                // A model without its figures would pass for a finished run.
-                try? FileManager.default.removeItem(at: outURL)
-                throw SomniError(.io, "could not write \(reportURL.path), so the model was not kept either", cause: error)
+            do { try OutputFile.write([(modelData, outURL), (reportData, reportURL)]) } catch {
+                throw SomniError(.io, "could not write \(outURL.path) and \(reportURL.path); what was there is left as it was", cause: error)
             }
         }
         print("Model \(model.name): \(list.labels.joined(separator: ", ")); \(report.parameterCount) parameters, "

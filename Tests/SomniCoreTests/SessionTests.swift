@@ -120,6 +120,26 @@ import Testing
         #expect((try? fm.destinationOfSymbolicLink(atPath: folder.appendingPathComponent("loop-b").path)) == "loop-a")
     }
 
+    /// Files that belong together go into place together or not at all: a model whose figures
+    /// could not be written was removed after it had replaced the one before (a user's model lost).
+    @Test func filesWrittenTogetherLeaveTheOldOnesWhenOneFails() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("my.somnimodel"), report = folder.appendingPathComponent("my.report.json")
+        try OutputFile.write([(Data("model 1".utf8), model), (Data("report 1".utf8), report)])
+        #expect(try String(contentsOf: model, encoding: .utf8) == "model 1")
+        #expect(try String(contentsOf: report, encoding: .utf8) == "report 1")
+        // The second cannot be written (its folder is gone): the first keeps what it held.
+        let lost = folder.appendingPathComponent("gone/my.report.json")
+        #expect(throws: (any Error).self) { try OutputFile.write([(Data("model 2".utf8), model), (Data("report 2".utf8), lost)]) }
+        #expect(try String(contentsOf: model, encoding: .utf8) == "model 1")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["my.report.json", "my.somnimodel"])
+        try OutputFile.write([(Data("model 3".utf8), model), (Data("report 3".utf8), report)])
+        #expect(try String(contentsOf: model, encoding: .utf8) == "model 3")
+        #expect(try String(contentsOf: report, encoding: .utf8) == "report 3")
+    }
+
     /// Gaps are cut to the night and counted once where they overlap: summed as given, a gap past
     /// the end left a night with events 0 % snoring, and overlapping ones took time twice.
     @Test func gapsCountOnlyTheirTimeInsideTheNightAndOnce() {
