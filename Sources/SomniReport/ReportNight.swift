@@ -45,6 +45,25 @@ public struct ReportNight: Sendable {
             + "\(Format.elapsed(duration)); the loudness views are blank after that."
     }
 
+    /// A clip is played, embedded or copied only as a file of the night folder itself, as
+    /// `import` takes one: through a link (the clip's or its folder's), the page held a file
+    /// from anywhere on the machine, and a pipe there held the report for good.
+    static func refuseUnlessOwnFile(_ clip: String, in folder: URL) throws {
+        var path = folder
+        for (i, part) in clip.split(separator: "/").enumerated() {
+            path.appendPathComponent(String(part))
+            let type = (try? FileManager.default.attributesOfItem(atPath: path.path))?[.type] as? FileAttributeType
+            let last = i == clip.split(separator: "/").count - 1
+            if type == .typeSymbolicLink {
+                throw SomniError(.badInput, "\(folder.path): clip \(clip) \(last ? "is" : "lies in") a symbolic link; "
+                                 + "a night folder holds its files themselves")
+            }
+            if last, type != .typeRegular {
+                throw SomniError(.badInput, "\(folder.path): clip \(clip) is not a file (a pipe, a device or a folder)")
+            }
+        }
+    }
+
     /// The rest of a night folder, for a session already read by `session(in:)`.
     public static func load(id: String, folder: URL, session: Session, clips: ClipLinking) throws -> ReportNight {
         let envelopeFile = folder.appendingPathComponent(EnvelopeFile.fileName)
@@ -63,6 +82,7 @@ public struct ReportNight: Sendable {
         }
         var sources: [String: String] = [:]
         var missing: [String] = []
+        // Every clip is looked at before any is copied: a refused night leaves no copies behind.
         for e in session.events {
             guard let clip = e.clip else { continue }
             // A lost clip costs its player, not the report.
@@ -70,6 +90,10 @@ public struct ReportNight: Sendable {
                 missing.append(clip)
                 continue
             }
+            try refuseUnlessOwnFile(clip, in: folder)
+        }
+        for e in session.events {
+            guard let clip = e.clip, !missing.contains(clip) else { continue }
             sources[e.id] = try clips.source(for: clip, nightID: id, folder: folder)
         }
         var night = ReportNight(id: id, session: session, envelope: envelope, clipSources: sources)

@@ -188,6 +188,12 @@ struct ReportCommand: Command {
             // deleted before would have been: the whole page failed on its clip.
             nights = try readable.compactMap { night in
                 do { return try ReportNight.load(id: night.id, folder: night.folder, session: night.session, clips: linking) } catch {
+                    // With --all, a night whose clips are not its own files is left out as a damaged one is.
+                    if all, let refused = error as? SomniError, refused.code == .badInput {
+                        printError("somni report: warning: night \(night.id) is left out: \(refused)")
+                        leftOut.append(night.id)
+                        return nil
+                    }
                     guard all, let store = openedStore, (try? store.isStored(id: night.id)) == false else { throw error }
                     // Its clips copied so far go with it.
                     if case .copied(let into, _) = linking { try? FileManager.default.removeItem(at: into.appendingPathComponent(night.id)) }

@@ -323,6 +323,35 @@ import SomniStore
         #expect(try String(contentsOf: scratch.path("r/notes.txt"), encoding: .utf8) == "my notes")
     }
 
+    /// A clip that is a link (to a file anywhere on the machine), lies in a linked clips folder,
+    /// or is a pipe: the night is refused, nothing is embedded or copied, and the report ends.
+    /// The page embedded the linked file's bytes; a pipe held the report for good.
+    @Test func aClipThatIsNotTheFoldersOwnFileIsRefused() throws {
+        let scratch = try Scratch()
+        let fm = FileManager.default
+        try Data("my notes".utf8).write(to: scratch.path("notes.txt"))
+        let linked = try ReportFixture.folder(at: scratch.path("linked"))
+        try fm.removeItem(at: linked.appendingPathComponent("clips/evt-0002.wav"))
+        try fm.createSymbolicLink(at: linked.appendingPathComponent("clips/evt-0002.wav"), withDestinationURL: scratch.path("notes.txt"))
+        let viaFolder = try ReportFixture.folder(at: scratch.path("via"))
+        try fm.moveItem(at: viaFolder.appendingPathComponent("clips"), to: scratch.path("elsewhere"))
+        try fm.createSymbolicLink(at: viaFolder.appendingPathComponent("clips"), withDestinationURL: scratch.path("elsewhere"))
+        let piped = try ReportFixture.folder(at: scratch.path("piped"))
+        try fm.removeItem(at: piped.appendingPathComponent("clips/evt-0003.wav"))
+        #expect(mkfifo(piped.appendingPathComponent("clips/evt-0003.wav").path, 0o600) == 0)
+        let cases = [(linked, "clip clips/evt-0002.wav is a symbolic link"), (viaFolder, "clip clips/evt-0001.wav lies in a symbolic link"),
+                     (piped, "clip clips/evt-0003.wav is not a file")]
+        for (night, words) in cases {
+            for linking in [ClipLinking.embedded, .copied(into: scratch.path("r/x_clips"), reportDirectory: scratch.path("r"))] {
+                #expect { _ = try ReportNight.load(id: "n", folder: night, clips: linking) } throws: {
+                    ($0 as? SomniError)?.code == .badInput && "\($0)".contains(words)
+                }
+            }
+        }
+        #expect(!fm.fileExists(atPath: scratch.path("r/x_clips").path))
+        #expect(try String(contentsOf: scratch.path("notes.txt"), encoding: .utf8) == "my notes")
+    }
+
     @Test func exportsHoldEveryEventAndRoundTrip() throws {
         let s = ReportFixture.session(source: "a,b \"c\".m4a")
         var record = NightRecord(id: "20261128-2340", startedAt: s.startedAt, nightDate: "2026-11-28", source: s.source,
