@@ -514,6 +514,12 @@ public final class NightStore {
     /// folder; an envelope.bin, when present, must be one.
     static func checkFolder(_ folder: URL, session: Session) throws {
         try session.refuseIfInconsistent(readFrom: folder.appendingPathComponent(Session.fileName))
+        // A night dated ahead (a clock set a century on) would be the latest for good: every
+        // plain `somni report` took it. `analyze` passes over such a date in a name as well.
+        if let startedAt = session.startedAt, let start = session.startDate, start > Date().addingTimeInterval(86_400) {
+            throw SomniError(.badInput, "\(folder.path): its start \(startedAt) is in the future; a clock set wrong? "
+                             + "Correct \"startedAt\" in its \(Session.fileName), or remove it to import the night undated")
+        }
         let fm = FileManager.default
         // The store copies a folder as it is: a link would be stored as a link, dangling once the
         // folder it points into is moved or removed, or reaching outside the night.

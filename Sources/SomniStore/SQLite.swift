@@ -114,7 +114,8 @@ final class Statement {
             case .null: rc = sqlite3_bind_null(stmt, n)
             case .int(let x): rc = sqlite3_bind_int64(stmt, n, Int64(x))
             case .double(let x): rc = sqlite3_bind_double(stmt, n, x)
-            case .text(let x): rc = sqlite3_bind_text(stmt, n, x, -1, somni_sqlite_transient())
+            // By its length: a text holding a NUL was cut at it (two ids "a\0-1", "a\0-2" stored as one).
+            case .text(let x): rc = x.withCString { sqlite3_bind_text(stmt, n, $0, Int32(x.utf8.count), somni_sqlite_transient()) }
             }
             try db.check(rc, "cannot bind parameter \(n) of \(sql.prefix(60))")
         }
@@ -137,7 +138,8 @@ final class Statement {
     func double(_ column: Int32) -> Double { sqlite3_column_double(stmt, column) }
     func string(_ column: Int32) -> String? {
         guard let p = sqlite3_column_text(stmt, column) else { return nil }
-        return String(cString: p)
+        let count = Int(sqlite3_column_bytes(stmt, column))
+        return String(decoding: UnsafeBufferPointer(start: p, count: count), as: UTF8.self)
     }
     func optionalInt(_ column: Int32) -> Int? { isNull(column) ? nil : int(column) }
 }

@@ -668,6 +668,11 @@ import SomniCore
         ("event in a gap", "event evt-0002 lies in the recording gap at 100.0 s"),
         ("clip outside", "event evt-0001 names clip '../notes.txt' outside the night folder"),
         ("30 February", "its start '2026-02-30T23:00:00Z' is not a day of the calendar"),
+        ("snoring unlike its events", "its summary says 5.9 min of snoring and its snoring events cover"),
+        ("snoring share", "% of the night was snoring and its"),
+        ("id with a return", "event id \"evt-0001\\r\" holds a control character"),
+        ("id with a NUL", "event id \"evt\\0-0002\" holds a control character"),
+        ("from the future", "its start 2099-11-28T23:00:00Z is in the future"),
     ])
     func aNightWithImpossibleNumbersIsRefusedSayingWhich(fault: String, message: String) throws {
         let scratch = try Scratch()
@@ -699,6 +704,11 @@ import SomniCore
             s.summary.recordedSeconds = 3540
         case "clip outside": s.events[0].clip = "../notes.txt"
         case "30 February": s.startedAt = "2026-02-30T23:00:00Z"
+        case "snoring unlike its events": s.summary.snoringMinutes = 5.9
+        case "snoring share": s.summary.snoringPercent = 98.3
+        case "id with a return": s.events[0].id = "evt-0001\r"
+        case "id with a NUL": s.events[1].id = "evt\0-0002"
+        case "from the future": s.startedAt = "2099-11-28T23:00:00Z"
         default: s.version = 2
         }
         try s.jsonData().write(to: folder.appendingPathComponent(Session.fileName))
@@ -711,6 +721,19 @@ import SomniCore
         }
         #expect(try store.nights().isEmpty)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(Session.fileName).path))
+    }
+
+    /// Text goes into the store and comes out whole: bound up to its first NUL, a source name
+    /// holding one was stored cut short, and two ids differing after one were one id.
+    @Test func textHoldingANulIsStoredWhole() throws {
+        let scratch = try Scratch()
+        let store = try NightStore(directory: scratch.path("store"))
+        var s = NightFixture.session(startedAt: "2026-11-01T23:00:00Z")
+        s.source = "bed\0room.m4a"
+        let folder = try NightFixture.folder(at: scratch.path("n"), session: s)
+        let record = try store.add(nightFolder: folder, moving: false)
+        #expect(try store.nights().map(\.source) == ["bed\0room.m4a"])
+        #expect(try store.night(matching: record.id).source.utf8.count == 12)
     }
 
     @Test func anOlderSchemaIsMigratedAndANewerOneRefused() throws {

@@ -252,6 +252,11 @@ public struct Session: Codable, Sendable, Equatable {
         var ids = Set<String>()
         for e in events {
             guard !e.id.isEmpty else { return "an event has no id" }
+            // An id names the event's row on the page and in the store: a carriage return there
+            // became a line feed in the page's markup, and the page's script stopped at the row.
+            guard !e.id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                return "event id \(e.id.debugDescription) holds a control character"
+            }
             guard ids.insert(e.id).inserted else { return "event \(e.id) is listed twice" }
             guard !badTime(e.start, e.end) else {
                 return "event \(e.id) runs \(e.start)–\(e.end) s, outside the \(duration) s night or backwards"
@@ -286,6 +291,20 @@ public struct Session: Codable, Sendable, Equatable {
             if let e = events.first(where: { $0.start >= g.start + 1 && $0.end <= g.start + g.duration - 1 }) {
                 return "event \(e.id) lies in the recording gap at \(g.start) s, where there was no sound"
             }
+        }
+        // The snoring figures every list and page shows are the summary's: they must be the
+        // events' (a folder saying 5.9 min of snoring over 1 min of events was shown so). Older
+        // Somnis summed overlapping events where this one counts each moment once.
+        let snoring = events.filter { $0.eventClass == .snoring }
+        let covered = SessionSummary(duration: duration, analysedSeconds: 0, activeShare: 0, gateBypassed: false,
+                                     events: snoring, episodes: []).snoringMinutes
+        let summed = snoring.reduce(0) { $0 + $1.duration } / 60
+        guard min(abs(summary.snoringMinutes - covered), abs(summary.snoringMinutes - summed)) <= 0.05 else {
+            return "its summary says \(summary.snoringMinutes) min of snoring and its snoring events cover \(covered) min"
+        }
+        let share = SessionSummary.snoringPercent(summary.snoringMinutes, over: summary.recordedSeconds ?? recordedSeconds)
+        guard abs(summary.snoringPercent - share) <= 0.05 else {
+            return "its summary says \(summary.snoringPercent) % of the night was snoring and its \(summary.snoringMinutes) min are \(share) %"
         }
         return nil
     }
