@@ -210,10 +210,17 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(data.split(validationShare: 0.2, testShare: 0.2, seed: 9).test == split.test)
     }
 
-    @Test func sharedDataRuleDecidesTheTestSplitOfItsFiles() {
+    @Test func sharedDataRuleDecidesTheTestSplitOfItsFiles() throws {
         var data = tonesAndNoise(seed: 8)
-        let paths = ["/d/snoring-khan/snoring/1_31.flac", "/d/snoring-khan/snoring/1_29.flac", "/d/snoring-khan/no_snoring/0_85.flac",
-                     "/d/noise/pink_noise.flac", "/d/noise/pink_noise.flac", "/d/noise/pink_noise.flac"]
+        // The rule knows the data set by its folders side by side, as ../shared/data lays them out.
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("somni-data-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        for set in TrainingSet.sharedDataSets {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(set), withIntermediateDirectories: true)
+        }
+        let d = root.path
+        let paths = ["\(d)/snoring-khan/snoring/1_31.flac", "\(d)/snoring-khan/snoring/1_29.flac", "\(d)/snoring-khan/no_snoring/0_85.flac",
+                     "\(d)/noise/pink_noise.flac", "\(d)/noise/pink_noise.flac", "\(d)/noise/pink_noise.flac"]
         data.clips.append([Float](repeating: 0, count: 100_000))
         for (i, p) in paths.enumerated() {
             data.examples[i].path = p
@@ -246,6 +253,14 @@ func tinyOptions(epochs: Int) -> TrainingOptions {
         #expect(data.sharedDataHeldOut(fold: 4).heldOut.isEmpty)
         let fold4 = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 1, fold: 4)
         #expect(!(fold4.train + fold4.validation + fold4.test).contains(4))
+
+        // A user's own folder named like one of the data set's is not it: its recordings are
+        // split by group with the rest, none dropped (the window across 80 % was).
+        for i in 0..<paths.count { data.examples[i].path = paths[i].replacingOccurrences(of: d, with: "/home/me/sounds") }
+        #expect(TrainingSet.recordingFile("/home/me/sounds/noise/pink_noise.flac") == nil)
+        let own = data.sharedDataSplit(validationShare: 0.15, testShare: 0.15, seed: 1)
+        #expect((own.train + own.validation + own.test).sorted() == Array(data.examples.indices))
+        #expect(data.sharedDataHeldOut().heldOut.isEmpty)
     }
 
     /// Every share comes with its 95 % Wilson interval, and each class is also scored against

@@ -381,14 +381,42 @@ public struct TrainingSet: Sendable {
         let url = URL(fileURLWithPath: path)
         let stem = url.deletingPathExtension().lastPathComponent
         let index = stem.split(separator: "_").last.flatMap { Int($0) }
-        if path.contains("/snoring-khan/snoring/") { return RecordingFile(url: url, source: .khanSnoring, group: "", index: index) }
-        if path.contains("/snoring-khan/no_snoring/") { return RecordingFile(url: url, source: .khanNoSnoring, group: "", index: index) }
-        if path.contains("/speech-commands/") {
+        if inSharedData(path, "/snoring-khan/snoring/") { return RecordingFile(url: url, source: .khanSnoring, group: "", index: index) }
+        if inSharedData(path, "/snoring-khan/no_snoring/") { return RecordingFile(url: url, source: .khanNoSnoring, group: "", index: index) }
+        if inSharedData(path, "/speech-commands/") {
             return RecordingFile(url: url, source: .speechCommands, group: stem.components(separatedBy: "_nohash_")[0])
         }
-        if path.contains("/cough-coughseg/") { return RecordingFile(url: url, source: .coughSeg, group: stem) }
-        if path.contains("/noise/") { return RecordingFile(url: url, source: .noise, group: url.lastPathComponent) }
+        if inSharedData(path, "/cough-coughseg/") { return RecordingFile(url: url, source: .coughSeg, group: stem) }
+        if inSharedData(path, "/noise/") { return RecordingFile(url: url, source: .noise, group: url.lastPathComponent) }
         return nil
+    }
+
+    /// The folders ../shared/data holds side by side.
+    static let sharedDataSets = ["snoring-khan", "speech-commands", "cough-coughseg", "noise"]
+
+    /// Whether `path` lies at `marker` below a folder holding every one of `sharedDataSets`:
+    /// a path merely naming one was taken for it (a user's own class folder "noise" was read as
+    /// the shared noise recordings, its short clips dropped, its long ones cut across the split).
+    static func inSharedData(_ path: String, _ marker: String) -> Bool {
+        guard let found = path.range(of: marker, options: .backwards) else { return false }
+        return sharedDataRoots.isRoot(String(path[..<found.lowerBound]))
+    }
+
+    private static let sharedDataRoots = SharedDataRoots()
+
+    /// Folders already looked at: a training set asks for each of its examples.
+    private final class SharedDataRoots: @unchecked Sendable {
+        private let lock = NSLock()
+        private var known: [String: Bool] = [:]
+        func isRoot(_ folder: String) -> Bool {
+            if let answer = lock.withLock({ known[folder] }) { return answer }
+            let answer = TrainingSet.sharedDataSets.allSatisfy { set in
+                var isFolder: ObjCBool = false
+                return FileManager.default.fileExists(atPath: folder + "/" + set, isDirectory: &isFolder) && isFolder.boolValue
+            }
+            lock.withLock { known[folder] = answer }
+            return answer
+        }
     }
 
     /// Copies a window of `window.count` samples placed on example `index` into `window`:
