@@ -9,7 +9,7 @@ struct ClassifyCommand: Command {
     Usage: somni classify FILE [--model MODEL] [--top N] [--like FILE] [--json]
            somni classify FILE --reference REF.csv [--threshold X] [--ignore LABEL,...] [--model MODEL] [--json]
            somni classify - [...]     (raw 16 kHz mono Float32 little-endian on standard input)
-           somni classify DATA_DIR [--split shared-data [--fold K,...]] [--model MODEL] [--json]
+           somni classify DATA_DIR [--split shared-data [--fold K,...]] [--gaps-as LABEL|none] [--model MODEL] [--json]
 
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
     MODEL and prints, for each, the top labels and their confidences.
@@ -46,6 +46,11 @@ struct ClassifyCommand: Command {
     each label's precision, recall, F1 and its accuracy against all the other labels together,
     each with a 95 % interval (Wilson), a confusion matrix and the accuracy per sub-folder.
     With --json: {"labels","split","metrics"}.
+      --gaps-as LABEL|none
+                      the label the stretches between a sidecar's marked events are scored
+                      as (default: other, when the model has it, as the shipped models were
+                      trained with 'somni train --gaps-as other'); none scores the marked
+                      events alone, as 'somni train' without --gaps-as scores its test part
       --split shared-data
                       only the part of ../shared/data that its held-out rule keeps out of
                       training (the recipe's test split); files the rule does not know are
@@ -77,6 +82,9 @@ struct ClassifyCommand: Command {
     var foldsGiven = false
     /// Options of the per-window modes that were given (a folder of class folders takes none of them).
     var given: [String]
+    /// For a folder of class folders: the label of the stretches between marked events; nil for
+    /// the default (other, when the model has it), "none" for none.
+    var gapsAs: String?
 
     init(_ a: inout Arguments) throws {
         modelPaths = try a.repeatedOption("--model")
@@ -89,6 +97,7 @@ struct ClassifyCommand: Command {
         let thresholdOption = try a.option("--threshold", as: Float.self)
         threshold = thresholdOption ?? threshold
         split = try a.option("--split")
+        gapsAs = try a.option("--gaps-as")
         if let text = try a.option("--fold") {
             foldsGiven = true
             let named = try text.split(separator: ",", omittingEmptySubsequences: false).map { try TrainCommand.fold(String($0)) }
@@ -129,11 +138,11 @@ struct ClassifyCommand: Command {
         }
         if isClassFolders {
             if let option = given.first { throw UsageError("\(option) goes with a recording, not a folder of class folders") }
-        } else if split != nil {
+        } else if split != nil || gapsAs != nil {
             guard input == "-" || FileManager.default.fileExists(atPath: input) else {
                 throw SomniError(.badInput, "no such folder: \(input)")
             }
-            throw UsageError("--split goes with a folder of class folders, not a recording")
+            throw UsageError("\(split != nil ? "--split" : "--gaps-as") goes with a folder of class folders, not a recording")
         }
         try EvaluateCommand.checkIgnored(ignoredLabels)
     }
@@ -265,7 +274,17 @@ extension ClassifyCommand {
         let first = classifiers[0]
         let list = try TrainingFileList.scan(URL(fileURLWithPath: input), labels: first.labels)
         let threads = min(ProcessInfo.processInfo.activeProcessorCount, TrainCommand.mostThreads)
-        let data = try TrainingSet.load(list, windowLength: first.windowLength, gapLabel: first.labels.firstIndex(of: "other"),
+        let gapLabel: Int?
+        switch gapsAs {
+        case nil: gapLabel = first.labels.firstIndex(of: "other")
+        case "none"?: gapLabel = nil
+        case let name?:
+            guard let i = first.labels.firstIndex(of: name) else {
+                throw UsageError("--gaps-as \(name) is not one of the model's labels (\(first.labels.joined(separator: ", "))) nor 'none'")
+            }
+            gapLabel = i
+        }
+        let data = try TrainingSet.load(list, windowLength: first.windowLength, gapLabel: gapLabel,
                                         threads: threads, decode: AudioDecoder.decodeWhole)
         ClassFolderWarnings.list(command: "classify", data: data, notAudio: list.notAudio, outsideClassFolders: list.outsideClassFolders)
         guard split != nil else {

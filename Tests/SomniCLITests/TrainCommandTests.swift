@@ -115,6 +115,29 @@ import Testing
         #expect(interval.count == 2 && interval[0] < accuracy && accuracy <= interval[1] && interval[1] <= 1)
         let confusion = try #require(metrics["confusion"] as? [[Int]])
         #expect(confusion.map { $0.reduce(0, +) } == [40, 40])
+        // A recording with a sidecar marking one event: the stretches around it are scored as
+        // --gaps-as says (by default other, which this model lacks: none), not silently.
+        let marked = dir.appendingPathComponent("marked")
+        try FileManager.default.createDirectory(at: marked.appendingPathComponent("tone"), withIntermediateDirectories: true)
+        let long = try WAVWriter(url: marked.appendingPathComponent("tone/long.wav"))
+        let tone = (0..<96_000).map { Float(0.2 * sin(2 * Double.pi * 1_234 * Double($0) / 16_000)) }
+        try tone.withUnsafeBufferPointer { try long.write($0) }
+        try long.finish()
+        try "1.0\t2.0\n".write(to: marked.appendingPathComponent("tone/long.txt"), atomically: true, encoding: .utf8)
+        func markedCount(_ arguments: [String]) throws -> Int? {
+            let r = try CLI.run(["classify", marked.path, "--model", model.path, "--json"] + arguments)
+            #expect(r.status == 0, "\(r.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            return (json?["metrics"] as? [String: Any])?["count"] as? Int
+        }
+        let eventsAlone = try markedCount([])
+        #expect(try markedCount(["--gaps-as", "none"]) == eventsAlone)
+        let withGaps = try markedCount(["--gaps-as", "hiss"])
+        #expect((withGaps ?? 0) > (eventsAlone ?? .max), "\(String(describing: withGaps)) \(String(describing: eventsAlone))")
+        let unknownGap = try CLI.run(["classify", marked.path, "--model", model.path, "--gaps-as", "other"])
+        #expect(unknownGap.status == 64 && unknownGap.stderr.contains("--gaps-as other is not one of the model's labels (hiss, tone)"), "\(unknownGap.stderr)")
+        let gapsOnFile = try CLI.run(["classify", marked.appendingPathComponent("tone/long.wav").path, "--gaps-as", "none"])
+        #expect(gapsOnFile.status == 64 && gapsOnFile.stderr.contains("--gaps-as goes with a folder of class folders"), "\(gapsOnFile.stderr)")
         let text = try CLI.run(["classify", heldOut.path, "--model", model.path])
         #expect(text.status == 0 && text.stdout.contains("against the rest") && text.stdout.contains("over 80 windows"), "\(text.stdout)")
         // A folder the model has no label for cannot be scored; the per-window options and a
@@ -139,6 +162,10 @@ import Testing
         try FileManager.default.createDirectory(at: khanLike.appendingPathComponent("hiss/snoring-khan"), withIntermediateDirectories: true)
         try FileManager.default.moveItem(at: heldOut.appendingPathComponent("tone"), to: khanLike.appendingPathComponent("tone/snoring-khan/snoring"))
         try FileManager.default.moveItem(at: heldOut.appendingPathComponent("hiss"), to: khanLike.appendingPathComponent("hiss/snoring-khan/no_snoring"))
+        // A folder is taken for the data set's when it holds two of its sets or more.
+        for path in ["tone/noise", "hiss/noise"] {
+            try FileManager.default.createDirectory(at: khanLike.appendingPathComponent(path), withIntermediateDirectories: true)
+        }
         try writeClassFolders(in: heldOut, seed: 12)
         for fold in [0, 1] {
             try FileManager.default.copyItem(at: model, to: dir.appendingPathComponent("fold-\(fold).somnimodel"))

@@ -394,9 +394,10 @@ public struct TrainingSet: Sendable {
     /// The folders ../shared/data holds side by side.
     static let sharedDataSets = ["snoring-khan", "speech-commands", "cough-coughseg", "noise"]
 
-    /// Whether `path` lies at `marker` below a folder holding every one of `sharedDataSets`:
-    /// a path merely naming one was taken for it (a user's own class folder "noise" was read as
-    /// the shared noise recordings, its short clips dropped, its long ones cut across the split).
+    /// Whether `path` lies at `marker` below a folder holding two or more of `sharedDataSets`
+    /// (a copy of part of the data set still counts): a path merely naming one was taken for it
+    /// (a user's own class folder "noise" was read as the shared noise recordings, its short
+    /// clips dropped, its long ones cut across the split).
     static func inSharedData(_ path: String, _ marker: String) -> Bool {
         guard let found = path.range(of: marker, options: .backwards) else { return false }
         return sharedDataRoots.isRoot(String(path[..<found.lowerBound]))
@@ -410,10 +411,10 @@ public struct TrainingSet: Sendable {
         private var known: [String: Bool] = [:]
         func isRoot(_ folder: String) -> Bool {
             if let answer = lock.withLock({ known[folder] }) { return answer }
-            let answer = TrainingSet.sharedDataSets.allSatisfy { set in
+            let answer = TrainingSet.sharedDataSets.filter { set in
                 var isFolder: ObjCBool = false
                 return FileManager.default.fileExists(atPath: folder + "/" + set, isDirectory: &isFolder) && isFolder.boolValue
-            }
+            }.count >= 2
             lock.withLock { known[folder] = answer }
             return answer
         }
