@@ -339,6 +339,20 @@ struct TrainCommand: Command {
                            + "give \(flag) DIR, or more recordings")
             }
         }
+        // Whole recordings go to each part, in an order the seed decides: one long recording
+        // can take most of a class into a held-out part, and training learns it from the rest.
+        if validationDirectory == nil || testDirectory == nil {
+            for (label, name) in data.labels.enumerated() {
+                let counts = [train, validation, test].map { part in part.filter { data.examples[$0].label == label }.count }
+                let total = counts.reduce(0, +)
+                guard total > 0, Double(counts[0]) < 0.5 * Double(total) else { continue }
+                let (part, most) = counts[1] >= counts[2] ? ("validation", counts[1]) : ("test", counts[2])
+                printError("somni train: warning: the split put \(Int((100 * Double(most) / Double(total)).rounded())) % of \(name)'s "
+                           + "\(total) windows in \(part) and \(Int((100 * Double(counts[0]) / Double(total)).rounded())) % in training "
+                           + "(whole recordings go to each part, and one long one can hold most of a class); "
+                           + "give --\(part) DIR, another --seed, or more recordings of \(name)")
+            }
+        }
         let loadSeconds = Date().timeIntervalSince(started)
         printError(String(format: "somni train: %d windows (train %d, validation %d, test %d), %d background beds, decoded in %.1f s",
                           data.examples.count, train.count, validation.count, test.count, beds.count, loadSeconds))
