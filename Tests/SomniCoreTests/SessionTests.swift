@@ -19,6 +19,37 @@ import Testing
         #expect(s.startDate == ISO8601DateFormatter().date(from: "2026-11-29T22:00:00Z"))
     }
 
+    /// A session.json that cannot be read says what is wrong and where: the bare "is not a
+    /// valid session.json" left a missing key and an unknown class alike to guess.
+    @Test func anUnreadableSessionSaysWhatIsWrongWhere() throws {
+        let e = SessionEvent(id: "evt-0001", eventClass: .cough, start: 1, end: 1.5, confidence: 0.8, peakDBFS: -20, meanDBFS: -30, severity: 40)
+        let s = Session(source: "x.wav", startedAt: nil, duration: 60, analysedSeconds: 60, activeShare: 0.1,
+                        settings: .init(sensitivity: 5, classifier: "heuristic"),
+                        summary: SessionSummary(duration: 60, analysedSeconds: 60, activeShare: 0.1, gateBypassed: false, events: [e], episodes: []),
+                        episodes: [], events: [e], warnings: [])
+        let good = try #require(try JSONSerialization.jsonObject(with: s.jsonData()) as? [String: Any])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("somni-session-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        func message(_ change: (inout [String: Any]) -> Void) throws -> String {
+            var json = good
+            change(&json)
+            try JSONSerialization.data(withJSONObject: json).write(to: file)
+            do { _ = try Session.load(from: file); return "read" } catch let error as SomniError { return error.message }
+        }
+        func event(_ json: inout [String: Any], _ key: String, _ value: Any) {
+            var events = json["events"] as! [[String: Any]]
+            events[0][key] = value
+            json["events"] = events
+        }
+        #expect(try message { _ in } == "read")
+        #expect(try message { $0["source"] = nil }.hasSuffix("is not a valid session.json: it lacks \"source\""))
+        #expect(try message { event(&$0, "start", "ten") }.hasSuffix(": \"events[0].start\" is not a number"))
+        #expect(try message { event(&$0, "class", "wheeze") }.contains(": \"events[0].class\": "))
+        try Data("{".utf8).write(to: file)
+        #expect(throws: SomniError.self) { try Session.load(from: file) }
+        do { _ = try Session.load(from: file) } catch let error as SomniError { #expect(error.message.hasSuffix(": it is not JSON")) }
+    }
+
     /// Snoring minutes are the time the snoring events cover, each moment once, however the
     /// events were made (an engine caller's, an older night folder's).
     @Test func snoringMinutesCountTimeTwoEventsShareOnce() {

@@ -191,7 +191,9 @@ public struct Session: Codable, Sendable, Equatable {
             throw SomniError(.io, "cannot read \(url.path)", cause: error)
         }
         var session: Session
-        do { session = try JSONDecoder().decode(Session.self, from: data) } catch {
+        do { session = try JSONDecoder().decode(Session.self, from: data) } catch let error as DecodingError {
+            throw SomniError(.badInput, "\(url.path) is not a valid session.json: \(Self.plainWords(error))", cause: error)
+        } catch {
             throw SomniError(.badInput, "\(url.path) is not a valid session.json", cause: error)
         }
         guard (1...currentVersion).contains(session.version) else {
@@ -201,6 +203,25 @@ public struct Session: Codable, Sendable, Equatable {
             session.summary = session.summary.overRecordedTime(session.recordedSeconds)
         }
         return session
+    }
+
+    /// What a decoder found wrong, where in the file: "it lacks \"source\"" said what the bare
+    /// "is not a valid session.json" left the user to guess.
+    static func plainWords(_ error: DecodingError) -> String {
+        func place(_ path: [any CodingKey]) -> String {
+            path.reduce("") { text, key in key.intValue.map { text + "[\($0)]" } ?? (text.isEmpty ? key.stringValue : text + "." + key.stringValue) }
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "it lacks \"\(place(context.codingPath + [key]))\""
+        case .valueNotFound(_, let context): return "\"\(place(context.codingPath))\" is null"
+        case .typeMismatch(let type, let context):
+            let kind = type == String.self ? "text" : [Double.self, Float.self, Int.self].contains { $0 == type } ? "a number"
+                : type == Bool.self ? "true or false" : "of the kind it must be"
+            return "\"\(place(context.codingPath))\" is not \(kind)"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "it is not JSON" : "\"\(place(context.codingPath))\": \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
     }
 
     /// Throws unless the session is one Somni could have written (`inconsistency`): what reads a
