@@ -622,19 +622,9 @@ public final class NightStore {
     public func delete(_ night: NightRecord) throws -> Bool {
         if readOnlyBecause == .notWritable { throw NightStore.notWritable(directory) }
         if isReadOnly {
-            // The folder goes first here: only while the row is still the one read (a night
-            // analysed again meanwhile keeps its folder).
-            guard try db.prepare("SELECT 1 FROM nights WHERE id = ? AND added_at = ?")
-                .bind([.text(night.id), .double(night.addedAt)]).step() else { return false }
-            let folder = folder(of: night)
-            if FileManager.default.fileExists(atPath: folder.path) {
-                do { try FileManager.default.removeItem(at: folder) } catch {
-                    throw SomniError(.io, "cannot remove night \(night.id)'s folder \(folder.path)", cause: error)
-                }
-            }
+            guard try removeFolderFirst(of: night) else { return false }
             do { db = try NightStore.openForWriting(db.path) } catch let error as SomniError {
-                throw SomniError(.io, "night \(night.id)'s folder was removed, but the disk is still too full to "
-                                 + "remove its row: free more space and run 'somni delete \(night.id)' again", cause: error)
+                throw NightStore.stillTooFull(night, cause: error)
             }
             readOnlyBecause = nil
             schemaVersion = Schema.currentVersion
@@ -648,14 +638,45 @@ public final class NightStore {
             StagingNames.shared.end(note)
         }
         var deleted = false
-        try db.writeTransaction {
-            try db.prepare("DELETE FROM nights WHERE id = ? AND added_at = ?").run([.text(night.id), .double(night.addedAt)])
-            deleted = db.changes > 0
+        func deleteRow() throws {
+            try db.writeTransaction {
+                try db.prepare("DELETE FROM nights WHERE id = ? AND added_at = ?").run([.text(night.id), .double(night.addedAt)])
+                deleted = db.changes > 0
+            }
+        }
+        do { try deleteRow() } catch let error as SomniError where error.isOutOfSpace {
+            // A disk so nearly full that the row's deletion has no room for its journal, though
+            // the store opened writable: the folder goes first, as on a store opened read-only
+            // for a full disk (the delete Somni's own messages advise failed and freed nothing).
+            guard try removeFolderFirst(of: night) else { return false }
+            do { try deleteRow() } catch let again as SomniError where again.isOutOfSpace {
+                throw NightStore.stillTooFull(night, cause: again)
+            }
         }
         // After the commit: never a dangling row. (Its folder, when the row was gone already,
         // is the other deleter's to remove, or an orphan's for the sweep.)
         if deleted { try removeFolder(ofDeleted: night.id) }
         return deleted
+    }
+
+    /// Removes a night's folder before its row, to free the room the row's deletion needs: only
+    /// while the row is still the one read (a night analysed again meanwhile keeps its folder).
+    /// False when it is not.
+    private func removeFolderFirst(of night: NightRecord) throws -> Bool {
+        guard try db.prepare("SELECT 1 FROM nights WHERE id = ? AND added_at = ?")
+            .bind([.text(night.id), .double(night.addedAt)]).step() else { return false }
+        let folder = folder(of: night)
+        if FileManager.default.fileExists(atPath: folder.path) {
+            do { try FileManager.default.removeItem(at: folder) } catch {
+                throw SomniError(.io, "cannot remove night \(night.id)'s folder \(folder.path)", cause: error)
+            }
+        }
+        return true
+    }
+
+    static func stillTooFull(_ night: NightRecord, cause: SomniError) -> SomniError {
+        SomniError(.io, "night \(night.id)'s folder was removed, but the disk is still too full to "
+                   + "remove its row: free more space and run 'somni delete \(night.id)' again", cause: cause)
     }
 
     /// Removes the folder of a night whose row is gone. Under the write lock: another process
@@ -732,12 +753,21 @@ public final class NightStore {
         // staging from before the rename until after the commit: such a folder is a night
         // arriving, not a stray. Read in this order, a folder listed has its note or its row.
         let folders = NightStore.nightFolders(inStoreAt: directory)
-        let running = ((try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory.path)) ?? [])
-            .filter { StagingNames.shared.isRunning($0, in: stagingDirectory) }
-        // ... and one whose delete has committed and whose folder is about to go, a night leaving.
-        let inTransit = Set(running.compactMap(StagingNames.placing) + running.compactMap(StagingNames.deleting))
-        let ids = Set(try records().map(\.id)).union(inTransit)
-        return folders.filter { !ids.contains($0.lastPathComponent) }
+        func inTransit() -> Set<String> {
+            let running = ((try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory.path)) ?? [])
+                .filter { StagingNames.shared.isRunning($0, in: stagingDirectory) }
+            return Set(running.compactMap(StagingNames.placing) + running.compactMap(StagingNames.deleting))
+        }
+        let arriving = inTransit()
+        let ids = Set(try records().map(\.id)).union(arriving)
+        // ... and one whose delete began after the notes were read and committed before the
+        // rows were: its note is there now, or it has gone, folder and all (a night being
+        // deleted was named a stray, to be imported back).
+        let leaving = inTransit()
+        return folders.filter { folder in
+            !ids.contains(folder.lastPathComponent) && !leaving.contains(folder.lastPathComponent)
+                && FileManager.default.fileExists(atPath: folder.path)
+        }
     }
 
     /// The folders in a store's nights/, listed or not, read without opening its database: with
