@@ -235,10 +235,15 @@ public enum ClipLinking: Sendable {
             // A night folder inside the clips folder, where its own clips would go: they are
             // there already (replaced, the clip was removed and the copy then found nothing).
             if FileIdentity.same(file, target) { return ClipLinking.relativePath(from: reportDirectory, to: target) }
+            // Copied beside it and renamed over it: removed first, a clip an earlier page plays
+            // was lost for good when the report was stopped between the two.
+            PartialFile.removeAbandoned(of: target)
+            let partial = PartialFile.url(for: target)
             do {
-                if fm.fileExists(atPath: target.path) { try fm.removeItem(at: target) }
-                try fm.copyItem(at: file, to: target)
+                try fm.copyItem(at: file, to: partial)
+                guard rename(partial.path, target.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             } catch {
+                try? fm.removeItem(at: partial)
                 throw SomniError(.io, "cannot copy clip \(file.path) to \(target.path)", cause: error)
             }
             return ClipLinking.relativePath(from: reportDirectory, to: target)

@@ -352,6 +352,30 @@ import SomniStore
         #expect(try String(contentsOf: scratch.path("notes.txt"), encoding: .utf8) == "my notes")
     }
 
+    /// A clip copied again over an earlier page's copy is written beside it and renamed over
+    /// it: removed first, a report stopped between the two lost a clip the earlier page plays,
+    /// and a folder of the clip's name was removed whole.
+    @Test func aClipCopiedAgainReplacesTheOldCopyInOneStep() throws {
+        let scratch = try Scratch()
+        let fm = FileManager.default
+        let night = try ReportFixture.folder(at: scratch.path("n"))
+        let linking = ClipLinking.copied(into: scratch.path("r/p_clips"), reportDirectory: scratch.path("r"))
+        _ = try ReportNight.load(id: "n", folder: night, clips: linking)
+        let copy = scratch.path("r/p_clips/n/clips/evt-0001.wav")
+        try Data("old".utf8).write(to: copy)
+        _ = try ReportNight.load(id: "n", folder: night, clips: linking)
+        #expect(try Data(contentsOf: copy) == Data(contentsOf: night.appendingPathComponent("clips/evt-0001.wav")))
+        #expect(try fm.contentsOfDirectory(atPath: copy.deletingLastPathComponent().path).sorted()
+                == ["evt-0001.wav", "evt-0002.wav", "evt-0003.wav", "evt-0004.wav"])
+        // Something of the clip's name that is not a file (the user's folder) stays, and the
+        // report says it cannot copy there.
+        try fm.removeItem(at: copy)
+        try fm.createDirectory(at: copy, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: copy.appendingPathComponent("keep.txt"))
+        #expect { _ = try ReportNight.load(id: "n", folder: night, clips: linking) } throws: { "\($0)".contains("cannot copy clip") }
+        #expect(try String(contentsOf: copy.appendingPathComponent("keep.txt"), encoding: .utf8) == "mine")
+    }
+
     @Test func exportsHoldEveryEventAndRoundTrip() throws {
         let s = ReportFixture.session(source: "a,b \"c\".m4a")
         var record = NightRecord(id: "20261128-2340", startedAt: s.startedAt, nightDate: "2026-11-28", source: s.source,
