@@ -202,7 +202,16 @@ struct AnalyzeCommand: Command {
     /// A stored night without a date has no bedtime in 'somni nights' and no place in the trends.
     static func sayIfUndated(_ session: Session, savedAs: String?) {
         guard session.startedAt == nil, savedAs != nil else { return }
-        print("The recording does not say when it started, so the night is undated: analysed again with "
+        let why: String
+        if let ahead = RecordingStart.aheadInFileName(URL(fileURLWithPath: session.source).lastPathComponent) {
+            let time = DateFormatter()
+            time.dateFormat = "yyyy-MM-dd HH:mm"
+            time.timeZone = .current
+            why = "The recording's name says it started \(time.string(from: ahead)), more than a day ahead of this machine's clock"
+        } else {
+            why = "The recording does not say when it started"
+        }
+        print(why + ", so the night is undated: analysed again with "
               + "--started \"YYYY-MM-DD HH:MM\" --replace, it is dated in place of \(savedAs ?? "this one").")
     }
 

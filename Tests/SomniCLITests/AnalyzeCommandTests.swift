@@ -770,6 +770,12 @@ import Testing
                                     environment: utc)
         #expect(plainText.stdout.contains("the night is undated: analysed again with --started \"YYYY-MM-DD HH:MM\" --replace"),
                 "\(plainText.stdout)")
+        // A name dated far ahead is passed over, and said to be.
+        let ahead = plain.deletingLastPathComponent().appendingPathComponent("Recording_20991128_231402.wav")
+        try FileManager.default.copyItem(at: plain, to: ahead)
+        let aheadText = try CLI.run(["analyze", ahead.path, "--classifier", "heuristic", "--no-clips", "--replace"], environment: utc)
+        #expect(aheadText.stdout.contains("The recording's name says it started 2099-11-28 23:14, more than a day ahead of this machine's clock, "
+                                          + "so the night is undated"), "\(aheadText.stdout)")
         // Given a start without --replace, it is found, not stored twice, and told how to date it ...
         let found = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--started", "2026-12-01 23:00"],
                                 environment: utc)

@@ -339,6 +339,11 @@ import Testing
         #expect(RecordingStart.inFileName(name, timeZone: Self.plusOne, now: Self.bedtime.addingTimeInterval(-90_000)) == nil)
         #expect(RecordingStart.inFileName("Aufnahme 28.11.2099 23-14-02.m4a") == nil)
         #expect(RecordingStart.inFileName("Recording_20991128_231402.m4a") == nil)
+        // ... and is there to be said: the night was left undated with "does not say when it started".
+        #expect(RecordingStart.aheadInFileName(name, timeZone: Self.plusOne, now: Self.bedtime.addingTimeInterval(-90_000)) == Self.bedtime)
+        #expect(RecordingStart.aheadInFileName(name, timeZone: Self.plusOne, now: Self.bedtime.addingTimeInterval(-86_000)) == nil)
+        #expect(RecordingStart.aheadInFileName("Recording_20991128_231402.m4a") != nil)
+        #expect(RecordingStart.aheadInFileName("night.m4a") == nil)
     }
 
     /// Many phone apps write an M4A's creation time when they stop: one recording's length after

@@ -84,6 +84,16 @@ public struct RecordingStart: Sendable, Equatable {
     /// mean the number is something else. A time more than a day ahead of `now` is passed over,
     /// as a file's own time is and as `--started` refuses it: it would be "the latest night" for years.
     public static func inFileName(_ name: String, timeZone: TimeZone = .current, now: Date = Date()) -> Date? {
+        anyTimeInFileName(name, timeZone: timeZone).flatMap { isPlausible($0, now: now) ? $0 : nil }
+    }
+
+    /// A time in a file's name that `inFileName` passes over for lying more than a day ahead of
+    /// `now` (a phone whose clock was set a year on): to be said, not dropped without a word.
+    public static func aheadInFileName(_ name: String, timeZone: TimeZone = .current, now: Date = Date()) -> Date? {
+        anyTimeInFileName(name, timeZone: timeZone).flatMap { $0 > now.addingTimeInterval(86_400) ? $0 : nil }
+    }
+
+    private static func anyTimeInFileName(_ name: String, timeZone: TimeZone) -> Date? {
         let time = #"(?:[ _T-]|[ _-]?at[ _-]?|, )?(\d{2})[-_.:h]?(\d{2})(?:[-_.:m]?(\d{2}))?(?!\d)"#
         var found: Date?
         if let groups = match(#"(?<!\d)(20\d{2})[-_.]?(\d{2})[-_.]?(\d{2})"# + time, in: name) {
@@ -93,7 +103,7 @@ public struct RecordingStart: Sendable, Equatable {
             // name) or a two-digit year, the order would be a guess.
             found = date([g[0], g[3], g[2], g[1], g[4], g[5], g[6]], in: timeZone)
         }
-        return found.flatMap { isPlausible($0, now: now) ? $0 : nil }
+        return found
     }
 
     /// The start a file says of itself, from its own time (`fileTime`: a creation time or a
