@@ -71,14 +71,40 @@ public enum OutputFile {
                 try file.data.write(to: temporary)
                 try NightFolder.flushOne(temporary)
             }
-            for file in staged where rename(file.temporary.path, file.target.path) != 0 {
-                throw SomniError(.io, "cannot put \(file.target.lastPathComponent) in place: \(String(cString: strerror(errno)))")
-            }
+            for file in streams { try writeInto(file.data, file.url) }
         } catch {
             for file in staged { try? FileManager.default.removeItem(at: file.temporary) }
             throw error
         }
-        for file in streams { try writeInto(file.data, file.url) }
+        try putInPlace(staged)
+    }
+
+    /// Renames each written file over its place; should one rename fail, the places renamed
+    /// before it get back what they held (kept meanwhile under a hidden name, a hard link), so
+    /// that a model is never left new beside its old figures.
+    private static func putInPlace(_ staged: [(temporary: URL, target: URL)]) throws {
+        var previous: [URL: URL] = [:]  // place → its file as it was
+        var new: Set<URL> = []  // places that held nothing
+        if staged.count > 1 {
+            for file in staged {
+                guard FileManager.default.fileExists(atPath: file.target.path) else { new.insert(file.target); continue }
+                let kept = PartialFile.url(for: file.target)
+                if link(file.target.path, kept.path) == 0 { previous[file.target] = kept }
+            }
+        }
+        defer { for kept in previous.values { unlink(kept.path) } }
+        for (i, file) in staged.enumerated() where rename(file.temporary.path, file.target.path) != 0 {
+            let why = String(cString: strerror(errno))
+            for done in staged[..<i] {
+                if let kept = previous.removeValue(forKey: done.target) {
+                    rename(kept.path, done.target.path)
+                } else if new.contains(done.target) {
+                    unlink(done.target.path)
+                }
+            }
+            for rest in staged[i...] { try? FileManager.default.removeItem(at: rest.temporary) }
+            throw SomniError(.io, "cannot put \(file.target.lastPathComponent) in place: \(why)")
+        }
     }
 
     /// Writes into a device or an open descriptor, where the file cannot be replaced.

@@ -278,10 +278,12 @@ struct TrainCommand: Command {
         }
         if let dir = validationDirectory { validation = try examples(in: dir) }
         if let dir = testDirectory { test = try examples(in: dir) }
+        var trainingOnly: (train: [Int], all: [Int]) = ([], [])
         if let dir = trainingOnlyDirectory {
             let added = try examples(in: dir)  // before `data.split`, which must see them
             let parts = data.split(added, validationShare: validationShare, testShare: 0, seed: options.seed)
             train = (train + parts.train).sorted(); validation = (validation + parts.validation).sorted()
+            trainingOnly = (parts.train, added)
         }
         for dir in backgrounds {
             let (paths, others) = try AudioFileNames.files(under: URL(fileURLWithPath: dir).resolvingSymlinksInPath())
@@ -303,19 +305,22 @@ struct TrainCommand: Command {
         // on what it learnt, as DATA_DIR itself given there would, which is refused above.
         let heldOut = [("--validation", validationDirectory, validation), ("--test", testDirectory, test)]
         for (flag, dir, indices) in heldOut {
+            if let dir {
+                let shared = data.filesAlsoTrainedOn(train, among: indices)
+                guard let first = shared.first else { continue }
+                throw SomniError(.badInput, "\(flag) \(dir) holds \(shared.count) recording\(shared.count == 1 ? "" : "s") that "
+                                 + "\(shared.count == 1 ? "is" : "are") also trained on (the same file or a copy of one), e.g. \(first): "
+                                 + "its figures would be of examples trained on")
+            }
             // The automatic split keeps DATA_DIR's copies together; a --training-only folder's
             // copies of what it held out were trained on unseen (test accuracy 0.52 read 0.81).
-            guard dir != nil || trainingOnlyDirectory != nil else { continue }
-            let shared = data.filesAlsoTrainedOn(train, among: indices)
+            // Only those are looked for here: validation's against the ones trained on, test's
+            // against all (validation chose the model).
+            let shared = data.filesAlsoTrainedOn(flag == "--test" ? trainingOnly.all : trainingOnly.train, among: indices)
             guard let first = shared.first else { continue }
-            let count = "\(shared.count) recording\(shared.count == 1 ? "" : "s")"
-            if let dir {
-                throw SomniError(.badInput, "\(flag) \(dir) holds \(count) that \(shared.count == 1 ? "is" : "are") also trained on "
-                                 + "(the same file or a copy of one), e.g. \(first): its figures would be of examples trained on")
-            }
-            throw SomniError(.badInput, "--training-only \(trainingOnlyDirectory ?? "") holds the same file as, or a copy of, \(count) "
-                             + "the split put in \(flag.dropFirst(2)), e.g. \(first): its figures would be of examples trained on; "
-                             + "take \(shared.count == 1 ? "it" : "them") out of --training-only")
+            throw SomniError(.badInput, "--training-only \(trainingOnlyDirectory ?? "") holds the same file as, or a copy of, "
+                             + "\(shared.count) recording\(shared.count == 1 ? "" : "s") the split put in \(flag.dropFirst(2)), e.g. \(first): "
+                             + "its figures would be of examples trained on; take \(shared.count == 1 ? "it" : "them") out of --training-only")
         }
         // Test figures are of examples nothing chose the model by: early stopping watched validation's.
         if let dir = testDirectory, let first = data.filesAlsoTrainedOn(validation, among: test).first {
@@ -341,14 +346,18 @@ struct TrainCommand: Command {
         }
         // Whole recordings go to each part, in an order the seed decides: one long recording
         // can take most of a class into a held-out part, and training learns it from the rest.
-        if validationDirectory == nil || testDirectory == nil {
+        // Only the parts the split made are counted: a folder given is the user's to size.
+        // Under --split shared-data the test part is the data set's rule, which no seed moves.
+        let splitParts = [("validation", validationDirectory == nil ? validation : []),
+                          ("test", testDirectory == nil && !sharedDataSplit ? test : [])]
+        if splitParts.contains(where: { !$0.1.isEmpty }) {
             for (label, name) in data.labels.enumerated() {
-                let counts = [train, validation, test].map { part in part.filter { data.examples[$0].label == label }.count }
-                let total = counts.reduce(0, +)
-                guard total > 0, Double(counts[0]) < 0.5 * Double(total) else { continue }
-                let (part, most) = counts[1] >= counts[2] ? ("validation", counts[1]) : ("test", counts[2])
+                func count(_ part: [Int]) -> Int { part.filter { data.examples[$0].label == label }.count }
+                let trained = count(train), held = splitParts.map { ($0.0, count($0.1)) }
+                let total = trained + held.reduce(0) { $0 + $1.1 }
+                guard total > 0, 2 * trained < total, let (part, most) = held.max(by: { $0.1 < $1.1 }) else { continue }
                 printError("somni train: warning: the split put \(Int((100 * Double(most) / Double(total)).rounded())) % of \(name)'s "
-                           + "\(total) windows in \(part) and \(Int((100 * Double(counts[0]) / Double(total)).rounded())) % in training "
+                           + "\(total) windows in \(part) and \(Int((100 * Double(trained) / Double(total)).rounded())) % in training "
                            + "(whole recordings go to each part, and one long one can hold most of a class); "
                            + "give --\(part) DIR, another --seed, or more recordings of \(name)")
             }

@@ -556,6 +556,12 @@ import Testing
             if warned { lopsided += 1 }
         }
         #expect(lopsided > 0)
+        // A part given as a folder is the user's to size, not the split's: not counted.
+        let validation = dir.appendingPathComponent("validation")
+        try writeClassFolders(in: validation, seed: 21)
+        let given = try CLI.run(["train", data.path, "--out", dir.appendingPathComponent("v.somnimodel").path, "--seed", "1",
+                                 "--validation", validation.path] + quick)
+        #expect(given.status == 0 && !given.stderr.contains("in validation and"), "\(given.stderr)")
     }
 
     /// Whole recordings go to each part of the automatic split, so one long recording can take a

@@ -48,6 +48,8 @@ import Testing
         try Data("{".utf8).write(to: file)
         #expect(throws: SomniError.self) { try Session.load(from: file) }
         do { _ = try Session.load(from: file) } catch let error as SomniError { #expect(error.message.hasSuffix(": it is not JSON")) }
+        try Data("[]".utf8).write(to: file)
+        do { _ = try Session.load(from: file) } catch let error as SomniError { #expect(error.message.hasSuffix(": it is not a JSON object")) }
     }
 
     /// Snoring minutes are the time the snoring events cover, each moment once, however the
@@ -169,6 +171,13 @@ import Testing
         try OutputFile.write([(Data("model 3".utf8), model), (Data("report 3".utf8), report)])
         #expect(try String(contentsOf: model, encoding: .utf8) == "model 3")
         #expect(try String(contentsOf: report, encoding: .utf8) == "report 3")
+        // The second cannot be put in place (a folder took its name meanwhile) after the first
+        // was: the first gets back what it held, and a place that held nothing is left empty.
+        let taken = folder.appendingPathComponent("taken.report.json"), fresh = folder.appendingPathComponent("fresh.somnimodel")
+        try FileManager.default.createDirectory(at: taken, withIntermediateDirectories: true)
+        #expect(throws: SomniError.self) { try OutputFile.write([(Data("model 4".utf8), model), (Data("x".utf8), fresh), (Data("r".utf8), taken)]) }
+        #expect(try String(contentsOf: model, encoding: .utf8) == "model 3")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["my.report.json", "my.somnimodel", "taken.report.json"])
     }
 
     /// Gaps are cut to the night and counted once where they overlap: summed as given, a gap past

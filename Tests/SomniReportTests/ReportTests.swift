@@ -353,8 +353,9 @@ import SomniStore
     }
 
     /// A clip copied again over an earlier page's copy is written beside it and renamed over
-    /// it: removed first, a report stopped between the two lost a clip the earlier page plays,
-    /// and a folder of the clip's name was removed whole.
+    /// it (removed first, a report stopped between the two lost a clip the earlier page plays;
+    /// that moment is not tested here): the copy is the new one, nothing is left beside it, and
+    /// a folder of the clip's name, which was removed whole, stays.
     @Test func aClipCopiedAgainReplacesTheOldCopyInOneStep() throws {
         let scratch = try Scratch()
         let fm = FileManager.default

@@ -214,6 +214,7 @@ public struct Session: Codable, Sendable, Equatable {
         switch error {
         case .keyNotFound(let key, let context): return "it lacks \"\(place(context.codingPath + [key]))\""
         case .valueNotFound(_, let context): return "\"\(place(context.codingPath))\" is null"
+        case .typeMismatch(_, let context) where context.codingPath.isEmpty: return "it is not a JSON object"
         case .typeMismatch(let type, let context):
             let kind = type == String.self ? "text" : [Double.self, Float.self, Int.self].contains { $0 == type } ? "a number"
                 : type == Bool.self ? "true or false" : "of the kind it must be"
