@@ -24,10 +24,10 @@ public final class ALSADevice: CaptureDevice {
         let pcmName = device ?? "default"
         name = "alsa:\(pcmName)"
         var failure: Int32 = 0
-        // alsa-lib is not let print its own lines while the device opens: on a machine without
-        // a card its configuration search printed eight before Somni's one line, which says why.
+        // alsa-lib is not let print its own lines, from the open on: on a machine without a card
+        // its configuration search printed eight before Somni's one line, which says why, and a
+        // source gone mid-night printed its plugin's and recovery's ahead of Somni's note.
         somni_alsa_quiet_errors(1)
-        defer { somni_alsa_quiet_errors(0) }
         for channels in [2, 1] {
             var handle: OpaquePointer?
             let rc = snd_pcm_open(&handle, pcmName, SND_PCM_STREAM_CAPTURE, 0)

@@ -251,7 +251,13 @@ public final class PulseDevice: CaptureDevice {
         }
 
         func failure(_ what: String) -> SomniError {
-            SomniError(.io, "\(what): \(lastError). Is a sound server running (pactl info)? "
+            // The server answered that it has no such source (a name mistyped, no microphone
+            // plugged in): asking whether one runs sent the user to the wrong place.
+            if pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue) {
+                return SomniError(.io, "\(what): the sound server has no such source; 'pactl list short sources' lists "
+                    + "those it has (--device takes a name from it, and without --device its default source is used)")
+            }
+            return SomniError(.io, "\(what): \(lastError). Is a sound server running (pactl info)? "
                 + "Try --backend alsa on a machine without one")
         }
     }

@@ -90,6 +90,17 @@ import Testing
                 "\(result.status): \(result.error)")
     }
 
+    /// A source the running sound server does not have (a name mistyped) is named as such,
+    /// with where to find the names: it asked whether a sound server was running at all.
+    @Test(.enabled(if: CLIHarness.pulseAvailable))
+    func aSourceTheSoundServerLacksIsNamedAsSuch() throws {
+        let result = try CLIHarness.somni(["record", "--backend", "pulse", "--device", "somni_no_such_source", "--for", "5s",
+                                           "--out", nights.path, "--lock", lock.path])
+        let lines = result.error.split(separator: "\n")
+        #expect(result.status == 74 && lines.count == 1 && lines[0].contains("the sound server has no such source; 'pactl list short sources'")
+                && !lines[0].contains("Is a sound server running"), "\(result.status): \(result.error)")
+    }
+
     /// Live mode's options given to a night-mode recording are refused, not taken and ignored;
     /// an --until too far away says how far to the minute ("16 h away" for 16 h 59 min).
     @Test func optionsThatWouldDoNothingOrTooLongANightAreRefused() throws {
