@@ -24,6 +24,12 @@ public struct RecorderSettings: Sendable {
     /// filled with silence and recorded as a gap. Well above a sound card's drift from the
     /// system clock (0.1 % is 29 s in 8 hours) and the device's own latency.
     public var stallGap: Double
+    /// Whether the device keeps time as a microphone does (a sound server, a sound card; not a
+    /// file played as fast as it reads): sound more than `mostAhead` seconds ahead of the clock,
+    /// and more than twice the time it took, then ends the night, said. ALSA's `null` device
+    /// recorded "2:00:00" in 7 s, a night with its wake hours in the future.
+    public var keepsTime: Bool = false
+    public static let mostAhead: Double = 20
 
     public init(mode: NightJournal.Mode = .night, duration: Double, masterFormat: EncodedAudioWriter.Format = .flac,
                 clipFormat: EncodedAudioWriter.Format = .flac, keepAudio: Bool = false, flushInterval: Double = 30,
@@ -185,6 +191,13 @@ public final class NightRecorder<C: SoundClassifier> {
             for warning in current.warnings { noteOnce(warning) }
             process(UnsafeBufferPointer(rebasing: block[0..<n]))
             try tick()
+            let given = Double(processed) / Double(rate), elapsed = BootClock.now() - clockZero
+            if settings.keepsTime, given - elapsed > RecorderSettings.mostAhead, given > 2 * elapsed {
+                noteOnce("the capture device gave \(Int(given.rounded())) s of sound in \(Int(elapsed.rounded())) s: it does not keep "
+                         + "time as a microphone does (ALSA's null device?), so the night ends here; choose a microphone with "
+                         + "--device ('pactl list short sources', 'arecord -L')")
+                break
+            }
         }
         try finishNight()
         return journal

@@ -190,6 +190,7 @@ struct RecordCommand: Command {
                               + "nothing was recorded")
         }
         var settings = RecorderSettings(mode: mode, duration: duration, masterFormat: masterFormat, keepAudio: keepAudio)
+        settings.keepsTime = backend != .file
         settings.live.threshold = threshold
         settings.live.continuationShare = continuationShare
         let line = LiveLine(terminal: standardErrorIsTerminal)

@@ -473,6 +473,30 @@ func nightModeJournal() -> NightJournal {
         #expect(journal.gaps.count == 1 && abs((journal.gaps.first?.start ?? 0) - 20) < 0.01)
     }
 
+    /// A device that gives sound far faster than the clock runs (ALSA's null device) is no
+    /// microphone: the night ends, said, once it is 20 s ahead, not hours of "night" later.
+    /// A file played as the microphone, which reads as fast as it can, is not held to it.
+    @Test(arguments: [true, false])
+    func aDeviceAheadOfTheClockEndsTheNightSaid(keepsTime: Bool) throws {
+        let folder = try temporaryFolder("ahead")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let night = syntheticNight(seconds: 60, bursts: [])
+        var settings = RecorderSettings(mode: .night, duration: 45)
+        settings.keepsTime = keepsTime
+        let recorder = try NightRecorder(
+            folder: folder, settings: settings, classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
+        let journal = try recorder.run()
+        if keepsTime {
+            #expect(journal.secondsFlushed > RecorderSettings.mostAhead && journal.secondsFlushed < RecorderSettings.mostAhead + 5,
+                    "\(journal.secondsFlushed)")
+            #expect(journal.warnings.contains { $0.contains("it does not keep time as a microphone does") }, "\(journal.warnings)")
+        } else {
+            #expect(abs(journal.secondsFlushed - 45) < 0.15, "\(journal.secondsFlushed)")
+            #expect(journal.warnings.isEmpty, "\(journal.warnings)")
+        }
+    }
+
     @Test func aVanishedDeviceIsRetriedAndTheGapKeepsTheClock() throws {
         let folder = try temporaryFolder("gap")
         defer { try? FileManager.default.removeItem(at: folder) }
