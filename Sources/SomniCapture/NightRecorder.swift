@@ -30,6 +30,13 @@ public struct RecorderSettings: Sendable {
     /// recorded "2:00:00" in 7 s, a night with its wake hours in the future.
     public var keepsTime: Bool = false
     public static let mostAhead: Double = 20
+    /// Called, from a thread of its own, once a read of the device has not returned for
+    /// `hungAfter` seconds: a driver that hung inside a read (ALSA's pulse plugin deadlocks when
+    /// the sound server dies) held the night for good, past --until, unstoppable but by signals.
+    /// The loop cannot go on; the caller says so and ends the process, leaving what was flushed
+    /// for `recover`.
+    public var deviceHung: (@Sendable (Double) -> Void)?
+    public var hungAfter: Double = 60
 
     public init(mode: NightJournal.Mode = .night, duration: Double, masterFormat: EncodedAudioWriter.Format = .flac,
                 clipFormat: EncodedAudioWriter.Format = .flac, keepAudio: Bool = false, flushInterval: Double = 30,
@@ -165,12 +172,16 @@ public final class NightRecorder<C: SoundClassifier> {
         let touching = LocalProcess.keepTouching(journalIn: folder)
         defer { touching.cancel() }
         let clockZero = BootClock.now()
+        let watch = settings.deviceHung.map { ReadWatch(limit: settings.hungAfter, hung: $0) }
+        defer { watch?.stop() }
         while processed < targetSamples && !shouldStop() {
             guard let current = source else { break }
             let want = min(block.count, targetSamples - processed)
             let n: Int
             let asked = BootClock.now()
             do {
+                watch?.reading(since: asked)
+                defer { watch?.reading(since: nil) }
                 n = try current.read(into: UnsafeMutableBufferPointer(rebasing: block[0..<want]))
             } catch {
                 source = nil
@@ -610,5 +621,37 @@ enum BootClock {
         var time = timespec()
         clock_gettime(CLOCK_BOOTTIME, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+    }
+}
+
+/// Watches the recorder's reads from a thread of its own and calls `hung` once, should one not
+/// return within `limit` seconds.
+private final class ReadWatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var since: Double?
+    private var stopped = false
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(limit: Double, hung: @escaping @Sendable (Double) -> Void) {
+        let thread = Thread { [self] in
+            while true {
+                _ = wake.wait(timeout: .now() + min(1, limit / 4))
+                let (began, done) = lock.withLock { (since, stopped) }
+                if done { return }
+                if let began, BootClock.now() - began > limit {
+                    hung(BootClock.now() - began)
+                    return
+                }
+            }
+        }
+        thread.name = "somni-read-watch"
+        thread.start()
+    }
+
+    func reading(since time: Double?) { lock.withLock { since = time } }
+
+    func stop() {
+        lock.withLock { stopped = true }
+        wake.signal()
     }
 }

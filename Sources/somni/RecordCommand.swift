@@ -191,6 +191,17 @@ struct RecordCommand: Command {
         }
         var settings = RecorderSettings(mode: mode, duration: duration, masterFormat: masterFormat, keepAudio: keepAudio)
         settings.keepsTime = backend != .file
+        let recover = options.recoverCommand
+        settings.deviceHung = { seconds in
+            // The loop is stuck inside the driver and cannot end the night itself: the process
+            // goes, its lock with it, and what was flushed (all but the last half minute) waits
+            // for `recover` or the next `record`, which closes interrupted nights first.
+            let text = "\nsomni record: error: the capture device has not answered for \(Int(seconds)) s: its driver hung inside "
+                + "a read (ALSA's pulse plugin does when the sound server stops; --backend pulse does not). The night so far "
+                + "is kept: '\(recover)' closes it\n"
+            FileHandle.standardError.write(Data(text.utf8))
+            _exit(74)
+        }
         settings.live.threshold = threshold
         settings.live.continuationShare = continuationShare
         let line = LiveLine(terminal: standardErrorIsTerminal)

@@ -51,6 +51,34 @@ final class FailingDevice: CaptureDevice {
     }
 }
 
+/// A device whose read, after `hangAfter` blocks, waits until `until` is signalled and then
+/// throws: a driver hung inside a read, released here so the test can end.
+final class HangingDevice: CaptureDevice {
+    let inner: SourceAsDevice<BufferAudioSource>
+    var blocksLeft: Int
+    let until: DispatchSemaphore
+    var rate: Int { inner.rate }
+    let name = "hanging"
+    init(_ source: BufferAudioSource, hangAfter: Int, until: DispatchSemaphore) {
+        inner = SourceAsDevice(source); blocksLeft = hangAfter; self.until = until
+    }
+    func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
+        blocksLeft -= 1
+        if blocksLeft < 0 {
+            until.wait()
+            throw SomniError(.io, "capture device released (test)")
+        }
+        return try inner.readBlock(into: buffer)
+    }
+}
+
+final class ReportedSeconds: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seconds: Double?
+    func set(_ value: Double) { lock.withLock { seconds = value } }
+    var value: Double? { lock.withLock { seconds } }
+}
+
 /// A device that, after `stallAfter` blocks, gives nothing: each read waits `seconds` and throws
 /// `CaptureStalled`, as a stalled sound server or a suspended source does.
 final class StallingDevice: CaptureDevice {
@@ -495,6 +523,32 @@ func nightModeJournal() -> NightJournal {
             #expect(abs(journal.secondsFlushed - 45) < 0.15, "\(journal.secondsFlushed)")
             #expect(journal.warnings.isEmpty, "\(journal.warnings)")
         }
+    }
+
+    /// A read that never returns (a driver hung inside it) is reported once the limit has
+    /// passed, from outside the stuck loop: the night was held for good, past --until.
+    @Test func aReadThatNeverReturnsIsReported() throws {
+        let folder = try temporaryFolder("hung")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let night = syntheticNight(seconds: 60, bursts: [])
+        let release = DispatchSemaphore(value: 0)
+        let reported = ReportedSeconds()
+        var settings = RecorderSettings(mode: .night, duration: 8, retryDelay: 0.05...0.1)
+        settings.hungAfter = 1
+        settings.deviceHung = { seconds in reported.set(seconds); release.signal() }
+        var opens = 0
+        let recorder = try NightRecorder(
+            folder: folder, settings: settings, classifier: LoudWindowClassifier(), device: "test", captureRate: 48_000,
+            openCapture: {
+                opens += 1
+                if opens > 1 { throw SomniError(.io, "no such device") }
+                return try CaptureStream(device: HangingDevice(BufferAudioSource(night), hangAfter: 50, until: release))
+            })
+        let journal = try recorder.run()
+        let seconds = try #require(reported.value)
+        #expect(seconds > 1 && seconds < 3, "\(seconds)")
+        // Released, the read failed as a lost device's does: a gap from where the sound stopped.
+        #expect(journal.gaps.first.map { abs($0.start - 5) < 0.01 } == true, "\(journal.gaps)")
     }
 
     @Test func aVanishedDeviceIsRetriedAndTheGapKeepsTheClock() throws {
