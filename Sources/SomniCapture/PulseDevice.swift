@@ -33,6 +33,14 @@ public final class PulseDevice: CaptureDevice {
     public var warnings: [String] { stereo.warnings }
 
     /// - Parameter source: a PulseAudio source name (`pactl list short sources`); nil for the default.
+    /// The rate `source` (nil: the default one) records at, asked of the sound server before a
+    /// night: a Bluetooth headset's microphone gives 8 kHz, which the narrow-band model hears
+    /// (the wide-band one found nothing in it). Nil when the server cannot say.
+    public static func sourceRate(_ source: String?) -> Int? {
+        guard let connection = try? Connection() else { return nil }
+        return connection.locked { connection.sourceInfo(source)?.rate }
+    }
+
     public init(source: String?, rate: Int = 48_000, blockDuration: Double = 0.1,
                 stallLimit: Double = CaptureStalled.limit) throws {
         self.rate = rate
@@ -45,7 +53,7 @@ public final class PulseDevice: CaptureDevice {
         try connection.locked {
             var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
             let stream: OpaquePointer?
-            if var firstTwo = connection.sourceChannels(source).flatMap(PulseDevice.firstTwoPositions) {
+            if var firstTwo = connection.sourceInfo(source).flatMap({ PulseDevice.firstTwoPositions(of: $0.channels) }) {
                 stream = pa_stream_new(connection.context, "night recording", &spec, &firstTwo)
             } else {
                 stream = pa_stream_new(connection.context, "night recording", &spec, nil)
@@ -159,12 +167,13 @@ public final class PulseDevice: CaptureDevice {
             return true
         }
 
-        /// The channel positions of `source` (nil: the default one); nil when the server cannot say,
-        /// and the stream's own connection then reports what is wrong. Called with the loop locked.
-        func sourceChannels(_ source: String?) -> pa_channel_map? {
+        /// The channel positions and rate of `source` (nil: the default one); nil when the server
+        /// cannot say, and the stream's own connection then reports what is wrong. Called with
+        /// the loop locked.
+        func sourceInfo(_ source: String?) -> (channels: pa_channel_map, rate: Int)? {
             final class Answer {
                 let loop: OpaquePointer
-                var map: pa_channel_map?
+                var map: (channels: pa_channel_map, rate: Int)?
                 init(_ loop: OpaquePointer) { self.loop = loop }
             }
             let answer = Answer(mainloop)
@@ -172,7 +181,7 @@ public final class PulseDevice: CaptureDevice {
             guard let operation = pa_context_get_source_info_by_name(context, source ?? "@DEFAULT_SOURCE@", { _, info, eol, userdata in
                 guard let userdata else { return }
                 let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
-                if eol == 0, let info { answer.map = info.pointee.channel_map }
+                if eol == 0, let info { answer.map = (info.pointee.channel_map, Int(info.pointee.sample_spec.rate)) }
                 pa_threaded_mainloop_signal(answer.loop, 0)
             }, userdata) else { return nil }
             defer { pa_operation_unref(operation) }

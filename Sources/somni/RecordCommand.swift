@@ -124,7 +124,16 @@ struct RecordCommand: Command {
     }
 
     func run() throws {
-        switch try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, command: "record",
+        // A microphone below 16 kHz (a Bluetooth headset's 8 kHz) gets the model for such
+        // recordings, as `analyze` gives a file recorded so: its sound is resampled here, so
+        // the night's master could not tell.
+        var narrowBand: Int?
+        if backend == .pulse, classifierKind != "heuristic", modelPaths.isEmpty,
+           let sourceRate = PulseDevice.sourceRate(device), sourceRate < Int(analysisSampleRate) {
+            narrowBand = sourceRate
+            printError("somni record: the microphone records at \(sourceRate) Hz: the model for recordings below 16 kHz listens")
+        }
+        switch try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths, recordedSampleRate: narrowBand, command: "record",
                                          announcingUnheardClasses: true) {
         case .heuristic(let c): try record(with: c, choice: .heuristic(c))
         case .learned(let c): try record(with: c, choice: .learned(c))

@@ -182,18 +182,22 @@ final class PipeMicrophone {
     private(set) var module: String
     private var descriptor: Int32 = -1
 
-    init(folder: URL, channels: Int = 1, channelMap: String? = nil) throws {
+    /// Samples a second the source gives (a Bluetooth headset's microphone: 8000).
+    let rate: Int
+
+    init(folder: URL, channels: Int = 1, channelMap: String? = nil, rate: Int = 16_000) throws {
         name = "somni_test_\(UUID().uuidString.prefix(8).lowercased())"
         fifo = folder.appendingPathComponent("mic.fifo")
         self.channels = channels
         self.channelMap = channelMap
+        self.rate = rate
         module = ""
         try load()
     }
 
     func load() throws {
         let r = try CLIHarness.run("/usr/bin/env", ["pactl", "load-module", "module-pipe-source", "source_name=\(name)",
-                                                   "file=\(fifo.path)", "format=float32le", "rate=16000", "channels=\(channels)"]
+                                                   "file=\(fifo.path)", "format=float32le", "rate=\(rate)", "channels=\(channels)"]
                                                    + (channelMap.map { ["channel_map=\($0)"] } ?? []))
         guard r.status == 0 else { throw SomniError(.internalError, "cannot load module-pipe-source: \(r.error)") }
         module = r.output.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -101,6 +101,25 @@ import Testing
                 && !lines[0].contains("Is a sound server running"), "\(result.status): \(result.error)")
     }
 
+    /// A microphone that records at 8 kHz (a Bluetooth headset's) gets the model for recordings
+    /// below 16 kHz, as `analyze` gives such a file: the wide-band one, on the night it
+    /// resampled itself, found no snore a file of the same sound had.
+    @Test(.enabled(if: CLIHarness.pulseAvailable))
+    func aMicrophoneBelowSixteenKilohertzGetsTheNarrowBandModel() throws {
+        let mic = try PipeMicrophone(folder: folder, rate: 8_000)
+        let recorder = try CLIHarness.startSomni(["record", "--out", nights.path, "--lock", lock.path, "--backend", "pulse",
+                                                  "--device", mic.name, "--for", "6s"])
+        #expect(CLIHarness.wait(timeout: 30) { mic.hasListener }, "the recorder never connected to the source")
+        let (wav, _) = try CLIHarness.synthesise(hours: 0.01, seed: 15, in: folder)
+        // Paced for 16 kHz: half speed is the 8 kHz source's real time.
+        try mic.play(try CLIHarness.decode(wav)[...], speed: 0.5, thenSilenceUntil: { !recorder.process.isRunning })
+        let result = recorder.finish()
+        #expect(result.status == 0 && result.error.contains("the microphone records at 8000 Hz"), "\(result.error)")
+        let night = try #require(CLIHarness.nightFolder(under: nights))
+        let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
+        #expect(session.settings.classifier.contains("narrow-band"), "\(session.settings.classifier)")
+    }
+
     /// Live mode's options given to a night-mode recording are refused, not taken and ignored;
     /// an --until too far away says how far to the minute ("16 h away" for 16 h 59 min).
     @Test func optionsThatWouldDoNothingOrTooLongANightAreRefused() throws {
