@@ -171,7 +171,8 @@ public final class NightRecorder<C: SoundClassifier> {
         // microphone gives nothing for a while for one whose recorder died.
         let touching = LocalProcess.keepTouching(journalIn: folder)
         defer { touching.cancel() }
-        let clockZero = BootClock.now()
+        var clockZero = BootClock.now()
+        var heard = false
         let watch = settings.deviceHung.map { ReadWatch(limit: settings.hungAfter, hung: $0) }
         defer { watch?.stop() }
         while processed < targetSamples && !shouldStop() {
@@ -189,6 +190,16 @@ public final class NightRecorder<C: SoundClassifier> {
                 continue
             }
             if n == 0 { break }
+            if !heard {
+                heard = true
+                // The night starts at its first sound, not when the device opened: a monitor
+                // source gives its first some 2 s later, and every event sat that much early.
+                let waited = BootClock.now() - Double(n) / Double(rate) - clockZero
+                if waited >= 0.5 {
+                    try startLater(by: waited)
+                    clockZero += waited
+                }
+            }
             if let gap = openGap {
                 openGap = nil
                 observe(.note("sound back after \(Int(journal.gaps[gap].duration.rounded())) s; the gap is recorded in the night"))
@@ -215,6 +226,24 @@ public final class NightRecorder<C: SoundClassifier> {
     }
 
     // MARK: - The loop
+
+    /// Moves the night's start `seconds` later, before any sound is in it: the journal's, and
+    /// the envelope's header, written when the folder was made.
+    private func startLater(by seconds: Double) throws {
+        guard let start = journal.startDate else { return }
+        journal.startedAt = NightJournal.isoString(start.addingTimeInterval(seconds))
+        journal.updatedAt += seconds
+        do {
+            let header = try EnvelopeFile.header(rate: FeatureExtractor.envelopeRate, start: Date(timeIntervalSince1970: journal.updatedAt))
+            let handle = try FileHandle(forWritingTo: envelopeURL)
+            defer { try? handle.close() }
+            try handle.seek(toOffset: 0)
+            try handle.write(contentsOf: header)
+        } catch {
+            throw SomniError(.io, "cannot write \(envelopeURL.path)", cause: error)
+        }
+        try journal.save(in: folder)
+    }
 
     private func prepareFolder() throws {
         do {

@@ -72,6 +72,19 @@ final class HangingDevice: CaptureDevice {
     }
 }
 
+/// A device whose first read waits `wait` seconds before its sound: a source slow to give any.
+final class SlowToStartDevice: CaptureDevice {
+    let inner: SourceAsDevice<BufferAudioSource>
+    var wait: Double
+    var rate: Int { inner.rate }
+    let name = "slow"
+    init(_ source: BufferAudioSource, wait: Double) { inner = SourceAsDevice(source); self.wait = wait }
+    func readBlock(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Bool {
+        if wait > 0 { Thread.sleep(forTimeInterval: wait); wait = 0 }
+        return try inner.readBlock(into: buffer)
+    }
+}
+
 final class ReportedSeconds: @unchecked Sendable {
     private let lock = NSLock()
     private var seconds: Double?
@@ -429,6 +442,24 @@ func nightModeJournal() -> NightJournal {
         let journal = try recorder.run()
         let late = try #require(journal.startDate).timeIntervalSince(asked)
         #expect(late >= 2 && late <= 3, "started \(late) s after it was asked for")
+    }
+
+    /// ... also when the device opens at once and its first sound comes later (a sound server's
+    /// monitor source gives it about 2 s after opening): the night started at the open, and
+    /// every event sat 2 s early. The envelope's header starts there too.
+    @Test func theNightStartsAtTheFirstSoundAfterTheOpen() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("somni-rec-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let asked = Date(timeIntervalSince1970: 1_795_900_000)
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .live, duration: 3600),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 16_000, startedAt: asked,
+            openCapture: { try CaptureStream(device: SlowToStartDevice(BufferAudioSource([Float](repeating: 0, count: 16_000)), wait: 2)) })
+        let journal = try recorder.run()
+        let late = try #require(journal.startDate).timeIntervalSince(asked)
+        #expect(late >= 2 && late <= 3, "started \(late) s after it was asked for")
+        let envelopeStart = try #require(EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).start)
+        #expect(abs(envelopeStart.timeIntervalSince(asked) - late) < 1, "envelope from \(envelopeStart.timeIntervalSince(asked)) s")
     }
 
     @Test func aDCOffsetChangesNeitherTheEpisodesLevelsNorTheLiveLevel() throws {
