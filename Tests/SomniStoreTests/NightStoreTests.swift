@@ -668,7 +668,7 @@ import SomniCore
         ("event in a gap", "event evt-0002 lies in the recording gap at 100.0 s"),
         ("clip outside", "event evt-0001 names clip '../notes.txt' outside the night folder"),
         ("30 February", "its start '2026-02-30T23:00:00Z' is not a day of the calendar"),
-        ("snoring unlike its events", "its summary says 5.9 min of snoring and its snoring events cover"),
+        ("snoring unlike its events", "its summary says 5.90 min of snoring and its snoring events cover"),
         ("snoring share", "% of the night was snoring and its"),
         ("id with a return", "event id \"evt-0001\\r\" holds a control character"),
         ("id with a NUL", "event id \"evt\\0-0002\" holds a control character"),

@@ -322,11 +322,13 @@ public struct Session: Codable, Sendable, Equatable {
                                      events: snoring, episodes: []).snoringMinutes
         let summed = snoring.reduce(0) { $0 + $1.duration } / 60
         guard min(abs(summary.snoringMinutes - covered), abs(summary.snoringMinutes - summed)) <= 0.05 else {
-            return "its summary says \(summary.snoringMinutes) min of snoring and its snoring events cover \(covered) min"
+            return "its summary says \(String(format: "%.2f", summary.snoringMinutes)) min of snoring and its snoring events "
+                + "cover \(String(format: "%.2f", covered)) min"
         }
         let share = SessionSummary.snoringPercent(summary.snoringMinutes, over: summary.recordedSeconds ?? recordedSeconds)
         guard abs(summary.snoringPercent - share) <= 0.05 else {
-            return "its summary says \(summary.snoringPercent) % of the night was snoring and its \(summary.snoringMinutes) min are \(share) %"
+            return "its summary says \(String(format: "%.1f", summary.snoringPercent)) % of the night was snoring and its "
+                + "\(String(format: "%.2f", summary.snoringMinutes)) min are \(String(format: "%.1f", share)) %"
         }
         return nil
     }
