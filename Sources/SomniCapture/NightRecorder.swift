@@ -194,8 +194,9 @@ public final class NightRecorder<C: SoundClassifier> {
                 heard = true
                 // The night starts at its first sound, not when the device opened: a monitor
                 // source gives its first some 2 s later, and every event sat that much early.
+                // (Unless a gap already holds that time: a device that stalled from the start.)
                 let waited = BootClock.now() - Double(n) / Double(rate) - clockZero
-                if waited >= 0.5 {
+                if waited >= 0.5, processed == 0 {
                     try startLater(by: waited)
                     clockZero += waited
                 }

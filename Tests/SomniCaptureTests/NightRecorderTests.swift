@@ -460,6 +460,22 @@ func nightModeJournal() -> NightJournal {
         #expect(late >= 2 && late <= 3, "started \(late) s after it was asked for")
         let envelopeStart = try #require(EnvelopeFile.read(from: folder.appendingPathComponent(EnvelopeFile.fileName)).start)
         #expect(abs(envelopeStart.timeIntervalSince(asked) - late) < 1, "envelope from \(envelopeStart.timeIntervalSince(asked)) s")
+
+        // A device that stalled from its open: that time is a gap from the start, not a later start too.
+        let stalled = folder.appendingPathComponent("stalled")
+        var opens = 0
+        let again = try NightRecorder(
+            folder: stalled, settings: RecorderSettings(mode: .live, duration: 3, retryDelay: 0.05...0.1),
+            classifier: LoudWindowClassifier(), device: "test", captureRate: 16_000, startedAt: asked,
+            openCapture: {
+                opens += 1
+                let night = BufferAudioSource([Float](repeating: 0, count: 48_000))
+                return opens == 1 ? try CaptureStream(device: StallingDevice(night, stallAfter: 0, for: 1))
+                    : try CaptureStream(device: SourceAsDevice(night))
+            })
+        let stalledJournal = try again.run()
+        #expect(try #require(stalledJournal.startDate).timeIntervalSince(asked) < 0.5)
+        #expect(stalledJournal.gaps.first.map { $0.start == 0 && $0.duration >= 1 } == true, "\(stalledJournal.gaps)")
     }
 
     @Test func aDCOffsetChangesNeitherTheEpisodesLevelsNorTheLiveLevel() throws {
