@@ -219,6 +219,8 @@ public struct Session: Codable, Sendable, Equatable {
             let kind = type == String.self ? "text" : [Double.self, Float.self, Int.self].contains { $0 == type } ? "a number"
                 : type == Bool.self ? "true or false" : "of the kind it must be"
             return "\"\(place(context.codingPath))\" is not \(kind)"
+        case .dataCorrupted(let context) where context.codingPath.last?.stringValue == "class":
+            return "\"\(place(context.codingPath))\" is not one of \(EventClass.allCases.map(\.rawValue).joined(separator: ", "))"
         case .dataCorrupted(let context):
             return context.codingPath.isEmpty ? "it is not JSON" : "\"\(place(context.codingPath))\": \(context.debugDescription)"
         @unknown default: return "\(error)"
