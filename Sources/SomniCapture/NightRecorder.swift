@@ -181,8 +181,8 @@ public final class NightRecorder<C: SoundClassifier> {
             let n: Int
             let asked = BootClock.now()
             do {
-                watch?.reading(since: asked)
-                defer { watch?.reading(since: nil) }
+                watch?.begin()
+                defer { watch?.end() }
                 n = try current.read(into: UnsafeMutableBufferPointer(rebasing: block[0..<want]))
             } catch {
                 source = nil
@@ -216,7 +216,8 @@ public final class NightRecorder<C: SoundClassifier> {
             try tick()
             let given = Double(processed) / Double(rate), elapsed = BootClock.now() - clockZero
             if settings.keepsTime, given - elapsed > RecorderSettings.mostAhead, given > 2 * elapsed {
-                noteOnce("the capture device gave \(Int(given.rounded())) s of sound in \(Int(elapsed.rounded())) s: it does not keep "
+                let took = elapsed < 1 ? "under a second" : "\(Int(elapsed.rounded())) s"
+                noteOnce("the capture device gave \(Int(given.rounded())) s of sound in \(took): it does not keep "
                          + "time as a microphone does (ALSA's null device?), so the night ends here; choose a microphone with "
                          + "--device ('pactl list short sources', 'arecord -L')")
                 break
@@ -655,21 +656,28 @@ enum BootClock {
 }
 
 /// Watches the recorder's reads from a thread of its own and calls `hung` once, should one not
-/// return within `limit` seconds.
+/// return within `limit` seconds of the watch's own time: it counts its wake-ups rather than
+/// reading a clock, so that time the process did not run (stopped with Ctrl-Z, the computer
+/// asleep) is not taken for a hang (a night paused for 70 s was ended as a hung driver).
 private final class ReadWatch: @unchecked Sendable {
     private let lock = NSLock()
-    private var since: Double?
+    /// Reads begun so far, and whether one is under way.
+    private var reads = 0
+    private var reading = false
     private var stopped = false
     private let wake = DispatchSemaphore(value: 0)
 
     init(limit: Double, hung: @escaping @Sendable (Double) -> Void) {
+        let interval = min(1, limit / 4)
         let thread = Thread { [self] in
+            var watched = -1, ticks = 0
             while true {
-                _ = wake.wait(timeout: .now() + min(1, limit / 4))
-                let (began, done) = lock.withLock { (since, stopped) }
+                _ = wake.wait(timeout: .now() + interval)
+                let (read, underWay, done) = lock.withLock { (reads, reading, stopped) }
                 if done { return }
-                if let began, BootClock.now() - began > limit {
-                    hung(BootClock.now() - began)
+                if underWay && read == watched { ticks += 1 } else { watched = read; ticks = 0 }
+                if underWay, Double(ticks) * interval >= limit {
+                    hung(Double(ticks) * interval)
                     return
                 }
             }
@@ -678,7 +686,8 @@ private final class ReadWatch: @unchecked Sendable {
         thread.start()
     }
 
-    func reading(since time: Double?) { lock.withLock { since = time } }
+    func begin() { lock.withLock { reads += 1; reading = true } }
+    func end() { lock.withLock { reading = false } }
 
     func stop() {
         lock.withLock { stopped = true }
