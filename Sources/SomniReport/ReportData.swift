@@ -128,9 +128,9 @@ enum ReportMath {
     /// out by time, not by how many values there are: an envelope cut short was stretched over
     /// the whole night, its loudness drawn hours away from the events it belongs to.
     static func timeline(_ values: [Float], rate: Double, duration: Double, columns: Int) -> [Int?] {
-        let span = min(values.count, Int((max(duration, 0) * rate).rounded(.up)))
-        let n = min(columns, max(1, Int((max(duration, 0) * rate).rounded(.up))))
-        let reference = percentile(Array(values.prefix(max(span, 1))), 0.95)
+        let nightValues = Int((max(duration, 0) * rate).rounded(.up))
+        let n = min(columns, max(1, nightValues))
+        let reference = percentile(Array(values.prefix(max(min(values.count, nightValues), 1))), 0.95)
         let valuesPerColumn = max(duration, 0) * rate / Double(n)
         return (0..<n).map { col in
             let lo = Int((Double(col) * valuesPerColumn).rounded(.down))

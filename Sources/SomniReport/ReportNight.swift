@@ -50,10 +50,11 @@ public struct ReportNight: Sendable {
     /// from anywhere on the machine, and a pipe there held the report for good.
     static func refuseUnlessOwnFile(_ clip: String, in folder: URL) throws {
         var path = folder
-        for (i, part) in clip.split(separator: "/").enumerated() {
+        let parts = clip.split(separator: "/")
+        for (i, part) in parts.enumerated() {
             path.appendPathComponent(String(part))
             let type = (try? FileManager.default.attributesOfItem(atPath: path.path))?[.type] as? FileAttributeType
-            let last = i == clip.split(separator: "/").count - 1
+            let last = i == parts.count - 1
             if type == .typeSymbolicLink {
                 throw SomniError(.badInput, "\(folder.path): clip \(clip) \(last ? "is" : "lies in") a symbolic link; "
                                  + "a night folder holds its files themselves")
