@@ -30,7 +30,10 @@ public final class PulseDevice: CaptureDevice {
     private var fragmentIsHole = false
     private let stereo: StereoCapture
     private let stallLimit: Double
-    public var warnings: [String] { stereo.warnings }
+    /// Said of a source below the analysis rate (a Bluetooth headset's 8 kHz): its sound reaches
+    /// the night resampled, so the morning analysis could not tell it was narrow-band.
+    private var narrowBand: String?
+    public var warnings: [String] { stereo.warnings + (narrowBand.map { [$0] } ?? []) }
 
     /// - Parameter source: a PulseAudio source name (`pactl list short sources`); nil for the default.
     /// The rate `source` (nil: the default one) records at, asked of the sound server before a
@@ -53,7 +56,11 @@ public final class PulseDevice: CaptureDevice {
         try connection.locked {
             var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
             let stream: OpaquePointer?
-            if var firstTwo = connection.sourceInfo(source).flatMap({ PulseDevice.firstTwoPositions(of: $0.channels) }) {
+            let info = connection.sourceInfo(source)
+            if let sourceRate = info?.rate, isNarrowBand(recordedAt: sourceRate) {
+                narrowBand = narrowBandWarning(recordedAt: sourceRate)
+            }
+            if var firstTwo = info.flatMap({ PulseDevice.firstTwoPositions(of: $0.channels) }) {
                 stream = pa_stream_new(connection.context, "night recording", &spec, &firstTwo)
             } else {
                 stream = pa_stream_new(connection.context, "night recording", &spec, nil)

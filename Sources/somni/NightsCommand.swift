@@ -68,7 +68,7 @@ struct NightsCommand: Command {
         if !waiting.isEmpty {
             printError("somni nights: \(waiting.count == 1 ? "a night" : "\(waiting.count) nights") in \(recording.path) "
                        + "\(waiting.count == 1 ? "is" : "are") not in the store yet (being recorded, or waiting for "
-                       + "'somni recover --store \(options.directory.path)' to close and save \(waiting.count == 1 ? "it" : "them"))")
+                       + "'somni recover --store \(shellWord(options.directory.path))' to close and save \(waiting.count == 1 ? "it" : "them"))")
         }
         if options.json { return try printJSON(rows) }
         guard !rows.isEmpty else {

@@ -291,13 +291,14 @@ struct RecordingOptions {
         guard lease >= 3 else { throw UsageError("--lease must be at least 3 s") }
     }
 
-    /// `somni recover` with the folder or store this night is in: without them, it looks in the
-    /// default store's and says there is nothing to close.
+    /// `somni recover` with the folder or store this night is in (without them, it looks in the
+    /// default store's and says there is nothing to close) and the lock the night was recorded
+    /// under, ready to paste into a shell.
     var recoverCommand: String {
-        func quoted(_ path: String) -> String { path.contains(" ") ? "\"\(path)\"" : path }
-        if let out { return "somni recover --out \(quoted(out))" }
-        if let store { return "somni recover --store \(quoted(store))" }
-        return "somni recover"
+        var words = ["somni", "recover"]
+        if let out { words += ["--out", out] } else if let store { words += ["--store", store] }
+        if let lockPath { words += ["--lock", lockPath] }
+        return words.map(shellWord).joined(separator: " ")
     }
 
     /// Where nights are recorded: --out, or the store's recording/ folder.
@@ -512,3 +513,4 @@ final class LiveLine: @unchecked Sendable {
         printError("time=\(time) \(text)")
     }
 }
+

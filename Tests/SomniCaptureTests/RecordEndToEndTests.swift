@@ -102,8 +102,8 @@ import Testing
     }
 
     /// A microphone that records at 8 kHz (a Bluetooth headset's) gets the model for recordings
-    /// below 16 kHz, as `analyze` gives such a file: the wide-band one, on the night it
-    /// resampled itself, found no snore a file of the same sound had.
+    /// below 16 kHz, as `analyze` gives such a file, and the night its warning: the wide-band
+    /// one, on the night it resampled itself, found no snore a file of the same sound had.
     @Test(.enabled(if: CLIHarness.pulseAvailable))
     func aMicrophoneBelowSixteenKilohertzGetsTheNarrowBandModel() throws {
         let mic = try PipeMicrophone(folder: folder, rate: 8_000)
@@ -118,6 +118,9 @@ import Testing
         let night = try #require(CLIHarness.nightFolder(under: nights))
         let session = try Session.load(from: night.appendingPathComponent(Session.fileName))
         #expect(session.settings.classifier.contains("narrow-band"), "\(session.settings.classifier)")
+        // The night says what `analyze` says of such a file: its master, resampled, cannot.
+        #expect(session.warnings.contains { $0.hasPrefix("the recording was made at 8000 Hz and holds no sound above 4.0 kHz") },
+                "\(session.warnings)")
     }
 
     /// Live mode's options given to a night-mode recording are refused, not taken and ignored;
@@ -589,7 +592,8 @@ import Testing
 
     /// A disk still full when the night ends: one message that says where the night is and that
     /// `somni recover` closes it once there is room (before: only "cannot write …recording.json:
-    /// no space left on device"), and with room again, recover does.
+    /// no space left on device"), and with room again, the command it gives, pasted into a shell
+    /// as it stands (the lock's name has a space and a quote in it), does.
     @Test(.enabled(if: CLIHarness.somni != nil && CLIHarness.fullDiskAvailable))
     func aDiskStillFullWhenTheNightEndsSaysWhereTheNightIsAndHowToCloseIt() throws {
         let (wav, _) = try CLIHarness.synthesise(hours: 0.05, seed: 15, in: folder)
@@ -599,12 +603,13 @@ import Testing
         let script = """
             mount -t tmpfs -o size=256k tmpfs "\(disk.path)" || exit 99
             "\(somni.path)" record --backend file --device "\(wav.path)" --for 3m --out "\(disk.path)/nights" \
-              --lock "\(disk.path)/lock" --classifier heuristic > "\(folder.path)/out" 2> "\(folder.path)/err"
+              --lock "\(disk.path)/night's lock" --classifier heuristic > "\(folder.path)/out" 2> "\(folder.path)/err"
             echo $? > "\(folder.path)/status"
             ls "\(disk.path)/nights" > "\(folder.path)/nights"
             mount -o remount,size=16m "\(disk.path)"
-            "\(somni.path)" recover --out "\(disk.path)/nights" --lock "\(disk.path)/lock" --classifier heuristic \
-              > "\(folder.path)/recovered" 2>&1
+            given=$(tail -n 1 "\(folder.path)/err" | sed -n "s/.*then run '\\(.*\\)' to close the night$/\\1/p")
+            [ -n "$given" ] || exit 98
+            eval "\"\(somni.path)\"${given#somni} --classifier heuristic" > "\(folder.path)/recovered" 2>&1
             echo $? > "\(folder.path)/recover-status"
             """
         let result = try CLIHarness.run("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "/bin/bash", "-c", script])
@@ -616,7 +621,8 @@ import Testing
         let night = read("nights")
         let last = read("err").split(separator: "\n").last.map(String.init) ?? ""
         #expect(last.contains("recording stopped: ") && last.contains("What was recorded is kept in \(disk.path)/nights/\(night)")
-                && last.hasSuffix("then run 'somni recover --out \(disk.path)/nights' to close the night"), "\(last)")
+                && last.hasSuffix("then run 'somni recover --out \(disk.path)/nights --lock \"\(disk.path)/night's lock\"' to close the night"),
+                "\(last)")
         #expect(read("recover-status") == "0" && read("recovered").contains("\(night): recovered"), "\(read("recovered"))")
     }
 }

@@ -10,6 +10,16 @@ public func isNarrowBand(recordedAt rate: Int?) -> Bool {
     rate.map { $0 > 0 && $0 < analysisSampleRate } ?? false
 }
 
+/// What a recording made below the analysis rate costs: talk and coughs lose most of what tells
+/// them apart above the 4 kHz where a voice recorder or telephone cuts them off. Said of a file
+/// by the analysis and of a microphone by the recorder (its night is resampled before the
+/// morning analysis, which then cannot tell).
+public func narrowBandWarning(recordedAt rate: Int) -> String {
+    let cutoff = String(format: "%.1f", Double(rate) / 2000)
+    return "the recording was made at \(rate) Hz and holds no sound above \(cutoff) kHz: sleep-talk and coughs "
+        + "are found less reliably than in a recording made at \(analysisSampleRate) Hz or more"
+}
+
 /// A pull-based stream of 16 kHz mono Float samples in [-1, 1].
 ///
 /// File decoders (SomniAudio), live capture and generated nights all look the same to the core.

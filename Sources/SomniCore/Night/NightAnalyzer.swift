@@ -317,14 +317,6 @@ func isoDateString(_ date: Date, in zone: TimeZone = .current) -> String {
 /// Below this peak envelope level (about −60 dBFS) a night is called near-silent.
 let silentNightPeak: Float = 0.001
 
-/// What a recording made below the analysis rate costs: talk and coughs lose most of what tells
-/// them apart above the 4 kHz where a voice recorder or telephone cuts them off.
-private func narrowBandWarning(recordedAt rate: Int) -> String {
-    let cutoff = String(format: "%.1f", Double(rate) / 2000)
-    return "the recording was made at \(rate) Hz and holds no sound above \(cutoff) kHz: sleep-talk and coughs "
-        + "are found less reliably than in a recording made at \(analysisSampleRate) Hz or more"
-}
-
 /// The stage a progress report of `NightAnalyzer.analyze` belongs to.
 public enum AnalysisStage: String, Sendable { case reading, classifying, clips }
 
