@@ -199,9 +199,10 @@ struct AnalyzeCommand: Command {
             + "--replace dates it from its start, \(time.string(from: start.date)) (from the \(start.origin.rawValue))"
     }
 
-    /// A stored night without a date has no bedtime in 'somni nights' and no place in the trends.
+    /// A night without a date has no bedtime in 'somni nights', no place in the trends, and
+    /// times into the night instead of clock times; one written with --out is imported so.
     static func sayIfUndated(_ session: Session, savedAs: String?) {
-        guard session.startedAt == nil, savedAs != nil else { return }
+        guard session.startedAt == nil else { return }
         let why: String
         if let ahead = RecordingStart.aheadInFileName(URL(fileURLWithPath: session.source).lastPathComponent) {
             let time = DateFormatter()
@@ -211,8 +212,12 @@ struct AnalyzeCommand: Command {
         } else {
             why = "The recording does not say when it started"
         }
+        guard let savedAs else {
+            return print(why + ", so the night is undated (its times are into the night, not clock times): "
+                         + "analysed again with --started \"YYYY-MM-DD HH:MM\", it is dated.")
+        }
         print(why + ", so the night is undated: analysed again with "
-              + "--started \"YYYY-MM-DD HH:MM\" --replace, it is dated in place of \(savedAs ?? "this one").")
+              + "--started \"YYYY-MM-DD HH:MM\" --replace, it is dated in place of \(savedAs).")
     }
 
     private func openStore() throws -> NightStore {

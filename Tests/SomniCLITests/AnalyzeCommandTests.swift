@@ -770,6 +770,12 @@ import Testing
                                     environment: utc)
         #expect(plainText.stdout.contains("the night is undated: analysed again with --started \"YYYY-MM-DD HH:MM\" --replace"),
                 "\(plainText.stdout)")
+        // Written with --out, it is said too: imported, it is an undated night.
+        let outText = try CLI.run(["analyze", plain.path, "--classifier", "heuristic", "--no-clips", "--out",
+                                   dir.appendingPathComponent("out").path], environment: utc)
+        #expect(outText.status == 0 && outText.stdout.contains(
+            "does not say when it started, so the night is undated (its times are into the night, not clock times): "
+            + "analysed again with --started \"YYYY-MM-DD HH:MM\", it is dated."), "\(outText.stdout)")
         // A name dated far ahead is passed over, and said to be.
         let ahead = plain.deletingLastPathComponent().appendingPathComponent("Recording_20991128_231402.wav")
         try FileManager.default.copyItem(at: plain, to: ahead)
