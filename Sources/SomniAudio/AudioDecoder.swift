@@ -85,6 +85,8 @@ public final class AudioDecoder: AudioSource {
     private var jumpsNotFilled = 0, secondsNotFilled = 0.0
     /// An MP3 or ADTS AAC stream: its packets carry no times of their own.
     private let isUntimed: Bool
+    /// A FLAC stream, whose damaged frames are refused by their checksums (`OpenedInput`).
+    private let checksummedFrames: Bool
 
     /// Seconds of the packets the decoder refused since the last frame it gave (a frame's length
     /// each: in formats without times of their own, MP3 and AAC, nothing else tells what was lost).
@@ -125,6 +127,7 @@ public final class AudioDecoder: AudioSource {
         recordedSampleRate = input.recordedSampleRate
         isPlainAnalysisWAV = input.isPlainAnalysisWAV
         isUntimed = input.isUntimed
+        checksummedFrames = input.checksummedFrames
         recordingStart = input.recordingStart
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
@@ -170,6 +173,9 @@ public final class AudioDecoder: AudioSource {
         var warnings: [String] = []
         /// The stream's packets carry no time of their own (MP3, ADTS AAC).
         var isUntimed = false
+        /// Every packet was found as a frame of this stream by its checked header and is refused
+        /// by its checksum only when damaged (FLAC): a run of them is damage, not garbage.
+        var checksummedFrames = false
         /// The file stops before its stream's end says it is over (an Ogg whose last page lacks
         /// the end-of-stream mark): it was cut off, however whole what is there reads.
         var endsUnfinished = false
@@ -312,6 +318,13 @@ public final class AudioDecoder: AudioSource {
         handles.codec = codec
         try check(avcodec_parameters_to_context(codec, parameters), "cannot read the \(codecName) settings of \(path)", code: .badInput)
         codec.pointee.pkt_timebase = stream.pointee.time_base
+        if parameters.pointee.codec_id == AV_CODEC_ID_FLAC {
+            // Each FLAC frame carries a checksum of its samples. Unchecked, a frame with one bit
+            // flipped decodes as noise at full scale (a bad sector in a night read as a string
+            // of loud coughs); checked, it is refused and kept as silence at its time.
+            codec.pointee.err_recognition |= AV_EF_CRCCHECK | AV_EF_EXPLODE
+            input.checksummedFrames = true
+        }
         try check(avcodec_open2(codec, decoder, nil), "cannot open the \(codecName) decoder for \(path)", code: .badInput)
         return input
     }
@@ -638,7 +651,11 @@ public final class AudioDecoder: AudioSource {
             nextFrameTime = start + length
             (lastStamp, lastSamples) = (stamp, Int(frame.pointee.nb_samples))
         }
-        guard let expected = nextFrameTime, start - expected >= Self.shortestGapFilled, start - expected <= Self.longestGapFilled
+        // A FLAC stream's clock counts its samples exactly: a frame lost where its header was
+        // damaged (read with the frame before, which passed its checksum) is a gap of its own
+        // length, often under the rounding other clocks need.
+        let shortest = checksummedFrames ? 0.001 : Self.shortestGapFilled
+        guard let expected = nextFrameTime, start - expected >= shortest, start - expected <= Self.longestGapFilled
         else { return false }
         // A clock that moved on by exactly the last frame's samples counts samples, at a rate
         // that is not the frames' (an M4A's timescale damaged to 1, a FLAC header's 8000 Hz over
@@ -692,7 +709,7 @@ public final class AudioDecoder: AudioSource {
             }
             defer { av_packet_unref(packet) }
             packetsRead += 1
-            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: seconds(of: packet, in: codec)) }
             return
         }
         guard let format = handles.format else { return }
@@ -713,9 +730,18 @@ public final class AudioDecoder: AudioSource {
                 nextFrameTime = nextFrameTime.map { $0 + 0.02 }
                 return
             }
-            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: seconds(of: packet, in: codec)) }
             return
         }
+    }
+
+    /// A packet's length from its own duration (a FLAC frame's header gives it; FLAC's decoder
+    /// has no fixed frame size); nil when it has none.
+    private func seconds(of packet: UnsafeMutablePointer<AVPacket>, in codec: UnsafeMutablePointer<AVCodecContext>) -> Double? {
+        let base = codec.pointee.pkt_timebase
+        guard packet.pointee.duration > 0, base.num > 0, base.den > 0 else { return nil }
+        let seconds = Double(packet.pointee.duration) * Double(base.num) / Double(base.den)
+        return seconds.isFinite && seconds <= 10 ? seconds : nil  // a damaged duration is no length
     }
 
     private func startDraining(_ codec: UnsafeMutablePointer<AVCodecContext>) {
@@ -726,14 +752,19 @@ public final class AudioDecoder: AudioSource {
     /// A packet the decoder rejected: skipped, unless rejections keep coming (garbage, not a glitch).
     /// While draining, a decoder that keeps failing is left with what it has given: asking it
     /// again and again must not be a loop with no end.
-    private func noteDamagedPacket(_ codec: UnsafeMutablePointer<AVCodecContext>) {
+    /// `lasting`: the refused packet's length where it is known.
+    private func noteDamagedPacket(_ codec: UnsafeMutablePointer<AVCodecContext>, lasting: Double? = nil) {
         damagedPackets += 1
         damagedInARow += 1
         // Owed only once a good frame follows: damage that runs to the end is not sound.
-        if codec.pointee.frame_size > 0, codec.pointee.sample_rate > 0 {
+        if let lasting {
+            refusedSeconds += lasting
+        } else if codec.pointee.frame_size > 0, codec.pointee.sample_rate > 0 {
             refusedSeconds += Double(codec.pointee.frame_size) / Double(codec.pointee.sample_rate)
         }
-        guard damagedInARow >= Self.damagedPacketLimit else { return }
+        // Frames refused by their checksums are read on to the end of the file (the demuxer
+        // moves on through it): a damaged stretch of a FLAC night is not the end of it.
+        guard damagedInARow >= Self.damagedPacketLimit, !checksummedFrames else { return }
         stoppedAtDamage = true
         switch stage {
         case .decoding: startDraining(codec)

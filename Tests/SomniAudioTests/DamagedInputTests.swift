@@ -523,6 +523,34 @@ import Testing
         #expect(!decoder.warnings.contains { $0.hasPrefix("skipped") }, "\(decoder.warnings)")
     }
 
+    /// A FLAC frame with bits flipped fails its checksum and is kept as silence at its time:
+    /// unchecked, it decoded as noise up to full scale (a night's bad sector read as loud
+    /// coughs), and a run of such frames (64) ended the night there. Now the quiet stretch stays
+    /// quiet, what follows keeps its time, and the whole file is read.
+    @Test(arguments: [1, 97])
+    func aFLACFrameFailingItsChecksumIsSilenceNotNoise(everyNthByte: Int) throws {
+        let folder = try ScratchFolder()
+        var signal = (0..<(20 * 16_000)).map { i in Float(0.05 * sin(Double(i) * 0.37) * sin(Double(i) * 0.011)) }
+        for i in (15 * 16_000)..<(15 * 16_000 + 8_000) { signal[i] = Float(0.8 * sin(2 * .pi * 1000 * Double(i) / 16_000)) }
+        let whole = try TestSignals.encode(signal, as: .flac, sampleRate: 16_000, in: folder.url)
+        var bytes = [UInt8](try Data(contentsOf: whole))
+        // From a fifth to a half of the way in, well before the burst: one bit in each of a
+        // few frames, or (every 97th byte) every frame there.
+        let span = (bytes.count / 5)..<(bytes.count / 2)
+        let flipped = everyNthByte == 1 ? Array(stride(from: span.lowerBound, to: span.upperBound, by: span.count / 12))
+            : Array(stride(from: span.lowerBound, to: span.upperBound, by: everyNthByte))
+        for i in flipped { bytes[i] ^= 0x10 }
+        let decoder = try AudioDecoder(url: try folder.file("flipped.flac", contents: Data(bytes)))
+        let read = try TestSignals.readAll(decoder)
+        let loudest = read[..<(14 * 16_000)].map(abs).max() ?? 0
+        #expect(loudest < 0.1, "\(loudest) before the burst")
+        let onset = try #require(read.indices.first { abs(read[$0]) > 0.4 }, "\(read.count) samples, \(decoder.warnings)")
+        #expect(abs(Double(onset) / 16_000 - 15) < 0.05, "the burst at \(Double(onset) / 16_000) s")
+        #expect(abs(Double(read.count) / 16_000 - 20) < 0.1, "\(read.count) samples")
+        #expect(decoder.warnings.count == 1 && decoder.warnings[0].hasSuffix("kept as silence, so what follows stays at its time"),
+                "\(decoder.warnings)")
+    }
+
     /// A clock at odds with the frames (an M4A whose timescale was damaged to 1 jumps 1,024 s
     /// after every 64 ms frame) is not taken for lost stretches: the 10 s file became a 48-hour
     /// night of silence. Its audio is read as it comes, and the warning says why.
