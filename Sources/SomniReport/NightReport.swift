@@ -114,7 +114,7 @@ public enum NightReport {
         let clock = NightClock(of: s)
         let heading = clock.map { "Night of \($0.nightTitle)" } ?? "Night \(n.id)"
         let span = clock.map { c in
-            "\(c.time()) → \(c.time(at: s.duration)) · " + c.changes(within: s.duration).map { "\($0) · " }.joined()
+            "\(c.displayHourMinute()) → \(c.displayHourMinute(at: s.duration)) · " + c.changes(within: s.duration).map { "\($0) · " }.joined()
         } ?? ""
         let rates = rates(s)
         // A night with gaps (a joined night's pauses, a lost microphone): its rates and share are

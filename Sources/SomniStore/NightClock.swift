@@ -172,14 +172,24 @@ public struct NightClock: Sendable, Equatable {
     /// "HH:MM:SS" for a person: a time in the hour the clocks showed again after going back reads
     /// "02:10:08 (2nd)", since the first 02:10:08 came an hour before it.
     public func displayTime(at seconds: Double) -> String {
+        timeWithSeconds(at: seconds) + (isInRepeatedHour(seconds) ? " (2nd)" : "")
+    }
+
+    /// "HH:MM" for a person, marked as `displayTime` is: a wake at "02:14 (2nd)".
+    public func displayHourMinute(at seconds: Double = 0) -> String {
+        time(at: seconds) + (isInRepeatedHour(seconds) ? " (2nd)" : "")
+    }
+
+    /// Whether the moment `seconds` after the start is in an hour the clocks showed again.
+    private func isInRepeatedHour(_ seconds: Double) -> Bool {
         var before = offsetBeforeChanges
         for change in offsetChanges {
             if change.offsetSeconds < before, seconds >= change.after, seconds < change.after + Double(before - change.offsetSeconds) {
-                return timeWithSeconds(at: seconds) + " (2nd)"
+                return true
             }
             before = change.offsetSeconds
         }
-        return timeWithSeconds(at: seconds)
+        return false
     }
 
     /// The clock changes in the first `duration` seconds, said for a person: "at 03:00 the clocks

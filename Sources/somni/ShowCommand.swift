@@ -52,7 +52,7 @@ struct ShowCommand: Command {
 
         let clock = night.clock
         let s = session.summary
-        var lines = ["Night \(night.id)" + (clock.map { " · night of \($0.nightTitle), \($0.time()) → \($0.time(at: session.duration))" } ?? "")]
+        var lines = ["Night \(night.id)" + (clock.map { " · night of \($0.nightTitle), \($0.displayHourMinute()) → \($0.displayHourMinute(at: session.duration))" } ?? "")]
         lines.append("  source \(session.source) · sensitivity \(session.settings.sensitivity) · classifier \(session.settings.classifier)"
                      + (session.settings.analyser.map { " · \($0)" } ?? ""))
         lines.append("  time in bed   \(Format.duration(session.duration))")

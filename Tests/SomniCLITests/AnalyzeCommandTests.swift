@@ -913,7 +913,7 @@ extension AnalyzeDatingTests {
 
         // Read elsewhere (UTC here), the night keeps its own clock.
         let shown = try CLI.run(["show", "2026-10-24"], environment: ["TZ": "UTC", "SOMNI_STORE": berlin["SOMNI_STORE"]!])
-        #expect(shown.stdout.contains("night of Sat 24 Oct 2026, 02:58 → 02:01"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("night of Sat 24 Oct 2026, 02:58 → 02:01 (2nd)"), "\(shown.stdout)")
         #expect(shown.stdout.contains("clock         at 03:00 the clocks went back to 02:00"), "\(shown.stdout)")
         let listed = try CLI.run(["nights", "--json"], environment: berlin)
         let nights = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])

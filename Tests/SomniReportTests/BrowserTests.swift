@@ -374,7 +374,7 @@ struct BrowserInteractionTests {
         #expect(readouts.count == 2 && readouts[1].hasPrefix("02:03:20 ·"), "the first 02:03:20: \(readouts)")
         #expect(dom.contains("<title>02:00 (2nd): 1 snoring</title>"), "the hour chart's bar in the repeated hour")
         #expect(dom.contains("<span class=\"meta\">02:03:20 (2nd)</span>"), "the list's time of the snore in the repeated hour")
-        #expect(dom.contains("01:40 → 02:40 · at 03:00 the clocks went back to 02:00"))
+        #expect(dom.contains("01:40 → 02:40 (2nd) · at 03:00 the clocks went back to 02:00"), "the wake, in the repeated hour, marked")
     }
 
     /// A night begun in the hour the clocks repeat (02:20 just after 03:00 went back to 02:00):

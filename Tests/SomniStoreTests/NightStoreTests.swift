@@ -918,6 +918,7 @@ import SomniCore
         #expect(autumn.changes(within: 5400).isEmpty, "a night that ends at the change does not cross it")
         #expect([1800, 5399, 5400, 8999, 9000].map { autumn.displayTime(at: $0) }
                 == ["02:00:00", "02:59:59", "02:00:00 (2nd)", "02:59:59 (2nd)", "03:00:00"], "the repeated hour is marked")
+        #expect([0, 5399, 5400, 9000].map { autumn.displayHourMinute(at: $0) } == ["01:30", "02:59", "02:00 (2nd)", "03:00"])
         #expect(autumn.iso(at: 1800) == "2026-10-25T02:00:00+02:00" && autumn.iso(at: 5400) == "2026-10-25T02:00:00+01:00")
         #expect(NightClock(iso: "2026-11-28T23:40:00-03:30")?.iso(at: 3600) == "2026-11-29T00:40:00-03:30")
         #expect(autumn.nightDate == "2026-10-24" && autumn.compactDateTime() == "20261025-0130")
