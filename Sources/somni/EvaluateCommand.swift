@@ -190,6 +190,7 @@ struct EvaluateCommand: Command {
 
     func run() throws {
         if pairs.count > 1 {
+            Self.warnOfNightsGivenTwice(pairs.map(\.night))
             let names = Self.nightNames(pairs.map(\.night))
             let nights = try zip(names, pairs).map { name, pair in
                 let night = try Self.load(reference: pair.reference, night: pair.night, duration: duration, ignoring: ignoredLabels)
@@ -222,6 +223,24 @@ struct EvaluateCommand: Command {
             print(String(decoding: try report.jsonData(), as: UTF8.self))
         } else {
             print(report.text(), terminator: "")
+        }
+    }
+
+    /// One night given twice (its folder and its session.json, a link, a slip in a long list)
+    /// is scored twice and pooled twice: said, not refused, since two annotators' references of
+    /// one night may be meant.
+    private static func warnOfNightsGivenTwice(_ paths: [String]) {
+        let files = paths.map { path in
+            var isFolder: ObjCBool = false
+            let url = URL(fileURLWithPath: path)
+            let folder = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+            return folder ? url.appendingPathComponent(Session.fileName) : url
+        }
+        for i in files.indices.dropFirst() {
+            if let j = files[..<i].indices.first(where: { FileIdentity.same(files[$0], files[i]) }) {
+                printError("somni evaluate: warning: \(paths[i]) is the same night as \(paths[j]), given before it: "
+                           + "it is scored, and pooled, twice")
+            }
         }
     }
 

@@ -288,6 +288,15 @@ import Testing
         let snoring = try #require(evaluation.pooled.classes.first { $0.eventClass == .snoring })
         #expect(snoring.events == DetectionScores(truePositives: 1, falsePositives: 0, falseNegatives: 1))
         #expect(evaluation.pooled.falseEventsPerHour == 0.5)
+        #expect(json.stderr.isEmpty, "\(json.stderr)")
+
+        // One night given twice (here through a link) is scored twice, and said to be.
+        let link = dir.appendingPathComponent("again.csv")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: found1)
+        let twice = try CLI.run(["evaluate"] + pairs + ["--reference", reference1, link.path])
+        #expect(twice.status == 0 && twice.stdout.hasPrefix("3 nights")
+                && twice.stderr == "somni evaluate: warning: \(link.path) is the same night as \(found1), given before it: "
+                    + "it is scored, and pooled, twice\n", "\(twice.stderr)")
 
         // A night without its reference, and the one-night options with two nights, are usage errors.
         let unpaired = try CLI.run(["evaluate", "--reference", reference1, found1, found2, "--duration", "3600"])
