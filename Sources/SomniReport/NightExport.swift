@@ -38,7 +38,9 @@ public enum NightExport {
 
     /// One row per night, from the store's records alone: the figures a study tabulates across
     /// nights. Events per hour and the snoring share are over the time recorded (`recorded_h`: the
-    /// night less its gaps), as the summary gives them.
+    /// night less its gaps), as the summary gives them. Hours to 4 decimals and snoring minutes to
+    /// 3, finer than `show` gives them: a short night's 2.6 s of snoring read "0.0", its rates
+    /// could not be worked out again from the hours, and a study's sums drifted by the rounding.
     public static func nightsCSV(_ records: [NightRecord]) -> String {
         var out = nightsCSVHeader + "\n"
         for r in records {
@@ -46,10 +48,10 @@ public enum NightExport {
             let perHour = { (c: EventClass) in r.recordedSeconds > 0 ? number(r.rate(c), 2) : "" }
             let fields: [String] = [
                 r.id, r.nightDate ?? "", r.startedAt ?? "", r.bedtime ?? "", r.wake ?? "", r.source,
-                number(hours, 3), number(r.analysedSeconds / 3600, 3), number(r.activeShare, 3),
-                String(r.sensitivity), r.classifier, number(r.snoringMinutes, 1), number(r.snoringPercent, 2),
+                number(hours, 4), number(r.analysedSeconds / 3600, 4), number(r.activeShare, 3),
+                String(r.sensitivity), r.classifier, number(r.snoringMinutes, 3), number(r.snoringPercent, 2),
                 String(r.snoringEpisodes), String(r.count(.snoring)), String(r.count(.sleepTalk)), String(r.count(.cough)),
-                perHour(.snoring), perHour(.sleepTalk), perHour(.cough), number(r.recordedSeconds / 3600, 3),
+                perHour(.snoring), perHour(.sleepTalk), perHour(.cough), number(r.recordedSeconds / 3600, 4),
             ]
             out += fields.map(csvField).joined(separator: ",") + "\n"
         }

@@ -395,13 +395,18 @@ import SomniStore
         // and broke its row in two. A leading tab starts a formula too.
         #expect(NightExport.csvField("crlf\r\nname.wav") == "\"crlf\r\nname.wav\"")
         #expect(NightExport.csvField("\t=1+1") == "'\t=1+1")
-        // Figures are rounded as nights and show round them: 15 s of snoring is 0.3 min in each.
-        var quarter = record
-        quarter.snoringMinutes = 0.25
-        quarter.source = "night.m4a"
-        let row = try #require(NightExport.nightsCSV([quarter]).split(separator: "\n").last)
-        let column = try #require(NightExport.nightsCSVHeader.split(separator: ",").firstIndex(of: "snoring_minutes"))
-        #expect(row.split(separator: ",", omittingEmptySubsequences: false)[column] == "0.3" && Format.minutes(0.25) == "0.3 min", "\(row)")
+        // Figures are rounded as nights and show round them (half away from zero), but finer: a
+        // study's table keeps 2.55 s of snoring (it read "0.0") and its hours to the 1/3 s.
+        var short = record
+        short.snoringMinutes = 0.0425
+        short.duration = 93.5
+        short.source = "night.m4a"
+        let row = try #require(NightExport.nightsCSV([short]).split(separator: "\n").last)
+        let fields = row.split(separator: ",", omittingEmptySubsequences: false)
+        let header = NightExport.nightsCSVHeader.split(separator: ",")
+        func field(_ name: String) -> Substring? { header.firstIndex(of: Substring(name)).map { fields[$0] } }
+        #expect(field("snoring_minutes") == "0.043" && Format.minutes(0.0425) == "0.0 min", "\(row)")
+        #expect(field("duration_h") == "0.0260", "\(row)")
 
         record.source = s.source
         let json = try NightExport.json([(record, s)])
