@@ -27,7 +27,8 @@ struct ClassifyCommand: Command {
                       instead of the windows, how well the classifier hears each class before
                       any event rule, every window of FILE classified (no gate): of the
                       reference events (start,end,class, as for 'somni evaluate'), one by one,
-                      how many some overlapping window scores at least X for, binned by how far
+                      how many a window holding half of the event, or half filled by it, scores
+                      at least X for, binned by how far
                       each rises over the background in its class's band (as 'somni evaluate
                       --audio'); and windows more than 1 s from every reference that reach X,
                       per hour. With --json: {"hearing":[...]}
