@@ -26,7 +26,9 @@ struct AnalyzeCommand: Command {
       --replace            analyse a recording already in the store again (new settings, a new
                            model, --started for an undated one) and put the new night in place
                            of the old one
-      --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50)
+      --sensitivity N      1 (strict, confidence ≥ 0.70) … 10 (permissive, ≥ 0.25); default 5 (≥ 0.50):
+                           the score a window needs to find an event. Snores in a train it found may
+                           score less, so an event's confidence (its windows' best) can be lower
       --started WHEN       when the recording started, as 2026-11-28T23:14 or "2026-11-28 23:14" (local
                            time unless an offset such as +01:00 or Z follows); one night only. Without
                            it the night is dated from the file's creation time (M4A/MP4 from a phone,
@@ -330,12 +332,12 @@ struct AnalyzeCommand: Command {
         let name = inputs.count == 1 ? inputs[0].lastPathComponent : inputs.map(\.lastPathComponent).joined(separator: " + ")
         let classifier = try ClassifierChoice.make(kind: classifierKind, modelPaths: modelPaths,
                                                    recordedSampleRate: source.recordedSampleRate, command: "analyze")
-        let analyse = { (destination: URL, start: RecordingStart?) in
+        let analyse = { (destination: URL, start: RecordingStart?, watchedUntilSaved: Bool) in
             try classifier.analyze(source: source, sourceName: name, started: start,
                                    sensitivity: sensitivity, destination: destination, showProgress: !json,
-                                   keepsClips: keepsClips)
+                                   keepsClips: keepsClips, watchedUntilSaved: watchedUntilSaved)
         }
-        if let destination { return AnalysedNight(session: try analyse(destination, start), folder: destination, savedAs: nil) }
+        if let destination { return AnalysedNight(session: try analyse(destination, start, false), folder: destination, savedAs: nil) }
         let store = try opened ?? openStore()
         // A pipe has no fingerprint (it can be read only once): the same recording piped in
         // again was stored again, without a word.
@@ -376,9 +378,15 @@ struct AnalyzeCommand: Command {
         }
         // Analysed beside the store, then added in one transaction that moves the folder in.
         let incoming = store.newIncomingFolder(name: inputs[0].deletingPathExtension().lastPathComponent)
-        let session = try analyse(incoming, keptStart ?? start)
+        let session = try analyse(incoming, keptStart ?? start, true)
         let saved: (record: NightRecord, replaced: [NightRecord])
-        do { saved = try store.save(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true) } catch let saved as NightStore.AlreadyStored {
+        do {
+            // Saved whole before a signal is acted on; until then a signal removes it (see NightRun).
+            saved = try RemovedOnInterrupt.shared.uninterruptible {
+                defer { RemovedOnInterrupt.shared.end() }
+                return try store.save(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true)
+            }
+        } catch let saved as NightStore.AlreadyStored {
             // Another analysis of this recording saved it first: one night, as when run one after the other.
             try? FileManager.default.removeItem(at: incoming)
             return AnalysedNight(session: try store.session(of: saved.night), folder: store.folder(of: saved.night),
@@ -397,9 +405,12 @@ struct AnalyzeCommand: Command {
 /// Runs the morning pipeline into a folder that appears only when complete, with a progress bar
 /// on a terminal.
 enum NightRun {
+    /// `watchedUntilSaved`: the folder is a night on its way into the store, still removed by a
+    /// signal once in place, until the caller's save ends the watch (a Ctrl-C between the two
+    /// left it in the store's incoming/ until the next command swept it).
     static func analyze<C: SoundClassifier>(source: some AudioSource, sourceName: String, started: RecordingStart?,
                                             classifier: C, sensitivity: Int, destination: URL, showProgress: Bool,
-                                            keepsClips: Bool = true) throws -> Session {
+                                            keepsClips: Bool = true, watchedUntilSaved: Bool = false) throws -> Session {
         var analyzer = NightAnalyzer(classifier: classifier, sensitivity: sensitivity,
                                      clipEncoder: keepsClips ? MP3ClipEncoder() : nil)
         // Only for a person watching: not when either stream is piped or redirected.
@@ -407,11 +418,13 @@ enum NightRun {
         defer { bar?.finish() }
         // Watched until it is in place: a signal during the flush to disk or the rename that
         // follows the analysis left the finished folder under its hidden working name.
-        defer { RemovedOnInterrupt.shared.end() }
+        var placed = false
+        defer { if !(placed && watchedUntilSaved) { RemovedOnInterrupt.shared.end() } }
         return try NightFolder.writeAtomically(to: destination, placing: { rename in
             try RemovedOnInterrupt.shared.uninterruptible {
                 try rename()
-                RemovedOnInterrupt.shared.end()
+                placed = true
+                if watchedUntilSaved { RemovedOnInterrupt.shared.watch(folders: [destination]) } else { RemovedOnInterrupt.shared.end() }
             }
         }, creating: { RemovedOnInterrupt.shared.watch(folders: [$0]) }) { folder in
             // Watched from before it was made: a signal between its making and here left it for good.

@@ -51,18 +51,19 @@ enum ClassifierChoice {
             : try CNNClassifier(contentsOf: modelPaths.map { URL(fileURLWithPath: $0) })
     }
 
-    /// Runs the morning pipeline with whichever classifier was chosen.
+    /// Runs the morning pipeline with whichever classifier was chosen. `watchedUntilSaved`: see
+    /// `NightRun.analyze`.
     func analyze(source: some AudioSource, sourceName: String, started: RecordingStart? = nil, sensitivity: Int,
-                 destination: URL, showProgress: Bool, keepsClips: Bool = true) throws -> Session {
+                 destination: URL, showProgress: Bool, keepsClips: Bool = true, watchedUntilSaved: Bool = false) throws -> Session {
         switch self {
         case .heuristic(let c):
             return try NightRun.analyze(source: source, sourceName: sourceName, started: started, classifier: c,
                                         sensitivity: sensitivity, destination: destination, showProgress: showProgress,
-                                        keepsClips: keepsClips)
+                                        keepsClips: keepsClips, watchedUntilSaved: watchedUntilSaved)
         case .learned(let c):
             return try NightRun.analyze(source: source, sourceName: sourceName, started: started, classifier: c,
                                         sensitivity: sensitivity, destination: destination, showProgress: showProgress,
-                                        keepsClips: keepsClips)
+                                        keepsClips: keepsClips, watchedUntilSaved: watchedUntilSaved)
         }
     }
 }
