@@ -709,7 +709,7 @@ public final class AudioDecoder: AudioSource {
             }
             defer { av_packet_unref(packet) }
             packetsRead += 1
-            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: seconds(of: packet, in: codec)) }
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: refusedLength(of: packet, in: codec)) }
             return
         }
         guard let format = handles.format else { return }
@@ -730,16 +730,17 @@ public final class AudioDecoder: AudioSource {
                 nextFrameTime = nextFrameTime.map { $0 + 0.02 }
                 return
             }
-            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: seconds(of: packet, in: codec)) }
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: refusedLength(of: packet, in: codec)) }
             return
         }
     }
 
-    /// A packet's length from its own duration (a FLAC frame's header gives it; FLAC's decoder
-    /// has no fixed frame size); nil when it has none.
-    private func seconds(of packet: UnsafeMutablePointer<AVPacket>, in codec: UnsafeMutablePointer<AVCodecContext>) -> Double? {
+    /// A refused FLAC frame's length from its packet's duration (its header gives it; FLAC's
+    /// decoder has no fixed frame size); nil for other codecs, whose refused packets are a
+    /// frame's length as before, and for a packet without one.
+    private func refusedLength(of packet: UnsafeMutablePointer<AVPacket>, in codec: UnsafeMutablePointer<AVCodecContext>) -> Double? {
         let base = codec.pointee.pkt_timebase
-        guard packet.pointee.duration > 0, base.num > 0, base.den > 0 else { return nil }
+        guard checksummedFrames, packet.pointee.duration > 0, base.num > 0, base.den > 0 else { return nil }
         let seconds = Double(packet.pointee.duration) * Double(base.num) / Double(base.den)
         return seconds.isFinite && seconds <= 10 ? seconds : nil  // a damaged duration is no length
     }
@@ -763,8 +764,9 @@ public final class AudioDecoder: AudioSource {
             refusedSeconds += Double(codec.pointee.frame_size) / Double(codec.pointee.sample_rate)
         }
         // Frames refused by their checksums are read on to the end of the file (the demuxer
-        // moves on through it): a damaged stretch of a FLAC night is not the end of it.
-        guard damagedInARow >= Self.damagedPacketLimit, !checksummedFrames else { return }
+        // moves on through it): a damaged stretch of a FLAC night is not the end of it. Not so
+        // while draining, where nothing moves on.
+        guard damagedInARow >= Self.damagedPacketLimit, !(checksummedFrames && stage == .decoding) else { return }
         stoppedAtDamage = true
         switch stage {
         case .decoding: startDraining(codec)

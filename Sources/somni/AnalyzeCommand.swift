@@ -216,7 +216,7 @@ struct AnalyzeCommand: Command {
         }
         guard let savedAs else {
             return print(why + ", so the night is undated (its times are into the night, not clock times): "
-                         + "analysed again with --started \"YYYY-MM-DD HH:MM\", it is dated.")
+                         + "analysed again into a new --out folder with --started \"YYYY-MM-DD HH:MM\", it is dated.")
         }
         print(why + ", so the night is undated: analysed again with "
               + "--started \"YYYY-MM-DD HH:MM\" --replace, it is dated in place of \(savedAs).")
@@ -418,12 +418,13 @@ enum NightRun {
         defer { bar?.finish() }
         // Watched until it is in place: a signal during the flush to disk or the rename that
         // follows the analysis left the finished folder under its hidden working name.
-        var placed = false
-        defer { if !(placed && watchedUntilSaved) { RemovedOnInterrupt.shared.end() } }
-        return try NightFolder.writeAtomically(to: destination, placing: { rename in
+        // Handed on to the caller's save only once the folder is in place and nothing here failed
+        // after it (the parent's flush), or a later recording's signal would remove this one.
+        var handedOn = false
+        defer { if !handedOn { RemovedOnInterrupt.shared.end() } }
+        let session = try NightFolder.writeAtomically(to: destination, placing: { rename in
             try RemovedOnInterrupt.shared.uninterruptible {
                 try rename()
-                placed = true
                 if watchedUntilSaved { RemovedOnInterrupt.shared.watch(folders: [destination]) } else { RemovedOnInterrupt.shared.end() }
             }
         }, creating: { RemovedOnInterrupt.shared.watch(folders: [$0]) }) { folder in
@@ -432,6 +433,8 @@ enum NightRun {
                 bar?.update(stage.rawValue, fraction)
             }
         }
+        handedOn = watchedUntilSaved
+        return session
     }
 }
 

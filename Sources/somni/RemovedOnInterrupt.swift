@@ -87,7 +87,12 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     /// Runs `body` whole before a signal is acted on: putting a finished file (or two that go
     /// together) in place, so that a signal leaves the old ones or the new ones, never a mix.
     func uninterruptible<T>(_ body: () throws -> T) rethrows -> T {
-        critical.lock()
+        // A handler that took it first never gives it back: park as it expects, or it waits a
+        // second for the work to stop before it ends the process.
+        while !critical.try() {
+            Self.waitIfInterrupted()
+            usleep(1_000)
+        }
         defer { critical.unlock() }
         return try body()
     }

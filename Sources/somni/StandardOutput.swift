@@ -48,17 +48,3 @@ enum StandardOutput {
 func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
     StandardOutput.append(items.map { String(describing: $0) }.joined(separator: separator) + terminator)
 }
-
-/// `text` as one word for a POSIX shell: as it is when it holds nothing the shell reads
-/// specially, else in double quotes (the messages quote whole commands in single ones), with
-/// the four characters special inside them escaped.
-func shellWord(_ text: String) -> String {
-    let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+=,")
-    if !text.isEmpty, text.allSatisfy(plain.contains) { return text }
-    var quoted = "\""
-    for character in text {
-        if "\\\"$`".contains(character) { quoted.append("\\") }
-        quoted.append(character)
-    }
-    return quoted + "\""
-}
