@@ -27,6 +27,9 @@ struct SynthCommand: Command {
       --seed N            random seed; the same seed gives the same night (default 1)
       --scene S           quiet | fan | street (default quiet)
       --background DB     RMS level of the scene's background in dBFS (default: per scene)
+      --hum HZ            mains hum (50 or 60, any 20-400) with its harmonics under the whole
+                          night, as a cheap microphone or a laptop on its charger picks up
+      --hum-level DB      its RMS level in dBFS (default -45)
       --noise-only        background and bedroom sounds only, no snoring, talk or coughs
       --talk-per-hour N   sleep-talk utterances per hour (default 4; 0 for none)
       --cough-bouts-per-hour N
@@ -79,6 +82,11 @@ struct SynthCommand: Command {
         configuration.hours = try a.option("--hours", as: Double.self) ?? 8
         configuration.seed = try a.option("--seed", as: UInt64.self) ?? 1
         configuration.backgroundLevel = try a.option("--background", as: Double.self)
+        configuration.humFrequency = try a.option("--hum", as: Double.self)
+        if let level = try a.option("--hum-level", as: Double.self) {
+            guard configuration.humFrequency != nil else { throw UsageError("--hum-level goes with --hum") }
+            configuration.humLevel = level
+        }
         configuration.noiseOnly = a.flag("--noise-only")
         configuration.recordedBed = !a.flag("--no-recorded-bed")
         if let rate = try a.option("--talk-per-hour", as: Double.self) { configuration.speechPerHour = rate; ratesGiven.append("--talk-per-hour") }
@@ -113,6 +121,12 @@ struct SynthCommand: Command {
         }
         if let level = configuration.backgroundLevel, !(level.isFinite && level <= 0 && level >= -120) {
             throw UsageError("--background takes a level in dBFS between -120 and 0")
+        }
+        if let hum = configuration.humFrequency, !(hum >= 20 && hum <= 400) {
+            throw UsageError("--hum takes the mains frequency in Hz, from 20 to 400 (50 or 60)")
+        }
+        guard configuration.humLevel.isFinite, configuration.humLevel <= 0, configuration.humLevel >= -120 else {
+            throw UsageError("--hum-level takes a level in dBFS between -120 and 0")
         }
         for (flag, rate) in [("--talk-per-hour", configuration.speechPerHour), ("--cough-bouts-per-hour", configuration.coughBoutsPerHour)]
         where !(rate.isFinite && rate >= 0 && rate <= 3600) {

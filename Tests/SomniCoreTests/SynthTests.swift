@@ -163,6 +163,35 @@ private func writeWAV(_ samples: [Float], to url: URL, format: WAVWriter.Format 
         }
     }
 
+    /// Mains hum comes on top of the night, the same night otherwise, at its level, as a buzz:
+    /// the fundamental and the odd harmonics above the even ones.
+    @Test func mainsHumIsAddedAtItsLevelWithItsHarmonics() throws {
+        let bank = GeneratedSoundBank()
+        var plain = shortNight(seed: 5, minutes: 0.5)
+        plain.noiseOnly = true
+        var hummed = plain
+        hummed.humFrequency = 50
+        hummed.humLevel = -40
+        let a = try renderAll(NightSynthesizer(configuration: plain, bank: bank), blockSize: 4096)
+        let b = try renderAll(NightSynthesizer(configuration: hummed, bank: bank), blockSize: 4096)
+        try #require(a.count == b.count)
+        let hum = zip(b, a).map { $0 - $1 }
+        #expect(abs(20 * log10(rms(hum[...])) - (-40)) < 0.3, "\(20 * log10(rms(hum[...]))) dBFS")
+        func power(_ frequency: Double) -> Double {  // over the first second, one bin's worth
+            var re = 0.0, im = 0.0
+            for (n, x) in hum.prefix(16_000).enumerated() {
+                let phase = 2 * Double.pi * frequency * Double(n) / 16_000
+                re += Double(x) * cos(phase); im += Double(x) * sin(phase)
+            }
+            return re * re + im * im
+        }
+        let (first, second, third, off) = (power(50), power(100), power(150), power(75))
+        #expect(first > third && third > second && second > 100 * off, "\([first, second, third, off])")
+        var wrong = hummed
+        wrong.humFrequency = 5
+        #expect(throws: SomniError.self) { try wrong.validate() }
+    }
+
     @Test func noiseOnlyNightHasNoTargets() throws {
         var config = shortNight(seed: 3, scene: .street)
         config.noiseOnly = true

@@ -19,6 +19,10 @@ public struct NightConfiguration: Sendable, Equatable {
     public var backgroundLevel: Double?
     /// Background and bedroom distractors only, no snoring, talk or coughs: for false-alarm tests.
     public var noiseOnly: Bool
+    /// Mains hum (50 or 60 Hz and its harmonics) under the whole night at `humLevel` dBFS RMS,
+    /// on top of the scene: nil, none.
+    public var humFrequency: Double?
+    public var humLevel: Double = -45
     /// With a bank of recordings, lay its noise recordings end to end under the whole night at
     /// the scene's background level, on top of the generated bed. Off: the generated bed alone
     /// (one steady fan in the fan scene), whose floor never changes.
@@ -63,6 +67,8 @@ public struct NightConfiguration: Sendable, Equatable {
     public func validate() throws {
         func bad(_ why: String) -> SomniError { SomniError(.badInput, "night configuration: \(why)") }
         guard hours.isFinite, hours * 3600 >= 1, hours <= 24 else { throw bad("hours must be at least a second and at most 24, not \(hours)") }
+        if let hum = humFrequency, !(hum >= 20 && hum <= 400) { throw bad("the hum's frequency must be from 20 to 400 Hz, not \(hum)") }
+        guard humLevel.isFinite, humLevel <= 0, humLevel >= -120 else { throw bad("the hum's level must be from -120 to 0 dBFS, not \(humLevel)") }
         // No longer than a day: the planner steps through the night by them.
         let ranges = [("snoreEpisodeMinutes", snoreEpisodeMinutes, 1440.0), ("snoreInterval", snoreInterval, 86_400),
                       ("quietMinutes", quietMinutes, 1440), ("firstSnoreMinutes", firstSnoreMinutes, 1440)]

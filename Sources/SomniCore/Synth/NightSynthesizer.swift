@@ -18,7 +18,9 @@ public final class NightSynthesizer: AudioSource {
         self.plan = plan
         self.bank = bank
         var bedRandom = plan.bedRandom
-        bed = RoomBed(levels: plan.configuration.bedLevels, rng: &bedRandom)
+        // The hum after the scene's own components, so a night without it is the night it was.
+        let hum = plan.configuration.humFrequency.map { [(RoomBed.Component.mainsHum(frequency: $0), plan.configuration.humLevel)] } ?? []
+        bed = RoomBed(levels: plan.configuration.bedLevels + hum, rng: &bedRandom)
     }
 
     public convenience init(configuration: NightConfiguration, bank: any SoundBank) throws {

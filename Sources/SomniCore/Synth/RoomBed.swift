@@ -10,6 +10,9 @@ struct RoomBed {
         case fan(hum: Double)
         /// Distant traffic: heavy low rumble.
         case streetRumble
+        /// Mains hum picked up by a cheap microphone or a laptop on its charger: the mains
+        /// frequency and its harmonics to the 13th, the odd ones strongest (a buzz, not a tone).
+        case mainsHum(frequency: Double)
     }
 
     /// One component's generator with its filter state.
@@ -30,6 +33,7 @@ struct RoomBed {
             case .room: slow = Oscillator(frequency: 0); motor = Oscillator(frequency: 0)
             case .fan(let hum): slow = Oscillator(frequency: 0.8); motor = Oscillator(frequency: hum)
             case .streetRumble: slow = Oscillator(frequency: 0.05); motor = Oscillator(frequency: 0)
+            case .mainsHum(let frequency): slow = Oscillator(frequency: 0); motor = Oscillator(frequency: frequency)
             }
         }
 
@@ -45,6 +49,16 @@ struct RoomBed {
                 return airflow.process(rng.unit() * 2 - 1) * swish + 0.08 * hum + 0.04 * second
             case .streetRumble:
                 return rumbleFilter.process(brown.next(&rng)) * (1 + 0.3 * slow.next())
+            case .mainsHum:
+                // sin kx from sin x and cos x: sin (k+1)x = 2 cos x sin kx − sin (k−1)x.
+                let sine = motor.sine, twiceCosine = 2 * motor.cosine
+                _ = motor.next()
+                var previous = 0.0, current = sine, sum = 0.0
+                for k in 1...13 {
+                    sum += current * (k % 2 == 1 ? 1 : 0.3) / Double(k)
+                    (previous, current) = (current, twiceCosine * current - previous)
+                }
+                return sum
             }
         }
     }
