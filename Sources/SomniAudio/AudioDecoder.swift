@@ -128,6 +128,10 @@ public final class AudioDecoder: AudioSource {
         isPlainAnalysisWAV = input.isPlainAnalysisWAV
         isUntimed = input.isUntimed
         checksummedFrames = input.checksummedFrames
+        // A FLAC frame's header numbers it from the start of the recording: a first frame found
+        // later than 0 follows frames whose headers were lost, whose time is kept as silence
+        // (the night had moved earlier by it).
+        if checksummedFrames { nextFrameTime = 0 }
         recordingStart = input.recordingStart
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
@@ -709,7 +713,7 @@ public final class AudioDecoder: AudioSource {
             }
             defer { av_packet_unref(packet) }
             packetsRead += 1
-            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: refusedLength(of: packet, in: codec)) }
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
             return
         }
         guard let format = handles.format else { return }
@@ -730,19 +734,9 @@ public final class AudioDecoder: AudioSource {
                 nextFrameTime = nextFrameTime.map { $0 + 0.02 }
                 return
             }
-            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec, lasting: refusedLength(of: packet, in: codec)) }
+            if avcodec_send_packet(codec, packet) < 0 { noteDamagedPacket(codec) }
             return
         }
-    }
-
-    /// A refused FLAC frame's length from its packet's duration (its header gives it; FLAC's
-    /// decoder has no fixed frame size); nil for other codecs, whose refused packets are a
-    /// frame's length as before, and for a packet without one.
-    private func refusedLength(of packet: UnsafeMutablePointer<AVPacket>, in codec: UnsafeMutablePointer<AVCodecContext>) -> Double? {
-        let base = codec.pointee.pkt_timebase
-        guard checksummedFrames, packet.pointee.duration > 0, base.num > 0, base.den > 0 else { return nil }
-        let seconds = Double(packet.pointee.duration) * Double(base.num) / Double(base.den)
-        return seconds.isFinite && seconds <= 10 ? seconds : nil  // a damaged duration is no length
     }
 
     private func startDraining(_ codec: UnsafeMutablePointer<AVCodecContext>) {
@@ -753,14 +747,12 @@ public final class AudioDecoder: AudioSource {
     /// A packet the decoder rejected: skipped, unless rejections keep coming (garbage, not a glitch).
     /// While draining, a decoder that keeps failing is left with what it has given: asking it
     /// again and again must not be a loop with no end.
-    /// `lasting`: the refused packet's length where it is known.
-    private func noteDamagedPacket(_ codec: UnsafeMutablePointer<AVCodecContext>, lasting: Double? = nil) {
+    private func noteDamagedPacket(_ codec: UnsafeMutablePointer<AVCodecContext>) {
         damagedPackets += 1
         damagedInARow += 1
         // Owed only once a good frame follows: damage that runs to the end is not sound.
-        if let lasting {
-            refusedSeconds += lasting
-        } else if codec.pointee.frame_size > 0, codec.pointee.sample_rate > 0 {
+        // (FLAC has no frame size: its frames' numbers in their headers show what was lost.)
+        if codec.pointee.frame_size > 0, codec.pointee.sample_rate > 0 {
             refusedSeconds += Double(codec.pointee.frame_size) / Double(codec.pointee.sample_rate)
         }
         // Frames refused by their checksums are read on to the end of the file (the demuxer

@@ -239,7 +239,7 @@ struct EvaluateCommand: Command {
         for i in files.indices.dropFirst() {
             if let j = files[..<i].indices.first(where: { FileIdentity.same(files[$0], files[i]) }) {
                 printError("somni evaluate: warning: \(paths[i]) is the same night as \(paths[j]), given before it: "
-                           + "it is scored, and pooled, twice")
+                           + "it is scored, and pooled, once more")
             }
         }
     }

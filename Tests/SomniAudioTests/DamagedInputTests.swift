@@ -551,6 +551,27 @@ import Testing
                 "\(decoder.warnings)")
     }
 
+    /// The first frames' headers lost (their sync code damaged): the frames are not found at
+    /// all, and the night began at the first one that was, everything in it early by what was
+    /// lost (4.7 s for 70 frames). FLAC numbers its frames, so that time is silence now.
+    @Test func aFLACWhoseFirstFramesAreLostKeepsItsTimes() throws {
+        let folder = try ScratchFolder()
+        var signal = (0..<(20 * 16_000)).map { i in Float(0.05 * sin(Double(i) * 0.37) * sin(Double(i) * 0.011)) }
+        for i in (15 * 16_000)..<(15 * 16_000 + 8_000) { signal[i] = Float(0.8 * sin(2 * .pi * 1000 * Double(i) / 16_000)) }
+        let whole = try TestSignals.encode(signal, as: .flac, sampleRate: 16_000, in: folder.url)
+        var bytes = [UInt8](try Data(contentsOf: whole))
+        // A frame starts with the sync code 0xFFF8 (fixed block size); past the header and its
+        // STREAMINFO (42 bytes), the first 20 are spoiled.
+        let starts = (42..<(bytes.count - 1)).filter { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xF8 }
+        for i in starts.prefix(20) { bytes[i] ^= 0x80 }
+        let decoder = try AudioDecoder(url: try folder.file("headless.flac", contents: Data(bytes)))
+        let read = try TestSignals.readAll(decoder)
+        let onset = try #require(read.indices.first { abs(read[$0]) > 0.4 }, "\(read.count) samples, \(decoder.warnings)")
+        #expect(abs(Double(onset) / 16_000 - 15) < 0.05, "the burst at \(Double(onset) / 16_000) s")
+        #expect(abs(Double(read.count) / 16_000 - 20) < 0.1, "\(read.count) samples")
+        #expect(decoder.warnings.contains { $0.hasSuffix("kept as silence, so what follows stays at its time") }, "\(decoder.warnings)")
+    }
+
     /// A clock at odds with the frames (an M4A whose timescale was damaged to 1 jumps 1,024 s
     /// after every 64 ms frame) is not taken for lost stretches: the 10 s file became a 48-hour
     /// night of silence. Its audio is read as it comes, and the warning says why.

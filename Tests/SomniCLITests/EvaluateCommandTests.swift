@@ -296,7 +296,7 @@ import Testing
         let twice = try CLI.run(["evaluate"] + pairs + ["--reference", reference1, link.path])
         #expect(twice.status == 0 && twice.stdout.hasPrefix("3 nights")
                 && twice.stderr == "somni evaluate: warning: \(link.path) is the same night as \(found1), given before it: "
-                    + "it is scored, and pooled, twice\n", "\(twice.stderr)")
+                    + "it is scored, and pooled, once more\n", "\(twice.stderr)")
 
         // A night without its reference, and the one-night options with two nights, are usage errors.
         let unpaired = try CLI.run(["evaluate", "--reference", reference1, found1, found2, "--duration", "3600"])
