@@ -131,7 +131,7 @@ public final class AudioDecoder: AudioSource {
         // A FLAC frame's header numbers it from the start of the recording: a first frame found
         // later than 0 follows frames whose headers were lost, whose time is kept as silence
         // (the night had moved earlier by it).
-        if checksummedFrames { nextFrameTime = 0 }
+        if input.numberedFromZero { nextFrameTime = 0 }
         recordingStart = input.recordingStart
         expectedDuration = input.expectedDuration
         durationIsGuess = input.durationIsGuess
@@ -180,6 +180,8 @@ public final class AudioDecoder: AudioSource {
         /// Every packet was found as a frame of this stream by its checked header and is refused
         /// by its checksum only when damaged (FLAC): a run of them is damage, not garbage.
         var checksummedFrames = false
+        /// The first frame's time is its place in the recording (a FLAC file's frame numbers).
+        var numberedFromZero = false
         /// The file stops before its stream's end says it is over (an Ogg whose last page lacks
         /// the end-of-stream mark): it was cut off, however whole what is there reads.
         var endsUnfinished = false
@@ -328,6 +330,9 @@ public final class AudioDecoder: AudioSource {
             // of loud coughs); checked, it is refused and kept as silence at its time.
             codec.pointee.err_recognition |= AV_EF_CRCCHECK | AV_EF_EXPLODE
             input.checksummedFrames = true
+            // In a FLAC file (not Ogg or Matroska, whose clocks may start away from 0) the
+            // frames are numbered from the recording's start.
+            input.numberedFromZero = formatName == "flac"
         }
         try check(avcodec_open2(codec, decoder, nil), "cannot open the \(codecName) decoder for \(path)", code: .badInput)
         return input
