@@ -230,18 +230,21 @@ struct EvaluateCommand: Command {
     /// is scored twice and pooled twice: said, not refused, since two annotators' references of
     /// one night may be meant.
     private static func warnOfNightsGivenTwice(_ paths: [String]) {
-        let files = paths.map { path in
-            var isFolder: ObjCBool = false
-            let url = URL(fileURLWithPath: path)
-            let folder = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
-            return folder ? url.appendingPathComponent(Session.fileName) : url
-        }
+        let files = paths.map(nightFile)
         for i in files.indices.dropFirst() {
             if let j = files[..<i].indices.first(where: { FileIdentity.same(files[$0], files[i]) }) {
                 printError("somni evaluate: warning: \(paths[i]) is the same night as \(paths[j]), given before it: "
                            + "it is scored, and pooled, once more")
             }
         }
+    }
+
+    /// The file a night argument names: a night folder's session.json, else the path itself.
+    private static func nightFile(_ path: String) -> URL {
+        var isFolder: ObjCBool = false
+        let url = URL(fileURLWithPath: path)
+        let folder = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+        return folder ? url.appendingPathComponent(Session.fileName) : url
     }
 
     /// The nights' names in the table: each folder's, less ".night" ("fan-4.night/session.json" →
@@ -282,12 +285,10 @@ struct EvaluateCommand: Command {
             recordingLength = d
             recording = URL(fileURLWithPath: nightPath).lastPathComponent
         } else {
-            var sessionURL = URL(fileURLWithPath: nightPath)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: sessionURL.path, isDirectory: &isDirectory) else {
+            guard FileManager.default.fileExists(atPath: nightPath) else {
                 throw SomniError(.badInput, "no such night folder or session.json: \(nightPath)")
             }
-            if isDirectory.boolValue { sessionURL.appendPathComponent(Session.fileName) }
+            let sessionURL = nightFile(nightPath)
             let session = try Session.load(from: sessionURL)
             try session.refuseIfInconsistent(readFrom: sessionURL)
             found = session.events.map(ReferenceEvent.init)

@@ -498,6 +498,14 @@ import Testing
         #expect(decoder.warnings.allSatisfy { !$0.hasPrefix("the file ends early") })
     }
 
+    /// 20 s of quiet murmur at 16 kHz with a loud 1 kHz burst from 15 s to 15.5 s: where the
+    /// burst is found tells whether damage before it moved the night.
+    private func quietNightWithABurstAt15s() -> [Float] {
+        var signal = (0..<(20 * 16_000)).map { i in Float(0.05 * sin(Double(i) * 0.37) * sin(Double(i) * 0.011)) }
+        for i in (15 * 16_000)..<(15 * 16_000 + 8_000) { signal[i] = Float(0.8 * sin(2 * .pi * 1000 * Double(i) / 16_000)) }
+        return signal
+    }
+
     /// A damaged stretch the demuxer skips is kept as silence: a burst 15 s in is still 15 s in
     /// (before, the night closed up over the hole, and everything after moved earlier, by 8 s
     /// on a Vorbis night with five zeroed 4 KiB blocks, without a word). A damaged Ogg page is
@@ -506,9 +514,7 @@ import Testing
     @Test(arguments: [(EncodedAudioWriter.Format.ogg, 512), (.m4a, 1_024)])
     func aDamagedStretchKeepsWhatFollowsAtItsTime(format: EncodedAudioWriter.Format, bytesDamaged: Int) throws {
         let folder = try ScratchFolder()
-        var signal = (0..<(20 * 16_000)).map { i in Float(0.05 * sin(Double(i) * 0.37) * sin(Double(i) * 0.011)) }
-        for i in (15 * 16_000)..<(15 * 16_000 + 8_000) { signal[i] = Float(0.8 * sin(2 * .pi * 1000 * Double(i) / 16_000)) }
-        let whole = try TestSignals.encode(signal, as: format, sampleRate: 16_000, in: folder.url)
+        let whole = try TestSignals.encode(quietNightWithABurstAt15s(), as: format, sampleRate: 16_000, in: folder.url)
         var bytes = [UInt8](try Data(contentsOf: whole))
         // A third of the way in, well before the burst (a 16 kHz Vorbis file of 20 s is about 20 KB).
         let damaged = bytes.count / 3
@@ -530,9 +536,7 @@ import Testing
     @Test(arguments: [1, 97])
     func aFLACFrameFailingItsChecksumIsSilenceNotNoise(everyNthByte: Int) throws {
         let folder = try ScratchFolder()
-        var signal = (0..<(20 * 16_000)).map { i in Float(0.05 * sin(Double(i) * 0.37) * sin(Double(i) * 0.011)) }
-        for i in (15 * 16_000)..<(15 * 16_000 + 8_000) { signal[i] = Float(0.8 * sin(2 * .pi * 1000 * Double(i) / 16_000)) }
-        let whole = try TestSignals.encode(signal, as: .flac, sampleRate: 16_000, in: folder.url)
+        let whole = try TestSignals.encode(quietNightWithABurstAt15s(), as: .flac, sampleRate: 16_000, in: folder.url)
         var bytes = [UInt8](try Data(contentsOf: whole))
         // From a fifth to a half of the way in, well before the burst: one bit in each of a
         // few frames, or (every 97th byte) every frame there.
@@ -556,9 +560,7 @@ import Testing
     /// lost (4.7 s for 70 frames). FLAC numbers its frames, so that time is silence now.
     @Test func aFLACWhoseFirstFramesAreLostKeepsItsTimes() throws {
         let folder = try ScratchFolder()
-        var signal = (0..<(20 * 16_000)).map { i in Float(0.05 * sin(Double(i) * 0.37) * sin(Double(i) * 0.011)) }
-        for i in (15 * 16_000)..<(15 * 16_000 + 8_000) { signal[i] = Float(0.8 * sin(2 * .pi * 1000 * Double(i) / 16_000)) }
-        let whole = try TestSignals.encode(signal, as: .flac, sampleRate: 16_000, in: folder.url)
+        let whole = try TestSignals.encode(quietNightWithABurstAt15s(), as: .flac, sampleRate: 16_000, in: folder.url)
         var bytes = [UInt8](try Data(contentsOf: whole))
         // A frame starts with the sync code 0xFFF8 (fixed block size); past the header and its
         // STREAMINFO (42 bytes), the first 20 are spoiled.
