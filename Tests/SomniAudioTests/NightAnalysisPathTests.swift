@@ -347,6 +347,72 @@ import Testing
         return try analyzer.analyze(source: try AudioDecoder(url: wav), sourceName: "night.wav", into: folder.url)
     }
 
+    /// Mains hum that comes on mid-night is taken out of what is analysed and of the clips from
+    /// where it is heard; what came before is analysed as it was, read back from the file or
+    /// from the spool alike.
+    @Test func mainsHumIsTakenOutOfTheNightAndItsClipsFromWhereItIsHeard() throws {
+        let rate = analysisSampleRate, seconds = 100, humFrom = 50
+        var rng = SeededRandom(seed: 21)
+        let plain = (0..<(seconds * rate)).map { i -> Float in
+            let t = Double(i) / Double(rate)
+            // Two trains of five, one before the hum and one in it (a lone snore makes no event).
+            let train = (t >= 10 && t < 30) || (t >= 60 && t < 80)
+            let tone = train && t.truncatingRemainder(dividingBy: 4) < 1 ? 0.1 * sin(2 * Double.pi * 110 * t) : 0
+            return Float(tone) + 0.002 * rng.nextGaussian()
+        }
+        // 50 Hz and its odd harmonics at −40 dBFS from 50 s: louder than the room (−54 dBFS).
+        let hummed = plain.enumerated().map { i, x -> Float in
+            let t = Double(i) / Double(rate)
+            guard i >= humFrom * rate else { return x }
+            return x + Float(0.0141 * (sin(2 * Double.pi * 50 * t) + sin(2 * Double.pi * 150 * t) / 3 + sin(2 * Double.pi * 250 * t) / 5) / 1.054)
+        }
+        let folder = try ScratchFolder()
+        func analyse(_ samples: [Float], _ name: String, spooled: Bool = false) throws -> (Session, URL) {
+            let wav = folder.url.appendingPathComponent("\(name).wav")
+            let writer = try WAVWriter(url: wav)
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.finish()
+            let out = folder.url.appendingPathComponent(name + (spooled ? "-spooled" : ""))
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            var analyzer = NightAnalyzer(classifier: ToneClassifier(), clipEncoder: WAVClipEncoder())
+            let decoder = try AudioDecoder(url: wav)
+            return (spooled ? try analyzer.analyze(source: Spooled(decoder), sourceName: "\(name).wav", into: out)
+                            : try analyzer.analyze(source: decoder, sourceName: "\(name).wav", into: out), out)
+        }
+        let (without, withoutFolder) = try analyse(plain, "plain")
+        let (with, withFolder) = try analyse(hummed, "hummed")
+        #expect(!without.warnings.contains { $0.contains("mains hum") })
+        #expect(with.warnings.contains { $0.contains("mains hum (50 Hz, about -40 dBFS, from 0:00:48)") }, "\(with.warnings)")
+        #expect(with.events.map(\.start) == without.events.map(\.start), "\(with.events.map(\.start))")
+        #expect(with.events.count == 10)
+        func clip(_ session: Session, _ folder: URL, at start: Double) throws -> [Float] {
+            let event = try #require(session.events.first { abs($0.start - start) < 0.5 }, "no event at \(start) s")
+            return try WAVReader.read(folder.appendingPathComponent(try #require(event.clip))).samples
+        }
+        // Before the hum the night's own samples, read back from the file after the spool began.
+        #expect(try clip(with, withFolder, at: 16) == clip(without, withoutFolder, at: 16))
+        // After it, the clip holds the tone and hardly any hum (it was 17 dB under the tone).
+        func magnitude(_ x: [Float], _ frequency: Double) -> Double {
+            var re = 0.0, im = 0.0
+            for (n, v) in x.enumerated() {
+                re += Double(v) * cos(2 * Double.pi * frequency * Double(n) / Double(rate))
+                im += Double(v) * sin(2 * Double.pi * frequency * Double(n) / Double(rate))
+            }
+            return (re * re + im * im).squareRoot()
+        }
+        let late = try clip(with, withFolder, at: 64)
+        #expect(magnitude(late, 50) < 0.01 * magnitude(late, 110), "\(magnitude(late, 50) / magnitude(late, 110))")
+        // The envelope under the hum is the room's, not the hum's.
+        let envelope = try EnvelopeFile.read(from: withFolder.appendingPathComponent(EnvelopeFile.fileName)).values
+        let roomEnvelope = try EnvelopeFile.read(from: withoutFolder.appendingPathComponent(EnvelopeFile.fileName)).values
+        let quiet = 810..<1000
+        let ratio = quiet.map { envelope[$0] }.reduce(0, +) / quiet.map { roomEnvelope[$0] }.reduce(0, +)
+        #expect(abs(ratio - 1) < 0.1, "\(ratio)")
+        // Spooled from the start, the same night.
+        let (spooled, _) = try analyse(hummed, "hummed", spooled: true)
+        #expect(spooled.events == with.events)
+    }
+
     private func findChunk(_ id: String, in bytes: [UInt8]) -> Int? {
         let tag = Array(id.utf8)
         return (12..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == tag }

@@ -29,6 +29,14 @@ public struct Biquad: Sendable {
                       a1: Float(-2 * cosW / a0), a2: Float((1 - alpha) / a0))
     }
 
+    /// A notch at `frequency` Hz: zero gain there, −3 dB at frequency ± frequency / (2 `q`).
+    public static func notch(frequency: Double, q: Double, sampleRate: Double) -> Biquad {
+        let (cosW, alpha) = warp(cutoff: frequency, q: q, sampleRate: sampleRate)
+        let a0 = 1 + alpha
+        return Biquad(b0: Float(1 / a0), b1: Float(-2 * cosW / a0), b2: Float(1 / a0),
+                      a1: Float(-2 * cosW / a0), a2: Float((1 - alpha) / a0))
+    }
+
     private static func warp(cutoff: Double, q: Double, sampleRate: Double) -> (cosW: Double, alpha: Double) {
         let w0 = 2 * Double.pi * cutoff / sampleRate
         return (cos(w0), sin(w0) / (2 * q))
@@ -80,6 +88,13 @@ public struct Biquad: Sendable {
             buffer[i] = y
         }
         z1 = s1; z2 = s2
+    }
+
+    /// Sets memories too small to matter to zero: after a loud sound, silence would leave them
+    /// decaying through denormals (very slow on x86).
+    public mutating func flushTiny() {
+        if abs(z1) < 1e-30 { z1 = 0 }
+        if abs(z2) < 1e-30 { z2 = 0 }
     }
 
     /// Clears the filter's memory.

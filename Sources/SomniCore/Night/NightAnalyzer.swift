@@ -58,8 +58,9 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         //    (spooled, unless the source can give them again itself).
         self.speculation = SpeculationCounts()
         let extractor = FeatureExtractor(keepsZeroCrossingRate: false)
-        let spool = source.rereadableSamples() == nil
-            ? try SampleSpool(url: folder.appendingPathComponent(".samples.spool")) : nil
+        let spoolURL = folder.appendingPathComponent(".samples.spool")
+        let kept = KeptSamples(spool: source.rereadableSamples() == nil ? try SampleSpool(url: spoolURL) : nil)
+        let humRemover = HumRemover()
         let expected = source.expectedDuration
         if let expected { extractor.reserveCapacity(seconds: expected * 1.01) }
         var delivered = 0
@@ -68,8 +69,8 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         let speculation = speculates && workers > 1 && !classifier.readsNoiseFloor
             ? SpeculativePass(classifier: classifier, sensitivity: sensitivity, clipEncoder: clipEncoder,
                               clipFolder: folder.appendingPathComponent(".speculative-clips"), expectedDuration: expected,
-                              samples: { [spool] in
-                                  guard let samples = try spool?.samples() ?? source.rereadableSamples() else {
+                              samples: { [kept] in
+                                  guard let samples = try kept.spool?.samples() ?? source.rereadableSamples() else {
                                       throw SomniError(.internalError, "no samples to read back")
                                   }
                                   return samples
@@ -87,17 +88,29 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                 if !speculation.step(features: extractor) { return try reader.next() }
             }
         }
-        while true {
-            let chunk = try nextBlock()
-            if chunk.isEmpty { break }
-            extractor.process(chunk)
-            try spool?.append(chunk)
-            delivered += chunk.count
+        func analyse(_ block: UnsafeBufferPointer<Float>) throws {
+            guard !block.isEmpty else { return }
+            if kept.spool == nil, humRemover.isFiltering, let original = source.rereadableSamples() {
+                // What is analysed from here on is no longer the source's own samples: they are
+                // spooled, those before copied from the source as they were analysed.
+                let spool = try SampleSpool(url: spoolURL)
+                try spool.append(original, count: delivered)
+                kept.spool = spool
+            }
+            extractor.process(block)
+            try kept.spool?.append(block)
+            delivered += block.count
             if let expected, expected > 0 {
                 let f = min(1, Double(delivered) / Double(analysisSampleRate) / expected)
                 if f - lastReported >= 0.005 { progress(.reading, f); lastReported = f }
             }
         }
+        while true {
+            let chunk = try nextBlock()
+            if chunk.isEmpty { break }
+            try analyse(humRemover.process(chunk))
+        }
+        try analyse(humRemover.finish())
         extractor.finish()
         self.speculation.windowsClassified = speculation?.windowsClassified ?? 0
         self.speculation.clipsWritten = speculation?.clips.count ?? 0
@@ -114,7 +127,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         }
         // Read back from the source now that it has been read to its end, so a file that grew
         // while it was read is seen whole; one that shrank cannot give back what it delivered.
-        guard let samples = try spool?.samples() ?? source.rereadableSamples(), samples.count >= delivered else {
+        guard let samples = try kept.spool?.samples() ?? source.rereadableSamples(), samples.count >= delivered else {
             throw SomniError(.io, "\(sourceName) changed while it was being analysed; analyse it again once it is complete")
         }
         let totalSamples = delivered
@@ -136,6 +149,7 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
                 "\($0.joined(separator: ", ")): \(warning); the whole night was classified as narrow-band"
             } ?? warning)
         }
+        if let hum = humRemover.hum { warnings.append(hum.warning) }
         if let unheard = ClassSets.unheardWarning(labels: classifier.labels) { warnings.append(unheard) }
 
         // 2. Gate and windows at their true positions. A gap whose time is not a number says
@@ -297,6 +311,13 @@ public struct NightAnalyzer<Classifier: SoundClassifier> {
         progress(1)
         return names
     }
+}
+
+/// The spool of the samples a night is analysed from, nil while they are the source's own
+/// (`AudioSource.rereadableSamples()`); a class, so the speculative pass sees one started late.
+private final class KeptSamples: @unchecked Sendable {
+    var spool: SampleSpool?
+    init(spool: SampleSpool?) { self.spool = spool }
 }
 
 /// How much a night's speculative pass classified and wrote, and how much of it was used.

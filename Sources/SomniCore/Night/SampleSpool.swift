@@ -51,6 +51,21 @@ public final class SampleSpool {
         }
     }
 
+    /// Appends the first `count` of `samples`, read in blocks.
+    public func append(_ samples: PCM16Samples, count: Int) throws {
+        var buffer = [Float](repeating: 0, count: min(count, 1 << 16))
+        var position = 0
+        while position < count {
+            let n = min(buffer.count, count - position)
+            try buffer.withUnsafeMutableBufferPointer { all in
+                let part = UnsafeMutableBufferPointer(rebasing: all[0..<n])
+                try samples.read(from: position, into: part)
+                try append(UnsafeBufferPointer(part))
+            }
+            position += n
+        }
+    }
+
     /// Writes what is buffered.
     private func flush() throws {
         guard pendingCount > 0 else { return }
