@@ -1,5 +1,5 @@
 // Prints speed and memory figures. Build and run in release mode:
-//   scripts/build-release.sh --product SomniBench && .build/release/SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]
+//   scripts/build-release.sh --product SomniBench && .build/release/SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|hum|heuristic|classifier|report|store|record|all]
 #if canImport(Glibc)
 @preconcurrency import Glibc  // `stdout`, a C global, for setvbuf
 #endif
@@ -26,6 +26,7 @@ do {
     case "clips": try runClipBenchmark(count: arguments.count > 1 ? Int(arguments[1]) ?? 300 : 300,
                                       only: arguments.count > 2 ? arguments[2] : nil)
     case "features": runFeatureBenchmark()
+    case "hum": runHumBenchmark()
     case "heuristic": runHeuristicBenchmark()
     case "classifier": try runClassifierBenchmark()
     case "report": try runReportBenchmark()
@@ -41,7 +42,7 @@ do {
         try runStoreBenchmark()
         try runRecordBenchmark()
     default:
-        print("usage: SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|heuristic|classifier|report|store|record|all]")
+        print("usage: SomniBench [night [HOURS [ROUNDS]]|decode|clips [COUNT [FORMAT]]|features|hum|heuristic|classifier|report|store|record|all]")
         exit(64)
     }
 } catch {

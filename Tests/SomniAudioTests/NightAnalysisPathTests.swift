@@ -382,7 +382,7 @@ import Testing
         let (without, withoutFolder) = try analyse(plain, "plain")
         let (with, withFolder) = try analyse(hummed, "hummed")
         #expect(!without.warnings.contains { $0.contains("mains hum") })
-        #expect(with.warnings.contains { $0.contains("mains hum (50 Hz, about -40 dBFS, from 0:00:48)") }, "\(with.warnings)")
+        #expect(with.warnings.contains { $0.contains("mains hum (50.0 Hz, about -40 dBFS, from 0:00:48)") }, "\(with.warnings)")
         #expect(with.events.map(\.start) == without.events.map(\.start), "\(with.events.map(\.start))")
         #expect(with.events.count == 10)
         func clip(_ session: Session, _ folder: URL, at start: Double) throws -> [Float] {

@@ -60,12 +60,12 @@ import Testing
         let (output, found) = Self.removeHum(Self.add(noise, hum))
         #expect(output.count == noise.count)
         let heard = try #require(found)
-        #expect(heard.mainsFrequency == 50)
+        #expect(abs(heard.mainsFrequency - 50) < 0.02, "\(heard.mainsFrequency)")
         #expect(heard.firstHeard == 0)
-        #expect(Set([50, 100, 150, 250, 350]).isSubset(of: heard.lines), "\(heard.lines)")
-        #expect(heard.lines.allSatisfy { $0 % 50 == 0 }, "\(heard.lines)")
+        #expect(Set([1, 2, 3, 5, 7]).isSubset(of: heard.harmonics), "\(heard.harmonics)")
         #expect(abs(heard.level - -45) < 1.5, "\(heard.level) dBFS")
-        #expect(heard.warning.contains("mains hum (50 Hz, about -45 dBFS, from the start)"), "\(heard.warning)")
+        #expect(heard.warning.contains("mains hum (50.0 Hz, about -45 dBFS, from the start)"), "\(heard.warning)")
+        #expect(heard.warning.contains("(harmonics 1–"), "\(heard.warning)")
         // What is left of the hum after the notches' first moments: more than 20 dB less.
         let from = 2 * Self.rate
         let residual = zip(output[from...], noise[from...]).map { $0 - $1 }
@@ -97,9 +97,9 @@ import Testing
         #expect(Self.removeHum(Self.add(noise, Self.tone(850, seconds: 40, level: -30))).hum == nil)
         // Two harmonics of one family, steady, are hum whatever the fundamental does.
         let pair = Self.add(Self.tone(120, seconds: 40, level: -45), Self.tone(180, seconds: 40, level: -50))
-        #expect(Self.removeHum(Self.add(noise, pair)).hum?.lines == [120, 180])
+        #expect(Self.removeHum(Self.add(noise, pair)).hum?.harmonics == [2, 3])
         let mains = try #require(Self.removeHum(Self.add(noise, Self.tone(60, seconds: 40, level: -40))).hum)
-        #expect(mains.mainsFrequency == 60 && mains.lines == [60])
+        #expect(abs(mains.mainsFrequency - 60) < 0.02 && mains.harmonics == [1])
     }
 
     /// A synthesised night's 8 s fan with a line on 180 Hz was once taken for hum: a tone must
@@ -144,6 +144,39 @@ import Testing
         let finiteAfter = output[(broken + 2)...].allSatisfy { $0.isFinite }
         #expect(finiteAfter)
         #expect(Self.rmsDecibels(output[(30 * Self.rate)...]) < -65)
+    }
+
+    /// Hum off the grid's frequency (a generator's, an inverter's) is measured and notched where
+    /// it is: notches left at 50 Hz under hum at 49.7 Hz took its lines down by 10–16 dB only.
+    @Test func humOffFiftyHertzIsNotchedWhereItIs() throws {
+        let noise = Signals.noise(seconds: 48, rms: 0.0003, seed: 17)
+        for mains in [49.3, 49.7, 50.4, 59.6] {
+            let (output, found) = Self.removeHum(Self.add(noise, Self.hum(mains, seconds: 48, level: -45)))
+            let hum = try #require(found, "\(mains) Hz")
+            #expect(abs(hum.mainsFrequency - mains) < 0.03, "\(hum.mainsFrequency) for \(mains) Hz")
+            #expect(hum.harmonics.count >= 10, "\(mains) Hz: \(hum.harmonics)")
+            let residual = zip(output[(2 * Self.rate)...], noise[(2 * Self.rate)...]).map { $0 - $1 }
+            #expect(Self.rmsDecibels(residual[...]) < -65, "\(mains) Hz: \(Self.rmsDecibels(residual[...])) dBFS")
+        }
+    }
+
+    /// A sample far beyond full scale (a broken float file) reaches the notches clipped, as the
+    /// feature loop reads it: at 3e38 it overflowed their memories to NaN for the rest of the night.
+    @Test func aSampleFarBeyondFullScaleDoesNotBreakTheFilters() {
+        var x = Self.add(Signals.noise(seconds: 40, rms: 0.0003, seed: 19), Self.hum(50, seconds: 40, level: -45))
+        let loud = 20 * Self.rate + 5
+        x[loud] = 3e38
+        let (output, hum) = Self.removeHum(x)
+        #expect(hum != nil)
+        let finite = output.allSatisfy { $0.isFinite }
+        #expect(finite)
+        #expect(output[loud] <= 1.01, "\(output[loud])")
+        #expect(Self.rmsDecibels(output[(loud + Self.rate)...]) < -65)
+    }
+
+    @Test func harmonicsAreListedInRuns() {
+        #expect(MainsHum.runs(of: [1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8")
+        #expect(MainsHum.runs(of: [2]) == "2")
     }
 
     @Test func aNotchRemovesItsFrequencyAndLittleElse() {

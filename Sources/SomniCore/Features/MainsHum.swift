@@ -3,10 +3,11 @@ import Foundation
 /// Mains hum heard in a recording: steady lines at harmonics of 50 or 60 Hz, as a cheap USB
 /// microphone or a laptop on its charger adds.
 public struct MainsHum: Sendable, Equatable {
-    /// 50 or 60: the family with more of the lines heard.
-    public var mainsFrequency: Int
-    /// The frequencies notched out, in Hz, ascending.
-    public var lines: [Int]
+    /// The mains frequency as measured (a grid holds 50 or 60 Hz to ±0.05 Hz; a generator or an
+    /// inverter may be a few tenths off), in Hz.
+    public var mainsFrequency: Double
+    /// The harmonics notched out (1 is the mains frequency itself), ascending.
+    public var harmonics: [Int]
     /// Seconds from the start of the recording to the block where hum was first heard.
     public var firstHeard: Double
     /// RMS of the lines where they were heard, dBFS (20 log10 of the RMS, as the envelope).
@@ -16,9 +17,22 @@ public struct MainsHum: Sendable, Equatable {
     public var warning: String {
         let t = Int(firstHeard.rounded(.down))
         let when = t == 0 ? "from the start" : String(format: "from %d:%02d:%02d", t / 3600, t / 60 % 60, t % 60)
-        return String(format: "the recording has mains hum (%d Hz, about %.0f dBFS, %@), filtered out before analysis "
-                      + "(%@ Hz): a microphone away from chargers and power leads records without it",
-                      mainsFrequency, level, when, lines.map(String.init).joined(separator: ", "))
+        return String(format: "the recording has mains hum (%.1f Hz, about %.0f dBFS, %@), filtered out before analysis "
+                      + "(harmonics %@): a microphone away from chargers and power leads records without it",
+                      mainsFrequency, level, when, Self.runs(of: harmonics))
+    }
+
+    /// "1–5, 7, 9–13": consecutive harmonics as one run.
+    static func runs(of numbers: [Int]) -> String {
+        var parts: [String] = []
+        var i = 0
+        while i < numbers.count {
+            var j = i
+            while j + 1 < numbers.count, numbers[j + 1] == numbers[j] + 1 { j += 1 }
+            parts.append(j > i ? "\(numbers[i])–\(numbers[j])" : "\(numbers[i])")
+            i = j + 1
+        }
+        return parts.joined(separator: ", ")
     }
 }
 
@@ -29,28 +43,41 @@ public struct MainsHum: Sendable, Equatable {
 /// without it.
 ///
 /// The stream is held back one block (16 s) so that a block is filtered with what was heard in
-/// it. The block is heard as eight 2 s segments (Hann window, ~0.5 Hz bins); a harmonic of 50 or
-/// 60 Hz up to 1 kHz is heard in a segment when its line stands at least 10 dB over the median of
-/// the bins 4–12 Hz either side, and is steady when heard in at least six of the eight with its
-/// quieter segments within 6 dB of its middle ones: a tone held at one level for 12 s or more.
-/// Snores, speech and a fan's airflow are broad or move; a generated snore train held on 100 Hz
-/// comes and goes; an 8 s sound in a synthesised night with a line at 180 Hz, heard as hum with
-/// 1 s segments, is too short. It is mains hum when the fundamental or two of the family's own
-/// harmonics are steady (one alarm tone that sits on a harmonic is not), and when their lines
-/// together are louder than −60 dBFS (weaker hum left every snoring figure as it was). From the
-/// block where a line is first heard, a notch (bandwidth f / 30, at least 4 Hz) removes it for
-/// the rest of the recording; lines never heard are left alone, so a recording without hum
-/// passes through unchanged.
+/// it. The block is heard at a quarter of the rate (the lines lie below 1 kHz) as eight 2 s
+/// segments (Hann window, ~0.5 Hz bins). The mains frequency is measured first, from the
+/// clearest of its first four harmonics in the block's mean spectrum (within 1 Hz of 50 or 60:
+/// a notch left at 50 Hz under hum at 49.7 Hz took the lines down by 10–16 dB only, and what was
+/// left read as snoring for minutes); then each harmonic up to 1 kHz is heard in a segment when
+/// its line stands at least 10 dB over the median of the bins 4–12 Hz either side, and is steady
+/// when heard in at least six of the eight with its quieter segments within 6 dB of its middle
+/// ones: a tone held at one level for 12 s or more. Snores, speech and a fan's airflow are broad
+/// or move; a generated snore train held on 100 Hz comes and goes; an 8 s sound in a synthesised
+/// night with a line at 180 Hz, heard as hum with 1 s segments, is too short. It is mains hum
+/// when the fundamental or two of the family's own harmonics are steady (one alarm tone that
+/// sits on a harmonic is not; 300 Hz belongs to both families), and when their lines together
+/// are louder than −60 dBFS (weaker hum left every snoring figure as it was). From the block
+/// where a line is first heard, a notch (bandwidth f / 30, at least 4 Hz) at the measured
+/// frequency removes it for the rest of the recording; lines never heard are left alone, so a
+/// recording without hum passes through unchanged.
 ///
-/// Samples that are not numbers pass through as they came (the feature loop counts them) and
-/// reach the filters as silence. Buffers are allocated in `init`; `process` allocates only when
-/// handed more than a block at once.
+/// Samples beyond full scale reach the filters clipped, as the feature loop reads them (one at
+/// 3e38 overflowed the sections' memories to NaN for the rest of the night); samples that are
+/// not numbers pass through as they came (the feature loop counts them) and reach the filters
+/// as silence. Buffers are allocated in `init`; `process` allocates only when handed more than a
+/// block at once.
 public final class HumRemover {
     static let segmentSeconds = 2
     static let segmentsPerBlock = 8
     public static let blockSeconds = segmentSeconds * segmentsPerBlock
+    /// Heard at a quarter of the rate, through a 7-tap triangle (two 4-sample means): what lies
+    /// 3–4 kHz, folding onto 0–1 kHz, is 20–40 dB down, and the FFTs are a quarter the size
+    /// (listening at the full rate took 40 % of a WAV night's analysis).
+    static let decimation = 4
+    private static let decimationTaps: [Float] = [1, 2, 3, 4, 3, 2, 1].map { $0 / 16 }
     static let families = [50, 60]
-    static let highestLine = 1_000
+    static let highestLine = 1_000.0
+    /// How far from 50 or 60 Hz the mains frequency is looked for.
+    static let mainsTolerance = 1.0
     /// A line this many times its neighbours' median power (10 dB) is heard in that segment.
     static let lineRatio: Float = 10
     static let neighbourhood = 4.0...12.0
@@ -60,51 +87,46 @@ public final class HumRemover {
     static let steadyLevelRatio: Float = 0.25
     /// Hum whose lines together are quieter than this mean square (−60 dBFS) is left alone.
     static let quietestHum = 1e-6
-    /// Below this power in a segment (a line about −110 dBFS) nothing counts, digital silence's
-    /// rounding included.
-    private let tinyPower: Float
 
     public let sampleRate: Int
+    private let heardRate: Double
     private let segmentLength: Int
     private let blockLength: Int
     private let fft: RealFFT
+    private let binWidth: Double
     private let window: [Float]
     private let windowEnergy: Float
+    /// Below this power in a segment (a line about −110 dBFS) nothing counts, digital silence's
+    /// rounding included.
+    private let tinyPower: Float
     /// A block's segments, one per lane, zero-padded to the FFT size.
     private let spectrumInput: UnsafeMutablePointer<SIMD8<Float>>
     private let power: UnsafeMutablePointer<SIMD8<Float>>
     private var block: [Float]
+    private var heard: [Float]
     private var filled = 0
     private var blocksDone = 0
     private var output: [Float]
     private var scratch = [Float](repeating: 0, count: 64)
     private var peaks = [Float](repeating: 0, count: segmentsPerBlock)
 
-    /// A candidate line: its frequency, its FFT bin and its neighbours' bins.
-    private struct Line {
-        let frequency: Int
-        let bin: Int
-        let neighbours: [Int]
-    }
-    private let candidates: [Line]
-    private var heardInBlock: [Bool]
-    private var lineEnergyScratch: [Double]
+    /// Each family's measured mains frequency, fixed once one of its lines is notched.
+    private var measured: [Int: Double] = [:]
+    /// The harmonics notched, by family.
+    private var notchedHarmonics: [Int: Set<Int>] = [:]
     private var notches = NotchCascade()
-    private var notched: Set<Int> = []
     private var humEnergy: Double = 0
     private var humSegments = 0
     private var firstHeard: Double?
 
     /// The hum heard so far, nil while none has been.
     public var hum: MainsHum? {
-        guard let firstHeard, !notched.isEmpty else { return nil }
-        let lines = notched.sorted()
-        let family = Self.families.max { a, b in
-            lines.filter { $0 % a == 0 }.count < lines.filter { $0 % b == 0 }.count
-        } ?? 50
+        guard let firstHeard,
+              let family = notchedHarmonics.max(by: { $0.value.count < $1.value.count || ($0.value.count == $1.value.count && $0.key > $1.key) })?.key
+        else { return nil }
         let meanSquare = humSegments > 0 ? humEnergy / Double(humSegments) : 0
-        return MainsHum(mainsFrequency: family, lines: lines, firstHeard: firstHeard,
-                        level: Float(10 * log10(max(meanSquare, 1e-20))))
+        return MainsHum(mainsFrequency: measured[family] ?? Double(family), harmonics: (notchedHarmonics[family] ?? []).sorted(),
+                        firstHeard: firstHeard, level: Float(10 * log10(max(meanSquare, 1e-20))))
     }
 
     /// True once any line is being notched out.
@@ -112,11 +134,13 @@ public final class HumRemover {
 
     public init(sampleRate: Int = analysisSampleRate) {
         self.sampleRate = sampleRate
-        segmentLength = Self.segmentSeconds * sampleRate
-        blockLength = Self.segmentsPerBlock * segmentLength
+        heardRate = Double(sampleRate) / Double(Self.decimation)
+        segmentLength = Self.segmentSeconds * sampleRate / Self.decimation
+        blockLength = Self.segmentsPerBlock * Self.segmentSeconds * sampleRate
         var size = 4
         while size < segmentLength { size *= 2 }
         fft = try! RealFFT(size: size)  // a power of two from 4 up: valid for any positive rate
+        binWidth = heardRate / Double(size)
         let n = segmentLength
         window = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
         windowEnergy = window.reduce(0) { $0 + $1 * $1 }
@@ -125,18 +149,8 @@ public final class HumRemover {
         power = .allocate(capacity: size / 2 + 1)
         power.initialize(repeating: SIMD8(), count: size / 2 + 1)
         block = [Float](repeating: 0, count: blockLength)
+        heard = [Float](repeating: 0, count: blockLength / Self.decimation)
         output = [Float](repeating: 0, count: blockLength)
-        let binWidth = Double(sampleRate) / Double(size)
-        var lines: [Line] = []
-        for frequency in Set(Self.families.flatMap { stride(from: $0, through: Self.highestLine, by: $0) }).sorted()
-        where Double(frequency) + Self.neighbourhood.upperBound < 0.45 * Double(sampleRate) {
-            let bin = Int((Double(frequency) / binWidth).rounded())
-            let neighbours = (1...size / 2).filter { Self.neighbourhood.contains(abs(Double($0) * binWidth - Double(frequency))) }
-            lines.append(Line(frequency: frequency, bin: bin, neighbours: neighbours))
-        }
-        candidates = lines
-        heardInBlock = [Bool](repeating: false, count: lines.count)
-        lineEnergyScratch = [Double](repeating: 0, count: lines.count)
         // A sine of RMS r puts about r² · size · windowEnergy / 2 into its line's bins.
         tinyPower = 1e-11 * Float(size) * windowEnergy / 2
     }
@@ -154,7 +168,7 @@ public final class HumRemover {
         while i < input.count {
             let n = min(input.count - i, blockLength - filled)
             block.withUnsafeMutableBufferPointer { b in
-                for k in 0..<n { b[filled + k] = input[i + k] }
+                (b.baseAddress! + filled).update(from: input.baseAddress! + i, count: n)
             }
             filled += n
             i += n
@@ -170,6 +184,10 @@ public final class HumRemover {
         return output.withUnsafeBufferPointer { UnsafeBufferPointer(rebasing: $0[0..<produced]) }
     }
 
+    /// What the notches take of a sample: clipped to full scale, silence where it is not a number.
+    @inline(__always)
+    static func clipped(_ x: Float) -> Float { x.isFinite ? min(1, max(-1, x)) : 0 }
+
     private func completeBlock(appendingAt produced: inout Int) {
         listen()
         if output.count < produced + filled { output.append(contentsOf: repeatElement(0, count: produced + filled - output.count)) }
@@ -178,7 +196,7 @@ public final class HumRemover {
             output.withUnsafeMutableBufferPointer { out in
                 let o = UnsafeMutableBufferPointer(rebasing: out[start..<start + count])
                 guard notches.count > 0 else {
-                    for k in 0..<count { o[k] = b[k] }
+                    o.baseAddress!.update(from: b.baseAddress!, count: count)
                     return
                 }
                 notches.filter(UnsafeBufferPointer(rebasing: b[0..<count]), into: o)
@@ -191,69 +209,152 @@ public final class HumRemover {
         blocksDone += 1
     }
 
+    /// The block at a quarter of the rate. A sum that is not a number (a damaged sample) is
+    /// silence; one beyond full scale is heard as the click it is.
+    private func decimate() -> Int {
+        let count = filled / Self.decimation
+        let taps = Self.decimationTaps, reach = taps.count / 2
+        block.withUnsafeBufferPointer { b in
+            heard.withUnsafeMutableBufferPointer { h in
+                for m in 0..<count {
+                    let centre = m * Self.decimation
+                    var sum: Float = 0
+                    if centre >= reach && centre + reach < filled {
+                        let x = b.baseAddress! + (centre - reach)
+                        sum = taps[0] * (x[0] + x[6]) + taps[1] * (x[1] + x[5]) + taps[2] * (x[2] + x[4]) + taps[3] * x[3]
+                    } else {
+                        for j in 0..<taps.count where centre - reach + j >= 0 && centre - reach + j < filled {
+                            sum += taps[j] * b[centre - reach + j]
+                        }
+                    }
+                    h[m] = sum.isFinite ? sum : 0
+                }
+            }
+        }
+        return count
+    }
+
+    /// Power of bin `b` summed over the first `segments` lanes: the block's mean spectrum, times
+    /// the segment count.
+    @inline(__always)
+    private func summed(_ b: Int, _ segments: Int) -> Float {
+        var sum: Float = 0
+        for lane in 0..<segments { sum += power[b][lane] }
+        return sum
+    }
+
+    /// The median of `count` values in `scratch` (reordered).
+    private func scratchMedian(_ count: Int) -> Float {
+        scratch[0..<count].sort()
+        return scratch[count / 2]
+    }
+
+    /// Bins whose centres lie `neighbourhood` away from `frequency`, on either side.
+    private func neighbourBins(of frequency: Double) -> (ClosedRange<Int>, ClosedRange<Int>) {
+        let lower = Int(((frequency - Self.neighbourhood.upperBound) / binWidth).rounded(.up))
+            ... Int(((frequency - Self.neighbourhood.lowerBound) / binWidth).rounded(.down))
+        let upper = Int(((frequency + Self.neighbourhood.lowerBound) / binWidth).rounded(.up))
+            ... Int(((frequency + Self.neighbourhood.upperBound) / binWidth).rounded(.down))
+        return (lower, upper)
+    }
+
+    /// The mains frequency of `family` measured from the block's mean spectrum: the peak of the
+    /// clearest of the first four harmonics, placed between bins by a parabola through the
+    /// logarithms of its power and its neighbours'. Nil where none stands 10 dB clear.
+    private func measureMains(_ family: Int, segments: Int) -> Double? {
+        var best: (clearance: Float, frequency: Double)?
+        for k in 1...4 {
+            let low = Int(((Double(k) * (Double(family) - Self.mainsTolerance)) / binWidth).rounded(.down))
+            let high = Int(((Double(k) * (Double(family) + Self.mainsTolerance)) / binWidth).rounded(.up))
+            var peakBin = low, peak: Float = 0
+            for b in low...high {
+                let p = summed(b, segments)
+                if p > peak { peak = p; peakBin = b }
+            }
+            let (below, above) = neighbourBins(of: Double(peakBin) * binWidth)
+            var m = 0
+            for b in below where m < scratch.count && b > 0 { scratch[m] = summed(b, segments); m += 1 }
+            for b in above where m < scratch.count { scratch[m] = summed(b, segments); m += 1 }
+            guard m > 0 else { continue }
+            let median = scratchMedian(m)
+            guard peak > tinyPower, peak >= Self.lineRatio * median else { continue }
+            let clearance = peak / max(median, .leastNormalMagnitude)
+            let (l, c, r) = (log(max(summed(peakBin - 1, segments), 1e-30)), log(peak), log(max(summed(peakBin + 1, segments), 1e-30)))
+            let curvature = l - 2 * c + r
+            let offset = curvature < 0 ? Double(0.5 * (l - r) / curvature) : 0
+            let frequency = (Double(peakBin) + max(-0.5, min(0.5, offset))) * binWidth / Double(k)
+            if best == nil || clearance > best!.clearance { best = (clearance, frequency) }
+        }
+        return best?.frequency
+    }
+
     /// Hears the block's segments and starts a notch for each line of mains hum heard in it.
     private func listen() {
-        let segments = min(Self.segmentsPerBlock, filled / segmentLength)
+        let count = decimate()
+        let segments = min(Self.segmentsPerBlock, count / segmentLength)
         // A short last block is heard by the same rule, so it needs all its segments.
         let needed = segments == Self.segmentsPerBlock ? Self.steadySegments : segments
         guard segments >= 2 else { return }  // too little to call a tone steady
         let size = fft.size, n = segmentLength
-        block.withUnsafeBufferPointer { b in
-            for k in 0..<size {
-                var v = SIMD8<Float>()
-                if k < n {
-                    for lane in 0..<segments {
-                        let x = b[lane * n + k]
-                        v[lane] = x.isFinite ? x * window[k] : 0
-                    }
+        heard.withUnsafeBufferPointer { h in
+            window.withUnsafeBufferPointer { w in
+                for k in n..<size { spectrumInput[k] = SIMD8() }
+                for k in 0..<n {
+                    var v = SIMD8<Float>()
+                    for lane in 0..<segments { v[lane] = h[lane * n + k] * w[k] }
+                    spectrumInput[k] = v
                 }
-                spectrumInput[k] = v
             }
         }
         fft.powerSpectra(spectrumInput, into: power)
-        var lineEnergy = lineEnergyScratch
-        for (index, line) in candidates.enumerated() {
-            var count = 0
-            lineEnergy[index] = 0
-            for lane in 0..<segments {
-                var peak: Float = 0
-                for b in line.bin - 1...line.bin + 1 { peak = max(peak, power[b][lane]) }
-                peaks[lane] = peak
-                let m = min(line.neighbours.count, scratch.count)
-                for j in 0..<m { scratch[j] = power[line.neighbours[j]][lane] }
-                scratch[0..<m].sort()
-                let median = scratch[m / 2]
-                guard peak > tinyPower, peak >= Self.lineRatio * median else { continue }
-                count += 1
-                // The line's bins less the noise under them, as the mean square of a sine.
-                var sum: Float = 0
-                for b in line.bin - 2...line.bin + 2 { sum += power[b][lane] - median }
-                lineEnergy[index] += Double(max(0, sum)) * 2 / (Double(size) * Double(windowEnergy))
+
+        struct Steady { let family: Int, harmonic: Int, frequency: Double, energy: Double }
+        var steady: [Steady] = []
+        for family in Self.families {
+            guard let mains = measured[family] ?? measureMains(family, segments: segments) else { continue }
+            var harmonic = 1
+            while Double(harmonic) * mains <= Self.highestLine, Double(harmonic) * mains + Self.neighbourhood.upperBound < 0.45 * heardRate {
+                defer { harmonic += 1 }
+                let frequency = Double(harmonic) * mains
+                let bin = Int((frequency / binWidth).rounded())
+                let (below, above) = neighbourBins(of: frequency)
+                var heardIn = 0
+                var energy = 0.0
+                for lane in 0..<segments {
+                    var peak: Float = 0
+                    for b in bin - 1...bin + 1 { peak = max(peak, power[b][lane]) }
+                    peaks[lane] = peak
+                    var m = 0
+                    for b in below where m < scratch.count { scratch[m] = power[b][lane]; m += 1 }
+                    for b in above where m < scratch.count { scratch[m] = power[b][lane]; m += 1 }
+                    let median = scratchMedian(m)
+                    guard peak > tinyPower, peak >= Self.lineRatio * median else { continue }
+                    heardIn += 1
+                    // The line's bins less the noise under them, as the mean square of a sine.
+                    var sum: Float = 0
+                    for b in bin - 2...bin + 2 { sum += power[b][lane] - median }
+                    energy += Double(max(0, sum)) * 2 / (Double(size) * Double(windowEnergy))
+                }
+                // Hum is there all the time at one level, and sounds only add to it: its line's
+                // quieter segments are as loud as its middle ones. A tone that comes and goes (a
+                // generated snore train held on 100 Hz) is 10–20 dB quieter in some.
+                peaks[0..<segments].sort()
+                if heardIn >= needed && peaks[1] >= Self.steadyLevelRatio * peaks[segments / 2] {
+                    steady.append(Steady(family: family, harmonic: harmonic, frequency: frequency, energy: energy))
+                }
             }
-            // Hum is there all the time at one level, and sounds only add to it: its line's
-            // quieter segments are as loud as its middle ones. A tone that comes and goes (a
-            // generated snore train held on 100 Hz) is 10–20 dB quieter in some.
-            peaks[0..<segments].sort()
-            heardInBlock[index] = count >= needed && peaks[1] >= Self.steadyLevelRatio * peaks[segments / 2]
         }
-        lineEnergyScratch = lineEnergy
         // Mains hum: a family's fundamental, or two of its harmonics that are not the other's
-        // (300 Hz is both), heard; only its lines are notched (another steady tone heard with it
-        // is not hum).
-        func isHum(_ family: Int) -> Bool {
-            var harmonics = 0
-            for (index, line) in candidates.enumerated() where heardInBlock[index] && line.frequency % family == 0 {
-                if line.frequency == family { return true }
-                if Self.families.allSatisfy({ $0 == family || line.frequency % $0 != 0 }) { harmonics += 1 }
-            }
-            return harmonics >= 2
+        // (300 Hz is both), steady; only its lines are notched (another steady tone heard with
+        // it is not hum).
+        let humFamilies = Self.families.filter { family in
+            let mine = steady.filter { $0.family == family }
+            return mine.contains { $0.harmonic == 1 }
+                || mine.filter { line in Self.families.allSatisfy { $0 == family || (line.harmonic * family) % $0 != 0 } }.count >= 2
         }
-        let families = Self.families.filter(isHum)
-        var energy = 0.0
-        for (index, line) in candidates.enumerated() where heardInBlock[index] && families.contains(where: { line.frequency % $0 == 0 }) {
-            energy += lineEnergy[index]
-        }
-        guard !families.isEmpty, energy / Double(segments) >= Self.quietestHum else { return }
+        let lines = steady.filter { humFamilies.contains($0.family) }
+        let energy = lines.reduce(0) { $0 + $1.energy }
+        guard !lines.isEmpty, energy / Double(segments) >= Self.quietestHum else { return }
         if firstHeard == nil { firstHeard = Double(blocksDone * Self.blockSeconds) }
         humEnergy += energy
         humSegments += segments
@@ -261,14 +362,13 @@ public final class HumRemover {
         // rings for 0.16 s, and snores lasted longer: 7.1 snoring minutes where the reference
         // holds 5.7 and the night without hum found 5.8), a wide one dents every sound's
         // spectrum (a comb of them made a kitchen sound look voiced, talk at 0.92). f / 30, at
-        // least 4 Hz, found 6.5 there, and ±0.05 Hz of mains drift (±0.65 Hz at the 13th
+        // least 4 Hz, found 6.5 there; a grid's ±0.05 Hz of drift (±0.65 Hz at the 13th
         // harmonic) is still 20 dB down.
-        for (index, line) in candidates.enumerated()
-        where heardInBlock[index] && families.contains(where: { line.frequency % $0 == 0 })
-            && notches.count < NotchCascade.sections && notched.insert(line.frequency).inserted {
-            let bandwidth = max(4, Double(line.frequency) / 30)
-            notches.add(.notch(frequency: Double(line.frequency), q: Double(line.frequency) / bandwidth,
-                               sampleRate: Double(sampleRate)))
+        for line in lines where notches.count < NotchCascade.sections {
+            guard notchedHarmonics[line.family, default: []].insert(line.harmonic).inserted else { continue }
+            if measured[line.family] == nil { measured[line.family] = line.frequency / Double(line.harmonic) }
+            let bandwidth = max(4, line.frequency / 30)
+            notches.add(.notch(frequency: line.frequency, q: line.frequency / bandwidth, sampleRate: Double(sampleRate)))
         }
     }
 }
@@ -279,8 +379,6 @@ public final class HumRemover {
 /// One at a time, fourteen sections in cascade made an hour of audio take 3 s longer to analyse.
 struct NotchCascade {
     static let sections = 24
-    /// Steps between a sample going in and its output coming out of the last lane.
-    static let latency = sections - 1
 
     private struct Stage {
         var b0 = Octet(repeating: 1), b1 = Octet(repeating: 0), b2 = Octet(repeating: 0)
@@ -334,33 +432,60 @@ struct NotchCascade {
         count += 1
     }
 
-    /// Feeds one sample; returns the output for the sample fed `latency` steps earlier.
+    /// Stages stepped: only those holding a section, so that hum of eight lines or fewer costs
+    /// one stage a sample, not three.
+    private var stagesInUse: Int { (count + 7) / 8 }
+
+    /// Filters `input` into `output` (as long), going on from the samples before; a sample enters
+    /// clipped to full scale, as silence when it is not a number. The last outputs come from a
+    /// copy run on with silence, and the pipeline's own outputs for them are dropped in the next
+    /// call (as are those of the samples before the pipeline started, or before it grew a stage:
+    /// a sample then still in flight was handed out by the copy).
+    mutating func filter(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) {
+        switch stagesInUse {
+        case 1: run(input, output) { $0.stepOne($1) }
+        case 2: run(input, output) { $0.stepTwo($1) }
+        default: run(input, output) { $0.stepThree($1) }
+        }
+        first.flushTiny(); second.flushTiny(); third.flushTiny()
+    }
+
     @inline(__always)
-    private mutating func step(_ input: Float) -> Float {
+    private mutating func run(_ input: UnsafeBufferPointer<Float>, _ output: UnsafeMutableBufferPointer<Float>,
+                              _ step: (inout NotchCascade, Float) -> Float) {
+        let n = input.count, latency = 8 * stagesInUse - 1
+        for j in 0..<n {
+            let y = step(&self, HumRemover.clipped(input[j]))
+            if j >= latency { output[j - latency] = y }
+        }
+        var copy = self
+        for j in n..<n + latency {
+            let y = step(&copy, 0)
+            if j >= latency { output[j - latency] = y }
+        }
+    }
+
+    @inline(__always)
+    private mutating func stepOne(_ input: Float) -> Float {
+        let f = first.y
+        first.step(Octet(input, f.a, f.b, f.c, f.d, f.e, f.f, f.g))
+        return first.y.h
+    }
+
+    @inline(__always)
+    private mutating func stepTwo(_ input: Float) -> Float {
+        let f = first.y, s = second.y
+        first.step(Octet(input, f.a, f.b, f.c, f.d, f.e, f.f, f.g))
+        second.step(Octet(f.h, s.a, s.b, s.c, s.d, s.e, s.f, s.g))
+        return second.y.h
+    }
+
+    @inline(__always)
+    private mutating func stepThree(_ input: Float) -> Float {
         let f = first.y, s = second.y, t = third.y
         first.step(Octet(input, f.a, f.b, f.c, f.d, f.e, f.f, f.g))
         second.step(Octet(f.h, s.a, s.b, s.c, s.d, s.e, s.f, s.g))
         third.step(Octet(s.h, t.a, t.b, t.c, t.d, t.e, t.f, t.g))
         return third.y.h
-    }
-
-    /// Filters `input` into `output` (as long), going on from the samples before; a sample that is
-    /// not a number enters as silence. The last `latency` outputs come from a copy run on with
-    /// silence, and the pipeline's own outputs for them are skipped in the next call.
-    mutating func filter(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) {
-        let n = input.count, latency = Self.latency
-        for j in 0..<n {
-            let x = input[j]
-            let y = step(x.isFinite ? x : 0)
-            if j >= latency { output[j - latency] = y }
-        }
-        var copy = self
-        for j in n..<n + latency {
-            let y = copy.step(0)
-            if j >= latency { output[j - latency] = y }
-        }
-        // The pipeline's first `latency` outputs next time are those handed out just now from
-        // the copy (or, the first time, of nothing), and are dropped there.
-        first.flushTiny(); second.flushTiny(); third.flushTiny()
     }
 }
