@@ -12,7 +12,8 @@ struct ClassifyCommand: Command {
            somni classify DATA_DIR [--split shared-data [--fold K,...]] [--gaps-as LABEL|none] [--model MODEL] [--json]
 
     Classifies consecutive 0.975 s windows (50 % overlap) of FILE with the default model or
-    MODEL and prints, for each, the top labels and their confidences.
+    MODEL and prints, for each, the top labels and their confidences. Mains hum in FILE is
+    filtered out first, as 'somni analyze' does (not from standard input, read as it comes).
 
       --model MODEL   a model written by 'somni train' (default: the models shipped with Somni,
                       or the narrow-band model for a recording made below 16 kHz); given more
@@ -158,7 +159,10 @@ struct ClassifyCommand: Command {
         let reference = try referencePath.map { try EvaluateCommand.readCSV($0, what: "the reference", ignoring: ignoredLabels,
                                                                             recording: URL(fileURLWithPath: input).lastPathComponent,
                                                                             command: "classify") }
-        let source: any AudioSource = input == "-" ? StandardInputSource() : try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) })
+        // A recording is heard without its mains hum, as `analyze` hears it; a stream as it
+        // comes (taking hum out holds samples back 16 s).
+        let source: any AudioSource = input == "-" ? StandardInputSource()
+            : HumFilteredSource(try AudioDecoder(url: URL(fileURLWithPath: input), like: like.map { URL(fileURLWithPath: $0) }))
         var classifier = try ClassifierChoice.learned(modelPaths: modelPaths, recordedSampleRate: source.recordedSampleRate)
         if let reference {
             // A class the model has no label for has no row: its lines are said, not dropped unseen.

@@ -5,6 +5,31 @@ import Testing
 
 /// `somni analyze` driven as a person would drive it: through the built binary.
 @Suite struct AnalyzeCommandTests {
+    /// `classify` hears a recording without its mains hum, as `analyze` does, and says so.
+    @Test func classifyTakesMainsHumOutAsAnalyzeDoes() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let hummed = dir.appendingPathComponent("hum.wav"), plain = dir.appendingPathComponent("plain.wav")
+        try #require(try CLI.run(["synth", "--out", hummed.path, "--hours", "0.02", "--seed", "5", "--hum", "50", "--hum-level", "-40"]).status == 0)
+        try #require(try CLI.run(["synth", "--out", plain.path, "--hours", "0.02", "--seed", "5"]).status == 0)
+        func windows(_ url: URL) throws -> (stderr: String, scores: [[String: Any]]) {
+            let r = try CLI.run(["classify", url.path, "--json"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            return (r.stderr, try #require(json["windows"] as? [[String: Any]]))
+        }
+        let (said, heard) = try windows(hummed)
+        let (plainSaid, plainHeard) = try windows(plain)
+        #expect(said.contains("mains hum (50.0 Hz, about -40 dBFS, from the start)"), "\(said)")
+        #expect(!plainSaid.contains("mains hum"))
+        #expect(heard.count == plainHeard.count)
+        // Each window's top label is the one it has without the hum, nearly everywhere.
+        let same = zip(heard, plainHeard).filter { a, b in
+            ((a["labels"] as? [[String: Any]])?.first?["label"] as? String) == ((b["labels"] as? [[String: Any]])?.first?["label"] as? String)
+        }.count
+        #expect(Double(same) >= 0.9 * Double(heard.count), "\(same) of \(heard.count) windows")
+    }
+
     /// Writes `seconds` of a generated signal to a 16 kHz WAV.
     func writeWAV(_ url: URL, seconds: Double, _ sample: (Int) -> Float) throws {
         let n = Int(seconds * Double(analysisSampleRate))

@@ -174,6 +174,23 @@ import Testing
         #expect(Self.rmsDecibels(output[(loud + Self.rate)...]) < -65)
     }
 
+    /// Read through `HumFilteredSource` (as `somni classify` reads a file), a recording comes
+    /// out as the remover makes it, whatever the reads ask for, with the hum said in its warnings.
+    @Test func aFilteredSourceHandsOutWhatTheRemoverMakes() throws {
+        let x = Self.add(Signals.noise(seconds: 37.3, rms: 0.0003, seed: 23), Self.hum(60, seconds: 37.3, level: -45))
+        let expected = Self.removeHum(x).output
+        let source = HumFilteredSource(BufferAudioSource(x))
+        var got: [Float] = []
+        var buffer = [Float](repeating: 0, count: 7_800)
+        while true {
+            let n = try buffer.withUnsafeMutableBufferPointer { try source.read(into: $0) }
+            if n == 0 { break }
+            got += buffer[0..<n]
+        }
+        #expect(got == expected)
+        #expect(source.warnings.contains { $0.contains("mains hum (60.0 Hz") }, "\(source.warnings)")
+    }
+
     @Test func harmonicsAreListedInRuns() {
         #expect(MainsHum.runs(of: [1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8")
         #expect(MainsHum.runs(of: [2]) == "2")

@@ -489,3 +489,52 @@ struct NotchCascade {
         return third.y.h
     }
 }
+
+/// A source with mains hum taken out by a `HumRemover`, for what reads a recording outside
+/// `NightAnalyzer` (which runs its own): `somni classify` then hears the windows as an
+/// analysis does. It hands samples out one block (16 s) after it has read them; the night's
+/// hum warning joins the source's own once it has been read to the end.
+public final class HumFilteredSource: AudioSource {
+    private let base: any AudioSource
+    private let remover: HumRemover
+    private var readBuffer: [Float]
+    /// Filtered samples not yet handed out, from `pendingStart`.
+    private var pending: [Float] = []
+    private var pendingStart = 0
+    private var baseEnded = false
+
+    public init(_ base: any AudioSource) {
+        self.base = base
+        remover = HumRemover()
+        readBuffer = [Float](repeating: 0, count: analysisSampleRate)
+    }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        while pending.count - pendingStart < buffer.count && !baseEnded {
+            let n = try readBuffer.withUnsafeMutableBufferPointer { try base.checkedRead(into: $0) }
+            let filtered = n == 0 ? remover.finish()
+                : readBuffer.withUnsafeBufferPointer { remover.process(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+            baseEnded = n == 0
+            if pendingStart > 0 {
+                pending.removeFirst(pendingStart)
+                pendingStart = 0
+            }
+            pending.append(contentsOf: filtered)
+        }
+        let count = min(buffer.count, pending.count - pendingStart)
+        pending.withUnsafeBufferPointer { p in
+            for k in 0..<count { buffer[k] = p[pendingStart + k] }
+        }
+        pendingStart += count
+        return count
+    }
+
+    public var expectedDuration: Double? { base.expectedDuration }
+    public var warnings: [String] { base.warnings + (remover.hum.map { [$0.warning] } ?? []) }
+    public var recordedSampleRate: Int? { base.recordedSampleRate }
+    public var partsAtTheRecordedRate: [String]? { base.partsAtTheRecordedRate }
+    public var gaps: [RecordingGap] { base.gaps }
+    public var fingerprint: String? { base.fingerprint }
+    /// What the hum remover heard so far.
+    public var hum: MainsHum? { remover.hum }
+}
