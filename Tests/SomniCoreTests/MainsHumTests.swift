@@ -191,6 +191,33 @@ import Testing
         #expect(source.warnings.contains { $0.contains("mains hum (60.0 Hz") }, "\(source.warnings)")
     }
 
+    /// From the re-check pass: a huge sample in the block where the mains frequency is first
+    /// measured filled its segment's spectrum with infinity, and 48.8 Hz was fixed for the night.
+    @Test func aHugeSampleWhereHumIsFirstHeardDoesNotMisplaceTheNotches() throws {
+        var x = Self.add(Signals.noise(seconds: 40, rms: 0.0003, seed: 29), Self.hum(50, seconds: 40, level: -45))
+        x[5 * Self.rate] = 3e38
+        let hum = try #require(Self.removeHum(x).hum)
+        #expect(abs(hum.mainsFrequency - 50) < 0.05 && hum.harmonics.count >= 10, "\(hum.warning)")
+    }
+
+    /// Both families at once are both notched, 300 Hz once, and both said; a tone that sits on a
+    /// harmonic for a minute is notched with the hum but does not raise its level.
+    @Test func twoFamiliesAreBothSaidAndAToneOnAHarmonicDoesNotRaiseTheLevel() throws {
+        let seconds = 160.0
+        let noise = Signals.noise(seconds: seconds, rms: 0.0003, seed: 31)
+        let both = Self.add(Self.hum(50, seconds: seconds, level: -48), Self.hum(60, seconds: seconds, level: -48))
+        let (output, found) = Self.removeHum(Self.add(noise, both))
+        let hum = try #require(found)
+        #expect(hum.alsoHeard.count == 1, "\(hum.warning)")
+        #expect(hum.warning.contains("; and of 60.0 Hz") || hum.warning.contains("; and of 50.0 Hz"), "\(hum.warning)")
+        let residual = zip(output[(20 * Self.rate)...], noise[(20 * Self.rate)...]).map { $0 - $1 }
+        #expect(Self.rmsDecibels(residual[...]) < -62, "\(Self.rmsDecibels(residual[...])) dBFS")
+
+        let alarm = Self.tone(950, seconds: seconds, level: -23, from: 60, to: 120)
+        let withAlarm = try #require(Self.removeHum(Self.add(Self.add(noise, Self.hum(50, seconds: seconds, level: -45)), alarm)).hum)
+        #expect(abs(withAlarm.level - -45) < 1.5, "\(withAlarm.warning)")
+    }
+
     @Test func harmonicsAreListedInRuns() {
         #expect(MainsHum.runs(of: [1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8")
         #expect(MainsHum.runs(of: [2]) == "2")

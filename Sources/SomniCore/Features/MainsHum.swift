@@ -10,16 +10,25 @@ public struct MainsHum: Sendable, Equatable {
     public var harmonics: [Int]
     /// Seconds from the start of the recording to the block where hum was first heard.
     public var firstHeard: Double
-    /// RMS of the lines where they were heard, dBFS (20 log10 of the RMS, as the envelope).
+    /// RMS of the lines in the median block of those hum was heard in, dBFS (20 log10 of the
+    /// RMS, as the envelope).
     public var level: Float
+    /// The other family's mains frequency and harmonics, where both were heard.
+    public var alsoHeard: [(mainsFrequency: Double, harmonics: [Int])] = []
+
+    public static func == (a: MainsHum, b: MainsHum) -> Bool {
+        a.mainsFrequency == b.mainsFrequency && a.harmonics == b.harmonics && a.firstHeard == b.firstHeard && a.level == b.level
+            && a.alsoHeard.map(\.mainsFrequency) == b.alsoHeard.map(\.mainsFrequency) && a.alsoHeard.map(\.harmonics) == b.alsoHeard.map(\.harmonics)
+    }
 
     /// What a night's warnings say of it.
     public var warning: String {
         let t = Int(firstHeard.rounded(.down))
         let when = t == 0 ? "from the start" : String(format: "from %d:%02d:%02d", t / 3600, t / 60 % 60, t % 60)
+        let others = alsoHeard.map { String(format: "; and of %.1f Hz, harmonics %@", $0.mainsFrequency, Self.runs(of: $0.harmonics)) }
         return String(format: "the recording has mains hum (%.1f Hz, about %.0f dBFS, %@), filtered out before analysis "
-                      + "(harmonics %@): a microphone away from chargers and power leads records without it",
-                      mainsFrequency, level, when, Self.runs(of: harmonics))
+                      + "(harmonics %@%@): a microphone away from chargers and power leads records without it",
+                      mainsFrequency, level, when, Self.runs(of: harmonics), others.joined())
     }
 
     /// "1–5, 7, 9–13": consecutive harmonics as one run.
@@ -115,18 +124,23 @@ public final class HumRemover {
     /// The harmonics notched, by family.
     private var notchedHarmonics: [Int: Set<Int>] = [:]
     private var notches = NotchCascade()
-    private var humEnergy: Double = 0
-    private var humSegments = 0
+    private var notchedFrequencies: [Double] = []
+    /// Each hum block's mean square of its lines.
+    private var blockLevels: [Double] = []
     private var firstHeard: Double?
 
-    /// The hum heard so far, nil while none has been.
+    /// The hum heard so far, nil while none has been: the family with more lines notched, and
+    /// the other's too where both were heard (a 60 Hz generator in a 50 Hz country).
     public var hum: MainsHum? {
-        guard let firstHeard,
-              let family = notchedHarmonics.max(by: { $0.value.count < $1.value.count || ($0.value.count == $1.value.count && $0.key > $1.key) })?.key
-        else { return nil }
-        let meanSquare = humSegments > 0 ? humEnergy / Double(humSegments) : 0
-        return MainsHum(mainsFrequency: measured[family] ?? Double(family), harmonics: (notchedHarmonics[family] ?? []).sorted(),
-                        firstHeard: firstHeard, level: Float(10 * log10(max(meanSquare, 1e-20))))
+        let families = notchedHarmonics.filter { !$0.value.isEmpty }
+            .sorted { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }
+        guard let firstHeard, let family = families.first?.key else { return nil }
+        let levels = blockLevels.sorted()
+        let meanSquare = levels.isEmpty ? 0 : levels[levels.count / 2]
+        var hum = MainsHum(mainsFrequency: measured[family] ?? Double(family), harmonics: (notchedHarmonics[family] ?? []).sorted(),
+                           firstHeard: firstHeard, level: Float(10 * log10(max(meanSquare, 1e-20))))
+        hum.alsoHeard = families.dropFirst().map { (measured[$0.key] ?? Double($0.key), $0.value.sorted()) }
+        return hum
     }
 
     /// True once any line is being notched out.
@@ -210,7 +224,7 @@ public final class HumRemover {
     }
 
     /// The block at a quarter of the rate. A sum that is not a number (a damaged sample) is
-    /// silence; one beyond full scale is heard as the click it is.
+    /// silence; one beyond full scale is heard as a click at full scale.
     private func decimate() -> Int {
         let count = filled / Self.decimation
         let taps = Self.decimationTaps, reach = taps.count / 2
@@ -227,7 +241,9 @@ public final class HumRemover {
                             sum += taps[j] * b[centre - reach + j]
                         }
                     }
-                    h[m] = sum.isFinite ? sum : 0
+                    // Clipped as a sample is: 3e38 squared in the FFT filled every bin of its
+                    // segment with infinity, and the mains frequency was measured as 48.8 Hz.
+                    h[m] = sum.isFinite ? min(1, max(-1, sum)) : 0
                 }
             }
         }
@@ -277,7 +293,7 @@ public final class HumRemover {
             for b in above where m < scratch.count { scratch[m] = summed(b, segments); m += 1 }
             guard m > 0 else { continue }
             let median = scratchMedian(m)
-            guard peak > tinyPower, peak >= Self.lineRatio * median else { continue }
+            guard peak.isFinite, peak > tinyPower, peak >= Self.lineRatio * median else { continue }
             let clearance = peak / max(median, .leastNormalMagnitude)
             let (l, c, r) = (log(max(summed(peakBin - 1, segments), 1e-30)), log(peak), log(max(summed(peakBin + 1, segments), 1e-30)))
             let curvature = l - 2 * c + r
@@ -356,8 +372,9 @@ public final class HumRemover {
         let energy = lines.reduce(0) { $0 + $1.energy }
         guard !lines.isEmpty, energy / Double(segments) >= Self.quietestHum else { return }
         if firstHeard == nil { firstHeard = Double(blocksDone * Self.blockSeconds) }
-        humEnergy += energy
-        humSegments += segments
+        // The level said is the median block's: a tone that sits on a harmonic for a minute
+        // (an alarm on 950 Hz) is notched with the hum but does not raise it.
+        blockLevels.append(energy / Double(segments))
         // A notch's width is a trade: a narrow one rings after each sound that crosses it (2 Hz
         // rings for 0.16 s, and snores lasted longer: 7.1 snoring minutes where the reference
         // holds 5.7 and the night without hum found 5.8), a wide one dents every sound's
@@ -365,7 +382,10 @@ public final class HumRemover {
         // least 4 Hz, found 6.5 there; a grid's ±0.05 Hz of drift (±0.65 Hz at the 13th
         // harmonic) is still 20 dB down.
         for line in lines where notches.count < NotchCascade.sections {
-            guard notchedHarmonics[line.family, default: []].insert(line.harmonic).inserted else { continue }
+            // 300 Hz is 6 × 50 and 5 × 60: one notch for both families.
+            guard !notchedFrequencies.contains(where: { abs($0 - line.frequency) < 1 }),
+                  notchedHarmonics[line.family, default: []].insert(line.harmonic).inserted else { continue }
+            notchedFrequencies.append(line.frequency)
             if measured[line.family] == nil { measured[line.family] = line.frequency / Double(line.harmonic) }
             let bandwidth = max(4, line.frequency / 30)
             notches.add(.notch(frequency: line.frequency, q: line.frequency / bandwidth, sampleRate: Double(sampleRate)))
