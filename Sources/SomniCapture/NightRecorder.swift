@@ -103,6 +103,11 @@ public final class NightRecorder<C: SoundClassifier> {
     // Live mode.
     private let ring: PreRollBuffer
     private let detector: LiveSnoreDetector<C>?
+    /// Mains hum taken out of what the detector hears and the clips keep, as the morning pass
+    /// does: hum filled the pauses between snores, and the live detector started episodes up to
+    /// 5 s early (quiet nights with −45 dBFS hum: episode F1 1.00 → 0.29–0.50). The detector,
+    /// the pre-roll and the clips run one block (16 s) behind the microphone.
+    private let humRemover: HumRemover?
     private var clip: OpenClip?
     /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
     /// whole night's; live mode can only give it the night so far).
@@ -143,10 +148,12 @@ public final class NightRecorder<C: SoundClassifier> {
         journal.recorder = LocalProcess.identity
 
         let live = settings.live
-        // Pre-roll before a trigger, or the hangover after the last positive window, plus slack.
+        // Pre-roll before a trigger, or the hangover (or the bridge) after the last positive
+        // window, plus slack: a bridged episode's clip is written on from that window.
         ring = PreRollBuffer(capacity: settings.mode == .live
-            ? Int((max(live.preRoll, live.endAfter) + 2) * Double(rate)) + 3 * classifier.windowLength : 1)
+            ? Int((max(live.preRoll, live.endAfter, live.bridgeReach) + 2) * Double(rate)) + 3 * classifier.windowLength : 1)
         detector = settings.mode == .live ? try LiveSnoreDetector(classifier: classifier, settings: live) : nil
+        humRemover = settings.mode == .live ? HumRemover() : nil
         block = .allocate(capacity: rate / 10)
         block.initialize(repeating: 0)
         silence = .allocate(capacity: rate / 10)
@@ -270,7 +277,7 @@ public final class NightRecorder<C: SoundClassifier> {
         if let writer = master {
             do { try writer.sink.write(samples) } catch { stopAudio(error) }
         }
-        if let detector { detect(samples, with: detector) }
+        if let detector, let humRemover { detect(humRemover.process(samples), with: detector) }
         processed += samples.count
     }
 
@@ -372,7 +379,11 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func finishNight() throws {
         features.finish()
-        if let episode = detector?.finish() { closeClip(lastPositiveEnd: episode.end) }
+        if let detector, let humRemover {
+            detect(humRemover.finish(), with: detector)
+            if let hum = humRemover.hum { noteOnce(hum.warning) }
+            if let episode = detector.finish() { closeClip(lastPositiveEnd: episode.end) }
+        }
         flush()
         if let writer = master {
             do { try writer.sink.finish() } catch { stopAudio(error) }
@@ -502,7 +513,7 @@ public final class NightRecorder<C: SoundClassifier> {
                                          positiveWindows: detector.segmenter.windowsToStart), upTo: window.endSample)
                 }
             }
-            if !started, window.snoring >= detector.segmenter.continuation, var c = clip {
+            if !started, window.isEpisodeSnoring, var c = clip {
                 c.episode.end = window.end
                 c.episode.peakConfidence = max(c.episode.peakConfidence, Double(window.snoring))
                 c.episode.positiveWindows += 1

@@ -43,6 +43,10 @@ struct RecordCommand: Command {
                          episode; then S × X keeps it going
       --continuation S   live mode: that share S (default 0.2, as the morning pass); 1 gives
                          the seeds' rule (2 windows at X to start, 10 s without one ends it)
+      --bridge SECONDS   live mode: how long after its last snoring window an episode may be
+                         carried on by snores the classifier missed, heard as bursts in the
+                         snore band every < 10 s, as the morning pass bridges (default 60;
+                         0: 10 s without a snoring window always ends it)
       --lock FILE        the recording lock (default: /tmp/somni-record.lock, one per machine)
       --lease DURATION   how long the lock outlives a recorder that died (default 15m); the
                          heartbeat runs every third of it
@@ -65,6 +69,7 @@ struct RecordCommand: Command {
     var modelPaths: [String] = []
     var threshold: Float
     var continuationShare: Float
+    var bridgeReach: Double
     var json: Bool
 
     init(_ a: inout Arguments) throws {
@@ -97,12 +102,16 @@ struct RecordCommand: Command {
         (classifierKind, modelPaths) = try ClassifierChoice.parse(&a)
         let givenThreshold = try a.option("--threshold", as: Float.self)
         let givenContinuation = try a.option("--continuation", as: Float.self)
+        let givenBridge = try a.option("--bridge")
         // Live mode's alone: in night mode they were taken and did nothing.
-        if mode == .night, let unused = [("--threshold", givenThreshold != nil), ("--continuation", givenContinuation != nil)].first(where: \.1) {
+        if mode == .night, let unused = [("--threshold", givenThreshold != nil), ("--continuation", givenContinuation != nil),
+                                         ("--bridge", givenBridge != nil)].first(where: \.1) {
             throw UsageError("\(unused.0) applies to live mode (--mode live); night mode analyses the whole night in the morning")
         }
         threshold = givenThreshold ?? 0.6
         continuationShare = givenContinuation ?? EventDetector.snoringContinuationShare
+        bridgeReach = try givenBridge.map { try RecordingOptions.seconds($0, option: "--bridge") }
+            ?? LiveEpisodeSettings().bridgeReach
         json = a.flag("--json")
         options = try RecordingOptions(&a)
     }
@@ -119,6 +128,10 @@ struct RecordCommand: Command {
         guard threshold > 0, threshold <= 1 else { throw UsageError("--threshold must be in (0, 1], not \(threshold)") }
         guard continuationShare > 0, continuationShare <= 1 else {
             throw UsageError("--continuation must be in (0, 1], not \(continuationShare)")
+        }
+        // The bridged stretch is held in memory (64 kB a second) until the next snoring window.
+        guard (0...300).contains(bridgeReach) else {
+            throw UsageError("--bridge must be 0…300 s (5m), not \(bridgeReach)")
         }
         if backend == .file && device == nil { throw UsageError("--backend file needs --device FILE") }
     }
@@ -213,6 +226,7 @@ struct RecordCommand: Command {
         }
         settings.live.threshold = threshold
         settings.live.continuationShare = continuationShare
+        settings.live.bridgeReach = bridgeReach
         let line = LiveLine(terminal: standardErrorIsTerminal)
         let (backend, device, rate) = (self.backend, self.device, self.rate)
         let deviceName = "\(backend.rawValue):\(device ?? "default")"

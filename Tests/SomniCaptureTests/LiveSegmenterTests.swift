@@ -4,12 +4,15 @@ import Testing
 /// The live segmenter's hysteresis: quieter snores keep a train together and move its start back.
 @Suite struct LiveSegmenterTests {
     /// Windows every 0.4875 s (50 % overlap of 0.975 s) with the given snoring confidences.
-    static func feed(_ confidences: [Float], into segmenter: inout LiveEpisodeSegmenter) -> [LiveEpisodeSegmenter.Change] {
+    /// `chainEnd` stands for the snore band's bursts (`SnoreBandBursts.chainEnd`).
+    static func feed(_ confidences: [Float], into segmenter: inout LiveEpisodeSegmenter,
+                     chainEnd: (Double, Double) -> Double = { from, _ in from }) -> [LiveEpisodeSegmenter.Change] {
         var changes: [LiveEpisodeSegmenter.Change] = []
         for (i, c) in confidences.enumerated() {
             let start = Double(i) * 0.4875
             changes += segmenter.feed(WindowLabels(start: start, end: start + 0.975,
-                                                   ranked: [LabelConfidence(label: "snoring", confidence: c)]))
+                                                   ranked: [LabelConfidence(label: "snoring", confidence: c)]),
+                                      chainEnd: chainEnd)
         }
         if let last = segmenter.finish() { changes.append(.ended(last)) }
         return changes
@@ -91,5 +94,45 @@ import Testing
     @Test func quietWindowsAloneNeverStartAnEpisode() {
         var segmenter = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.24, lookBack: 9)
         #expect(Self.feed(Self.train(Array(repeating: false, count: 20)), into: &segmenter).isEmpty)
+    }
+
+    static func episodes(_ changes: [LiveEpisodeSegmenter.Change]) -> [SnoringEpisode] {
+        changes.compactMap { if case .ended(let e) = $0 { e } else { nil } }
+    }
+
+    @Test func snoresTheClassifierMissedCarryAnEpisodeAcrossAsTheirChainReaches() {
+        // Loud snores, 30 windows (14.6 s) with none heard, loud snores again.
+        let windows = Self.train([true, true]) + [Float](repeating: 0.01, count: 30) + Self.train([true, true])
+        let lastBefore = 11 * 0.4875 + 0.975, resumed = 50 * 0.4875
+        // The band's bursts chain on from the last heard snore over the whole pause…
+        let chained: (Double, Double) -> Double = { from, _ in max(from, resumed) }
+        var bridging = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12, bridgeReach: 60)
+        let one = Self.episodes(Self.feed(windows, into: &bridging, chainEnd: chained))
+        #expect(one.count == 1)
+        #expect(one.first.map { abs($0.end - (61 * 0.4875 + 0.975)) < 1e-9 } == true)
+        #expect(one.first?.eventCount == 4)
+        // …or break 10 s before it resumes, or the reach is shorter than the pause, or the bridge is off.
+        let broken: (Double, Double) -> Double = { from, _ in max(from, min(resumed - 10, from + 4)) }
+        let shortChain = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12, bridgeReach: 60)
+        let shortReach = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12, bridgeReach: 12)
+        let off = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12)
+        for (segmenter, chain) in [(shortChain, broken), (shortReach, chained), (off, chained)] {
+            var s = segmenter
+            let two = Self.episodes(Self.feed(windows, into: &s, chainEnd: chain))
+            #expect(two.count == 2)
+            // The first ends at its last snoring window, not where the chain ran out.
+            #expect(two.first.map { abs($0.end - lastBefore) < 1e-9 } == true)
+        }
+    }
+
+    @Test func acrossABridgeOnlyASureSnoreGoesOn() {
+        // After the pause, a window at the continuation level only: a stray sound, not the next snore.
+        var windows = Self.train([true, true]) + [Float](repeating: 0.01, count: 30)
+        windows += [0.3] + [Float](repeating: 0.01, count: 40)
+        var segmenter = LiveEpisodeSegmenter(threshold: 0.6, continuation: 0.12, bridgeReach: 60)
+        let found = Self.episodes(Self.feed(windows, into: &segmenter, chainEnd: { from, _ in max(from, 25) }))
+        #expect(found.count == 1)
+        #expect(found.first.map { abs($0.end - (11 * 0.4875 + 0.975)) < 1e-9 } == true)
+        #expect(found.first?.eventCount == 2)
     }
 }

@@ -20,18 +20,19 @@ struct LoudWindowClassifier: SoundClassifier {
     }
 }
 
-/// A generated night: faint noise, with 1 s bursts of a 120 Hz buzz at the given times.
-func syntheticNight(seconds: Int, bursts: [Double], seed: UInt64 = 7) -> [Float] {
+/// A generated night: faint noise, with 1 s bursts of a 120 Hz buzz at the given times (and
+/// quieter ones, 0.02 against 0.3, that `LoudWindowClassifier` does not hear).
+func syntheticNight(seconds: Int, bursts: [Double], quietBursts: [Double] = [], seed: UInt64 = 7) -> [Float] {
     var state = seed
     var out = [Float](repeating: 0, count: seconds * analysisSampleRate)
     for i in out.indices {
         state = state &* 6364136223846793005 &+ 1442695040888963407
         out[i] = (Float(state >> 40) / Float(1 << 24) - 0.5) * 0.002
     }
-    for b in bursts {
+    for (b, amplitude) in bursts.map({ ($0, Float(0.3)) }) + quietBursts.map({ ($0, Float(0.02)) }) {
         let start = Int(b * Double(analysisSampleRate))
         for i in start..<min(out.count, start + analysisSampleRate) {
-            out[i] += 0.3 * Float(sin(2 * Double.pi * 120 * Double(i) / Double(analysisSampleRate)))
+            out[i] += amplitude * Float(sin(2 * Double.pi * 120 * Double(i) / Double(analysisSampleRate)))
         }
     }
     return out
@@ -423,6 +424,76 @@ func nightModeJournal() -> NightJournal {
         // Dated by the recorder's clock, in the zone it ran in (for nights across a clock change).
         #expect(session.startedFrom == .recorder && session.startedAt == journal.startedAt)
         #expect(session.timeZone != nil && session.timeZone == TimeZone.current.identifier)
+    }
+
+    /// Snores the classifier misses between heard ones (a faint snorer under a fan: every other
+    /// snore) keep the episode, and its clip, whole, as the morning pass bridges them; with the
+    /// bridge off it splits at each pause longer than 10 s.
+    @Test func liveModeBridgesSnoresTheClassifierMissesIntoOneEpisodeAndClip() throws {
+        // Heard snores every 4 s at 30–42 s and 62–74 s; between them snores it cannot hear.
+        let night = syntheticNight(seconds: 100, bursts: [30, 34, 38, 42, 62, 66, 70, 74],
+                                   quietBursts: [46, 50, 54, 58])
+        func record(bridge: Double) throws -> (NightJournal, URL) {
+            let folder = try temporaryFolder("bridge")
+            var settings = RecorderSettings(mode: .live, duration: 3600)
+            settings.live.bridgeReach = bridge
+            let recorder = try NightRecorder(
+                folder: folder, settings: settings, classifier: LoudWindowClassifier(), device: "test", captureRate: 16_000,
+                openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
+            return (try recorder.run(), folder)
+        }
+        let (bridged, folder) = try record(bridge: 60)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(bridged.episodes.count == 1)
+        let episode = try #require(bridged.episodes.first)
+        #expect(episode.episode.start > 28.5 && episode.episode.start <= 30)
+        #expect(abs(episode.episode.end - 75) < 1)
+        // The clip runs unbroken from 1 s before the start to 1 s after the end: the night's
+        // sound in that stretch, levelled (compared by the half second: capture filters a little).
+        let clip = try CLIHarness.decode(folder.appendingPathComponent(try #require(episode.clip)))
+        let first = Int((episode.clipStart * 16_000).rounded())
+        #expect(abs(Double(clip.count) / 16_000 - (episode.episode.end + 1 - episode.clipStart)) < 0.2)
+        let gain = 0.9 / (night[first..<(first + clip.count)].map(abs).max() ?? 1)
+        func rms(_ x: ArraySlice<Float>) -> Float { (x.map { $0 * $0 }.reduce(0, +) / Float(x.count)).squareRoot() }
+        for t in stride(from: 44.0, through: 61, by: 0.5) {
+            let a = Int(t * 16_000), heard = rms(clip[(a - first)..<(a - first + 8000)]), played = gain * rms(night[a..<(a + 8000)])
+            if played > 0.01 {
+                #expect(abs(heard - played) < 0.02 * played, "clip at \(t) s: \(heard) for \(played)")
+            } else {
+                #expect(heard < 0.005, "clip at \(t) s: \(heard) for \(played)")
+            }
+        }
+
+        let (split, splitFolder) = try record(bridge: 0)
+        defer { try? FileManager.default.removeItem(at: splitFolder) }
+        #expect(split.episodes.count == 2)
+        #expect(split.episodes.first.map { abs($0.episode.end - 43) < 1 } == true)
+    }
+
+    /// Mains hum loud enough to read as snoring all night is taken out before the live detector
+    /// hears it and before the clips keep it, and the night says so.
+    @Test func liveModeTakesMainsHumOutOfWhatItHearsAndKeeps() throws {
+        var night = syntheticNight(seconds: 100, bursts: [30, 34, 38, 42])
+        // 50 Hz at −30 dBFS: every window is over the test classifier's loudness on its own.
+        for i in night.indices { night[i] += 0.045 * Float(sin(2 * Double.pi * 50 * Double(i) / 16_000)) }
+        let folder = try temporaryFolder("hum")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .live, duration: 3600), classifier: LoudWindowClassifier(),
+            device: "test", captureRate: 16_000,
+            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
+        let journal = try recorder.run()
+        #expect(journal.episodes.count == 1, "\(journal.episodes.map(\.episode))")
+        let episode = try #require(journal.episodes.first)
+        #expect(episode.episode.start > 28.5 && episode.episode.start <= 30)
+        #expect(abs(episode.episode.end - 43) < 1)
+        #expect(journal.warnings.contains { $0.hasPrefix("the recording has mains hum (50.0 Hz, about -30 dBFS") },
+                "\(journal.warnings)")
+        // The clip's lead-in, before the first snore, holds no hum (levelled, it would read 0.13).
+        let clip = try CLIHarness.decode(folder.appendingPathComponent(try #require(episode.clip)))
+        let leadIn = clip[0..<8000]
+        let rms = (leadIn.map { $0 * $0 }.reduce(0, +) / Float(leadIn.count)).squareRoot()
+        #expect(rms < 0.01, "\(rms)")
     }
 
     /// The night starts when the microphone gives its first sound, not when the recorder was

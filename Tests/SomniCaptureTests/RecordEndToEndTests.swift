@@ -123,12 +123,18 @@ import Testing
                 "\(session.warnings)")
     }
 
-    /// Live mode's options given to a night-mode recording are refused, not taken and ignored;
-    /// an --until too far away says how far to the minute ("16 h away" for 16 h 59 min).
+    /// Live mode's options given to a night-mode recording are refused, not taken and ignored,
+    /// as is a bridge longer than live mode keeps in memory; an --until too far away says how far to the minute ("16 h away" for 16 h 59 min).
     @Test func optionsThatWouldDoNothingOrTooLongANightAreRefused() throws {
-        for option in [["--threshold", "0.5"], ["--continuation", "0.3"]] {
+        for option in [["--threshold", "0.5"], ["--continuation", "0.3"], ["--bridge", "30s"]] {
             let r = try CLIHarness.somni(["record", "--backend", "file", "--device", "/dev/null", "--out", nights.path] + option)
             #expect(r.status == 64 && r.error.contains("\(option[0]) applies to live mode"), "\(option): \(r.error)")
+        }
+        // The bridged stretch is held in memory: up to 5 minutes of it.
+        for value in ["-5", "6m", "forever"] {
+            let r = try CLIHarness.somni(["record", "--backend", "file", "--device", "/dev/null", "--out", nights.path,
+                                          "--mode", "live", "--bridge", value])
+            #expect(r.status == 64 && r.error.contains("--bridge"), "\(value): \(r.error)")
         }
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm"

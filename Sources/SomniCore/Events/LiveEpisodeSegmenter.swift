@@ -17,6 +17,13 @@ import Foundation
 ///   continuation level), chained less than `hangover` apart, within `lookBack` seconds before
 ///   the trigger, move the start back (the first snores of a train are often the quiet ones, as
 ///   the morning pass's `snoringLeadInShare` says). Bounded so the pre-roll still holds them.
+/// - `bridgeReach`: an open episode whose snoring windows stop for `hangover` or longer stays
+///   open while the snore band's bursts (`SnoreBandBursts`, passed to `feed` as `chainEnd`)
+///   chain on from its last snoring window, every step shorter than `hangover`, up to
+///   `bridgeReach` seconds after that window: the morning pass's bridge
+///   (`EventDetector.bridgedSnores`) between trains. When a sure snoring window (at
+///   `threshold`) comes, the episode goes on; when the chain breaks or the reach runs out first,
+///   it ends at its last snoring window, as it would have.
 public struct LiveEpisodeSegmenter: Sendable {
     public enum Change: Sendable, Equatable {
         /// An episode opened; `at` is its backdated start.
@@ -32,6 +39,7 @@ public struct LiveEpisodeSegmenter: Sendable {
     public let windowsToStart: Int
     public let hangover: Double
     public let lookBack: Double
+    public let bridgeReach: Double
 
     /// The run of consecutive windows at the continuation level, and whether one reached the threshold.
     private var consecutive = 0
@@ -44,29 +52,38 @@ public struct LiveEpisodeSegmenter: Sendable {
     private var recent: [(start: Double, end: Double)] = []
 
     public init(threshold: Float = 0.6, windowsToStart: Int = 2, hangover: Double = 10,
-                continuation: Float? = nil, leadIn: Float? = nil, lookBack: Double = 0) {
+                continuation: Float? = nil, leadIn: Float? = nil, lookBack: Double = 0, bridgeReach: Double = 0) {
         self.threshold = threshold
         self.continuation = min(continuation ?? threshold, threshold)
         self.leadIn = min(leadIn ?? self.continuation, threshold)
         self.windowsToStart = max(windowsToStart, 1)
         self.hangover = hangover
         self.lookBack = max(0, lookBack)
+        self.bridgeReach = max(0, bridgeReach)
         recent.reserveCapacity(64)
     }
 
     public var isInEpisode: Bool { open != nil }
+    /// The episode open now: its start, and its end so far (its last snoring window's).
+    public var openEpisode: SnoringEpisode? { open }
 
-    /// Takes the next window (in time order) and says what changed, if anything.
-    public mutating func feed(_ window: WindowLabels) -> [Change] {
+    /// Takes the next window (in time order) and says what changed, if anything. `chainEnd`
+    /// says how far the snore band's bursts chain on from a time (`SnoreBandBursts.chainEnd`);
+    /// without it, or with `bridgeReach` 0, nothing is bridged.
+    public mutating func feed(_ window: WindowLabels, chainEnd: (_ from: Double, _ gap: Double) -> Double = { from, _ in from })
+        -> [Change] {
         var changes: [Change] = []
         // Checked on every window, so a gap in the stream (no windows at all) also ends it.
-        if let episode = open, window.start - lastPositiveEnd >= hangover {
+        if let episode = open, window.start - lastPositiveEnd >= hangover, !bridged(to: window.start, chainEnd) {
             changes.append(.ended(episode))
             open = nil
         }
         let confidence = EventDetector.snoringConfidence(window)
         if var episode = open {
-            guard confidence >= continuation else {
+            // Across a bridge only a sure window goes on: a stray one at the continuation level
+            // a minute later is not the train's next snore (the morning pass bridges trains).
+            let needed = window.start - lastPositiveEnd >= hangover ? threshold : continuation
+            guard confidence >= needed else {
                 previousWasPositive = false
                 return changes
             }
@@ -105,6 +122,11 @@ public struct LiveEpisodeSegmenter: Sendable {
             recent.removeAll(keepingCapacity: true)
         }
         return open
+    }
+
+    /// Whether the snore band's bursts carry the open episode from its last snoring window to `time`.
+    private func bridged(to time: Double, _ chainEnd: (Double, Double) -> Double) -> Bool {
+        time - lastPositiveEnd <= bridgeReach && time - chainEnd(lastPositiveEnd, hangover) < hangover
     }
 
     /// Keeps the windows at the lead-in level from the last `lookBack` seconds.

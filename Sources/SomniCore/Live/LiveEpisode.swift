@@ -20,6 +20,10 @@ public struct LiveEpisodeSettings: Sendable, Equatable, Codable {
     /// Share of `threshold` that an earlier window needs for a trigger's start to be backdated
     /// over it: the morning pass's lead-in (`EventDetector.snoringLeadInShare`).
     public var leadInShare: Float
+    /// Seconds after an episode's last snoring window that the snore band's bursts may carry it
+    /// to the next one (`LiveEpisodeSegmenter.bridgeReach`); 0 ends every episode `endAfter`
+    /// after its last snoring window, as Snore Detector does.
+    public var bridgeReach: Double
 
     /// Seconds of audio before an episode's start and after its last snoring window in its clip,
     /// as the morning clips have.
@@ -27,9 +31,10 @@ public struct LiveEpisodeSettings: Sendable, Equatable, Codable {
 
     public init(threshold: Float = 0.6, windowsToStart: Int = 2, endAfter: Double = 10,
                 preRoll: Double = 10, continuationShare: Float = EventDetector.snoringContinuationShare,
-                leadInShare: Float = EventDetector.snoringLeadInShare) {
+                leadInShare: Float = EventDetector.snoringLeadInShare, bridgeReach: Double = 60) {
         self.threshold = threshold; self.windowsToStart = windowsToStart; self.endAfter = endAfter
         self.preRoll = preRoll; self.continuationShare = continuationShare; self.leadInShare = leadInShare
+        self.bridgeReach = bridgeReach
     }
 }
 

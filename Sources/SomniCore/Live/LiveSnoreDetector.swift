@@ -5,9 +5,10 @@ import Foundation
 /// (`LiveEpisodeSegmenter`), saying for each window what it heard and when a snoring episode
 /// starts (backdated) or ends.
 ///
-/// It keeps one window of audio and nothing else: the pre-roll and the clips are the caller's
-/// (`somni record --mode live` keeps both; an app that only counts episodes keeps neither).
-/// Allocation-free per window apart from the segmenter's list of changes.
+/// It keeps one window of audio, and the last half minute of the 50 ms frames' band levels for
+/// bridging the snores the classifier misses (`SnoreBandBursts`): the pre-roll and the clips
+/// are the caller's (`somni record --mode live` keeps both; an app that only counts episodes
+/// keeps neither). Allocation-free per window apart from the segmenter's list of changes.
 public final class LiveSnoreDetector<Classifier: SoundClassifier> {
     /// What one window heard. Times are seconds from the first sample fed.
     public struct Window: Sendable {
@@ -24,6 +25,9 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
         public var runPeak: Float
         /// An episode started (at its backdated start) or ended at this window.
         public var changes: [LiveEpisodeSegmenter.Change]
+        /// The open episode took this window as one of its snoring windows (it started or went
+        /// on with it): the episode's end is now this window's.
+        public var isEpisodeSnoring: Bool
     }
 
     public private(set) var classifier: Classifier
@@ -34,6 +38,10 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
     private var filled = 0
     private var nextWindowEnd: Int
     private var runPeak: Float = 0
+    private let features = FeatureExtractor(keepsZeroCrossingRate: false)
+    private var bursts: SnoreBandBursts
+    /// Frames of `features` already passed to `bursts`.
+    private var framesHeard = 0
 
     /// The segmenter is the one `settings` describe, its backdating bounded so a pre-roll of
     /// `settings.preRoll` seconds still holds the episode's start and its clip's lead-in.
@@ -51,7 +59,10 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
                                          hangover: settings.endAfter,
                                          continuation: settings.threshold * settings.continuationShare,
                                          leadIn: settings.threshold * settings.leadInShare,
-                                         lookBack: max(0, settings.preRoll - LiveEpisodeSettings.clipLeadIn))
+                                         lookBack: max(0, settings.preRoll - LiveEpisodeSettings.clipLeadIn),
+                                         bridgeReach: settings.bridgeReach)
+        // Bursts are kept as far back as a bridge can reach from the last snoring window.
+        bursts = SnoreBandBursts(memory: settings.bridgeReach + settings.endAfter)
         history = .allocate(capacity: length)
         history.initialize(repeating: 0)
         scores = .allocate(capacity: classifier.labels.count)
@@ -73,6 +84,7 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
         var offset = 0
         while offset < samples.count {
             let n = min(length - filled, samples.count - offset)
+            hearBands(UnsafeBufferPointer(rebasing: samples[offset..<(offset + n)]))
             _ = UnsafeMutableBufferPointer(rebasing: history[filled..<(filled + n)])
                 .initialize(from: UnsafeBufferPointer(rebasing: samples[offset..<(offset + n)]))
             filled += n
@@ -91,6 +103,25 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
     /// stream: samples fed after it continue its clock, so a new stream takes a new detector.
     public func finish() -> SnoringEpisode? { segmenter.finish() }
 
+    /// Takes the samples' band levels in, frame by frame, forgetting the frames every half minute.
+    private func hearBands(_ samples: UnsafeBufferPointer<Float>) {
+        guard segmenter.bridgeReach > 0 else { return }
+        features.process(samples)
+        do {
+            let frames = features.frames
+            while framesHeard < frames.count {
+                bursts.feed(low: frames.low[framesHeard], mid: frames.mid[framesHeard])
+                framesHeard += 1
+            }
+        }
+        if framesHeard >= Int(30 * FrameTrack.rate) {
+            features.discardEnvelopeValues()
+            let before = features.frames.count
+            features.forgetTakenFrames()
+            framesHeard -= before - features.frames.count
+        }
+    }
+
     private func classifyWindow() -> Window {
         classifier.classify(UnsafeBufferPointer(history), scores: scores)
         var snoring: Float = 0
@@ -101,9 +132,10 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
         let rate = Double(analysisSampleRate)
         let start = Double(nextWindowEnd - history.count) / rate, end = Double(nextWindowEnd) / rate
         let changes = segmenter.feed(WindowLabels(start: start, end: end,
-                                                  ranked: [LabelConfidence(label: "snoring", confidence: snoring)]))
+                                                  ranked: [LabelConfidence(label: "snoring", confidence: snoring)]),
+                                     chainEnd: { bursts.chainEnd(from: $0, gap: $1) })
         return Window(start: start, end: end, endSample: nextWindowEnd, snoring: snoring,
                       top: LabelConfidence(label: classifier.labels[best], confidence: scores[best]),
-                      runPeak: runPeak, changes: changes)
+                      runPeak: runPeak, changes: changes, isEpisodeSnoring: segmenter.openEpisode?.end == end)
     }
 }
