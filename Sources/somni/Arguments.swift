@@ -62,7 +62,9 @@ struct Arguments {
 
     mutating func option<T: LosslessStringConvertible>(_ name: String, as: T.Type) throws -> T? {
         guard let s = try option(name) else { return nil }
-        guard let v = T(s) else {
+        // Swift reads "0x32" as 50 and "nan" as a number: an option takes decimals only.
+        let decimal = !(T.self is any BinaryFloatingPoint.Type) || Arguments.decimal(s) != nil
+        guard decimal, let v = T(s) else {
             let kind = T.self is any BinaryFloatingPoint.Type ? "a number"
                 : T.self is any UnsignedInteger.Type ? "a whole number from 0" : T.self is any BinaryInteger.Type ? "a whole number" : "\(T.self)"
             throw UsageError("\(name) takes \(kind), not '\(s)'")
@@ -70,7 +72,14 @@ struct Arguments {
         return v
     }
 
-    /// The next positional argument, if any (options must have been read first).
+    /// `text` as a finite number written in decimal ("45", "-0.5", "1e3"); nil for anything else,
+    /// hexadecimal ("0x32"), "nan" and "inf" included.
+    static func decimal(_ text: String) -> Double? {
+        let allowed = Set("0123456789.+-eE")
+        guard !text.isEmpty, text.allSatisfy(allowed.contains), let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+
     /// `--sensitivity N` for the analysis (analyze, record, recover): 1…10, 5 when not given.
     mutating func sensitivity() throws -> Int {
         let level = try option("--sensitivity", as: Int.self) ?? Sensitivity.standard
@@ -78,6 +87,7 @@ struct Arguments {
         return level
     }
 
+    /// The next positional argument, if any (options must have been read first).
     mutating func positional() -> String? {
         guard let i = items.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else {
             return afterDoubleDash.isEmpty ? nil : afterDoubleDash.removeFirst()

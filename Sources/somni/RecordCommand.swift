@@ -422,7 +422,7 @@ struct RecordingOptions {
 
     /// "8h", "90m", "7h30m", "45s", "1.5h" or plain seconds.
     static func seconds(_ text: String, option: String) throws -> Double {
-        if let plain = Double(text), plain.isFinite { return plain }
+        if let plain = Arguments.decimal(text) { return plain }
         var total = 0.0
         var number = ""
         for ch in text {

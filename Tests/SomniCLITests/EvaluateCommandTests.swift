@@ -176,9 +176,12 @@ import Testing
         // every snore found as false.
         let scored = try CLI.run(["evaluate", "--reference", labels.path, found.path, "--duration", "3600", "--ignore", "door,Snore"])
         #expect(scored.status == 64 && scored.stderr.contains("'Snore' is one of the classes scored"), "\(scored.stderr)")
-        // And a number where one is due says so in words.
-        let word = try CLI.run(["evaluate", "--reference", labels.path, found.path, "--duration", "an hour"])
-        #expect(word.status == 64 && word.stderr.contains("--duration takes a number, not 'an hour'"), "\(word.stderr)")
+        // And a number where one is due says so in words; one in hexadecimal (Swift reads
+        // "0xE10" as 3600) or not a number at all is not taken for one.
+        for value in ["an hour", "0xE10", "nan", "inf"] {
+            let word = try CLI.run(["evaluate", "--reference", labels.path, found.path, "--duration", value])
+            #expect(word.status == 64 && word.stderr.contains("--duration takes a number, not '\(value)'"), "\(word.stderr)")
+        }
     }
 
     /// A data set's DCASE metadata, one file for every recording: each night is scored against

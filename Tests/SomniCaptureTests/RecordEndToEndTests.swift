@@ -131,7 +131,7 @@ import Testing
             #expect(r.status == 64 && r.error.contains("\(option[0]) applies to live mode"), "\(option): \(r.error)")
         }
         // The bridged stretch is held in memory: up to 5 minutes of it.
-        for value in ["-5", "6m", "forever"] {
+        for value in ["-5", "6m", "forever", "0x10", "nan"] {
             let r = try CLIHarness.somni(["record", "--backend", "file", "--device", "/dev/null", "--out", nights.path,
                                           "--mode", "live", "--bridge", value])
             #expect(r.status == 64 && r.error.contains("--bridge"), "\(value): \(r.error)")
