@@ -126,6 +126,7 @@ struct AnalyzeCommand: Command {
         var sessions: [Data] = []
         var failures: [(file: String, error: any Error)] = []
         for (i, file) in files.enumerated() {
+            RemovedOnInterrupt.shared.sayOnInterrupt(Self.interruptedBatch(files, at: i, failed: failures.count))
             let input = URL(fileURLWithPath: file)
             let destination = parent.map { $0.appendingPathComponent(Self.uniqueName(for: input, taken: &names)) }
             do {
@@ -149,11 +150,22 @@ struct AnalyzeCommand: Command {
                 failures.append((file, error))
             }
         }
+        RemovedOnInterrupt.shared.sayOnInterrupt(nil)
         if json { print("[\n" + sessions.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ",\n") + "\n]") }
         guard let first = failures.first else { return }
         let code = (first.error as? SomniError)?.code ?? .internalError
         throw SomniError(code, "\(failures.count) of \(files.count) recordings could not be analysed: "
                          + failures.map(\.file).joined(separator: ", "))
+    }
+
+    /// What a batch stopped on its recording `index` says: how many nights it kept, and which
+    /// recordings it never analysed (the first ten named), so that they can be given again.
+    static func interruptedBatch(_ files: [String], at index: Int, failed: Int) -> String {
+        let left = files[index...]
+        let named = left.prefix(10).map(shellWord).joined(separator: " ")
+        return "somni analyze: interrupted: \(index - failed) of \(files.count) recordings analysed and kept"
+            + (failed > 0 ? " (\(failed) could not be)" : "") + "; not analysed: \(named)"
+            + (left.count > 10 ? " and \(left.count - 10) more" : "")
     }
 
     /// The night's summary (or session.json), or, for a recording found in the store, where it is.

@@ -27,6 +27,8 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     private var sources: [any DispatchSourceSignal] = []
     /// A signal is being acted on: nothing more is to be begun.
     private var stopping = false
+    /// What the process says as a signal ends it (a batch: what it had not analysed yet).
+    private var farewell: String?
 
     private init() {
         LocalProcess.handSignalsToDispatch(Self.signals)
@@ -37,9 +39,10 @@ final class RemovedOnInterrupt: @unchecked Sendable {
                 Self.flags.withLock { Self.signalled = true }
                 // From here no new work is watched (`watch` waits for the exit instead): work
                 // begun between this look and the exit was left behind, made as the process ended.
-                let (folders, files) = lock.withLock { stopping = true; return (self.folders, self.files) }
+                let (folders, files, farewell) = lock.withLock { stopping = true; return (self.folders, self.files, self.farewell) }
+                let last = "\n" + (farewell.map { $0 + "\n" } ?? "")
                 if folders.isEmpty, files.isEmpty {  // between pieces of work: nothing to wait for
-                    writeToStandardError("\n")
+                    writeToStandardError(last)
                     exit(128 + number)
                 }
                 Self.removeAndFence(folders: folders, files: files)
@@ -48,7 +51,7 @@ final class RemovedOnInterrupt: @unchecked Sendable {
                 // page's working file) and stops to wait; a second at most.
                 for _ in 0..<100 where !Self.flags.withLock({ Self.parked }) { usleep(10_000) }
                 for fence in folders + files { try? FileManager.default.removeItem(at: fence) }
-                writeToStandardError("\n")
+                writeToStandardError(last)
                 exit(128 + number)
             }
             source.resume()
@@ -83,6 +86,11 @@ final class RemovedOnInterrupt: @unchecked Sendable {
 
     /// They are complete (or gone).
     func end() { watch() }
+
+    /// Says `message` (one line) on standard error should a signal end the process from now on; nil says nothing.
+    func sayOnInterrupt(_ message: String?) {
+        lock.withLock { farewell = message }
+    }
 
     /// Runs `body` whole before a signal is acted on: putting a finished file (or two that go
     /// together) in place, so that a signal leaves the old ones or the new ones, never a mix.

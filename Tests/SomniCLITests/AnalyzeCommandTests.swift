@@ -146,20 +146,23 @@ import Testing
     /// A batch stopped on its second recording stops there: that night's unfinished folder goes,
     /// the first night stays, and the first night's summary is out already, though standard
     /// output is a pipe. Before, the signal was ignored after the first night (the whole batch
-    /// ran on, exit 0), and the summaries came only at the end.
+    /// ran on, exit 0), and the summaries came only at the end. It says which recordings it
+    /// never analysed, so that they can be given again.
     @Test func aBatchStoppedPartWayKeepsTheNightsSavedAndStops() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let first = dir.appendingPathComponent("first.wav"), second = dir.appendingPathComponent("second.wav")
+        let third = dir.appendingPathComponent("third night.wav")
         try #require(try CLI.run(["synth", "--out", first.path, "--hours", "0.02", "--seed", "3"]).status == 0)
         try #require(try CLI.run(["synth", "--out", second.path, "--hours", "0.5", "--seed", "4"]).status == 0)
+        try FileManager.default.copyItem(at: first, to: third)
         let outs = dir.appendingPathComponent("outs")
         let p = Process()
         p.executableURL = CLI.executable
-        p.arguments = ["analyze", first.path, second.path, "--out", outs.path, "--classifier", "heuristic"]
-        let output = Pipe()
+        p.arguments = ["analyze", first.path, second.path, third.path, "--out", outs.path, "--classifier", "heuristic"]
+        let output = Pipe(), errors = Pipe()
         p.standardOutput = output
-        p.standardError = FileHandle.nullDevice
+        p.standardError = errors
         try p.run()
         let deadline = Date() + 120
         func names() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: outs.path)) ?? [] }
@@ -169,7 +172,10 @@ import Testing
         try #require(p.isRunning, "the batch ended before it could be interrupted")
         kill(p.processIdentifier, SIGINT)
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
+        #expect(said.contains("somni analyze: interrupted: 1 of 3 recordings analysed and kept; not analysed: "
+                              + "\(second.path) \"\(third.path)\""), "\(said)")
         #expect(p.terminationStatus == 130, "\(p.terminationReason) \(p.terminationStatus)")
         #expect(names() == ["first"], "\(names())")
         #expect(printed.contains("Night of first.wav") && !printed.contains("Night of second.wav"), "\(printed)")
