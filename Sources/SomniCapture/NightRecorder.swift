@@ -108,6 +108,9 @@ public final class NightRecorder<C: SoundClassifier> {
     /// 5 s early (quiet nights with −45 dBFS hum: episode F1 1.00 → 0.29–0.50). The detector,
     /// the pre-roll and the clips run one block (16 s) behind the microphone.
     private let humRemover: HumRemover?
+    /// The hum warning as the journal holds it now: said once hum is first heard (a recorder
+    /// killed later keeps it), brought up to date as more harmonics are heard.
+    private var humWarning: String?
     private var clip: OpenClip?
     /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
     /// whole night's; live mode can only give it the night so far).
@@ -381,7 +384,7 @@ public final class NightRecorder<C: SoundClassifier> {
         features.finish()
         if let detector, let humRemover {
             detect(humRemover.finish(), with: detector)
-            if let hum = humRemover.hum { noteOnce(hum.warning) }
+            updateHumWarning()
             if let episode = detector.finish() { closeClip(lastPositiveEnd: episode.end) }
         }
         flush()
@@ -400,7 +403,7 @@ public final class NightRecorder<C: SoundClassifier> {
     private func flush() {
         let fresh = features.takeNewEnvelopeValues()
         pendingEnvelope += fresh
-        if settings.mode == .live { updateNoiseFloor(fresh) }
+        if settings.mode == .live { updateNoiseFloor(fresh); updateHumWarning() }
         // The extractor keeps every frame until told to forget them. Starting a fresh one only
         // when the count of samples fell on a frame pair never happened again after a gap's
         // silence of any length, and the frames then grew all night.
@@ -498,8 +501,20 @@ public final class NightRecorder<C: SoundClassifier> {
 
     // MARK: - Live mode
 
-    /// The pre-roll takes the samples first: an episode's clip reaches back into it.
+    /// The pre-roll takes the samples first: an episode's clip reaches back into it. They come
+    /// from the hum remover a 16 s block at a time, and go in a capture block's worth at a time:
+    /// the pre-roll is sized for the windows heard after each piece, and a whole block at once
+    /// pushed out up to 16 s the clips still needed (every clip cut short with `--bridge 0`).
     private func detect(_ samples: UnsafeBufferPointer<Float>, with detector: LiveSnoreDetector<C>) {
+        var offset = 0
+        while offset < samples.count {
+            let n = min(block.count, samples.count - offset)
+            detectPiece(UnsafeBufferPointer(rebasing: samples[offset..<(offset + n)]), with: detector)
+            offset += n
+        }
+    }
+
+    private func detectPiece(_ samples: UnsafeBufferPointer<Float>, with detector: LiveSnoreDetector<C>) {
         ring.append(samples)
         detector.feed(samples) { window in
             top = window.top
@@ -521,6 +536,18 @@ public final class NightRecorder<C: SoundClassifier> {
                 writeClip(upTo: window.endSample)
             }
         }
+    }
+
+    /// Puts the hum heard so far in the journal's warnings (saved with it at each flush), said as
+    /// a note the first time only.
+    private func updateHumWarning() {
+        guard let text = humRemover?.hum?.warning, text != humWarning else { return }
+        if let old = humWarning, let i = journal.warnings.firstIndex(of: old) {
+            journal.warnings[i] = text
+        } else {
+            noteOnce(text)
+        }
+        humWarning = text
     }
 
     private func updateNoiseFloor(_ values: [Float]) {
@@ -549,9 +576,11 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func writeClip(upTo end: Int) {
         guard var c = clip else { return }
+        // From where the pre-roll's audio begins, should it no longer reach back to `written`.
+        var from = max(c.written, ring.startIndex)
         ring.read(from: c.written, to: end) { piece in
-            let from = c.written
             c.measure(piece, from: from)
+            from += piece.count
             if let w = c.writer {
                 do { try w.write(piece) } catch { c.writer = nil; stopClips(error) }
             }

@@ -11,7 +11,8 @@ struct RecoverCommand: Command {
 
     Finds nights whose recording never finished and closes them: the morning analysis runs on
     the part of the master recording that reached the disk (night mode), or the episodes saved
-    so far become the night (live mode). At most the last 30 s are lost. A night that a live
+    so far become the night (live mode). At most the last 30 s are lost (46 s in live mode, whose
+    detector hears the sound 16 s late, after checking it for mains hum). A night that a live
     recorder is still recording is left alone. 'somni record' does this by itself before it starts.
 
       NIGHT_DIR          night folders to close (default: every unfinished night under --out)

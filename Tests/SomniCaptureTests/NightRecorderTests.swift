@@ -468,6 +468,13 @@ func nightModeJournal() -> NightJournal {
         defer { try? FileManager.default.removeItem(at: splitFolder) }
         #expect(split.episodes.count == 2)
         #expect(split.episodes.first.map { abs($0.episode.end - 43) < 1 } == true)
+        // Each clip whole with the smallest pre-roll too: the hum step hands the stream on 16 s
+        // at a time, and a pre-roll of 15 s given a whole block lost the start of every clip.
+        for record in split.episodes {
+            let clip = try CLIHarness.decode(splitFolder.appendingPathComponent(try #require(record.clip)))
+            #expect(abs(record.clipStart - (record.episode.start - 1)) < 0.01, "\(record)")
+            #expect(abs(Double(clip.count) / 16_000 - (record.episode.end + 1 - record.clipStart)) < 0.01, "\(record) \(clip.count)")
+        }
     }
 
     /// Mains hum loud enough to read as snoring all night is taken out before the live detector
@@ -478,11 +485,20 @@ func nightModeJournal() -> NightJournal {
         for i in night.indices { night[i] += 0.045 * Float(sin(2 * Double.pi * 50 * Double(i) / 16_000)) }
         let folder = try temporaryFolder("hum")
         defer { try? FileManager.default.removeItem(at: folder) }
+        // What the journal on disk says 45 s in, as a recorder killed then would leave it.
+        var ticks = 0
+        var savedMidNight: [String] = []
         let recorder = try NightRecorder(
             folder: folder, settings: RecorderSettings(mode: .live, duration: 3600), classifier: LoudWindowClassifier(),
             device: "test", captureRate: 16_000,
-            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
+            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) },
+            heartbeat: {
+                ticks += 1
+                if ticks == 45 { savedMidNight = (try? NightJournal.load(in: folder))?.warnings ?? ["no journal"] }
+            })
         let journal = try recorder.run()
+        #expect(savedMidNight.contains { $0.hasPrefix("the recording has mains hum (50.0 Hz") }, "\(savedMidNight)")
+        #expect(journal.warnings.filter { $0.contains("mains hum") }.count == 1, "\(journal.warnings)")
         #expect(journal.episodes.count == 1, "\(journal.episodes.map(\.episode))")
         let episode = try #require(journal.episodes.first)
         #expect(episode.episode.start > 28.5 && episode.episode.start <= 30)

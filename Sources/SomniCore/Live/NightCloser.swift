@@ -6,6 +6,12 @@ public enum NightCloser {
     /// The morning pipeline on a night-mode master: (master file, night folder, journal) → Session.
     public typealias MorningAnalysis = (URL, URL, NightJournal) throws -> Session
 
+    /// Seconds at the end of a night whose recorder died that may be lost: what came since the
+    /// last flush, and in live mode the hum remover's block the detector had not heard yet.
+    public static func mostLost(_ mode: NightJournal.Mode) -> Double {
+        NightRecorderDefaults.flushInterval + (mode == .live ? Double(HumRemover.blockSeconds) : 0)
+    }
+
     /// - Parameters:
     ///   - recovered: true when the recorder died and the night is closed from what is on disk.
     ///   - analysed: called once the journal says "analysed" on the disk, before the master goes.
@@ -85,7 +91,7 @@ public enum NightCloser {
             session.warnings.append(journal.status == .captured
                 ? "the morning analysis did not finish when the night ended; it was run later, by somni recover, on the whole recording"
                 : "the recorder stopped unexpectedly; this night was closed from what was on disk "
-                    + "(up to the last \(Int(NightRecorderDefaults.flushInterval)) s may be missing)")
+                    + "(up to the last \(Int(Self.mostLost(journal.mode))) s may be missing)")
         }
         let url = folder.appendingPathComponent(Session.fileName)
         do { try session.jsonData().write(to: url, options: .atomic) } catch {
