@@ -111,6 +111,10 @@ public final class NightRecorder<C: SoundClassifier> {
     /// The hum warning as the journal holds it now: said once hum is first heard (a recorder
     /// killed later keeps it), brought up to date as more harmonics are heard.
     private var humWarning: String?
+    /// The loudness of what the detector hears, hum taken out: the heuristic's noise floor. The
+    /// night's own envelope held the hum, and a floor at the hum's level hid every snore under
+    /// it (quiet night 1 with −45 dBFS hum: 0 of 2 episodes).
+    private let heard: FeatureExtractor?
     private var clip: OpenClip?
     /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
     /// whole night's; live mode can only give it the night so far).
@@ -157,6 +161,7 @@ public final class NightRecorder<C: SoundClassifier> {
             ? Int((max(live.preRoll, live.endAfter, live.bridgeReach) + 2) * Double(rate)) + 3 * classifier.windowLength : 1)
         detector = settings.mode == .live ? try LiveSnoreDetector(classifier: classifier, settings: live) : nil
         humRemover = settings.mode == .live ? HumRemover() : nil
+        heard = settings.mode == .live ? FeatureExtractor(keepsZeroCrossingRate: false) : nil
         block = .allocate(capacity: rate / 10)
         block.initialize(repeating: 0)
         silence = .allocate(capacity: rate / 10)
@@ -403,7 +408,11 @@ public final class NightRecorder<C: SoundClassifier> {
     private func flush() {
         let fresh = features.takeNewEnvelopeValues()
         pendingEnvelope += fresh
-        if settings.mode == .live { updateNoiseFloor(fresh); updateHumWarning() }
+        if let heard {
+            updateNoiseFloor(heard.takeNewEnvelopeValues())
+            heard.forgetTakenFrames()
+            updateHumWarning()
+        }
         // The extractor keeps every frame until told to forget them. Starting a fresh one only
         // when the count of samples fell on a frame pair never happened again after a gap's
         // silence of any length, and the frames then grew all night.
@@ -516,6 +525,7 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func detectPiece(_ samples: UnsafeBufferPointer<Float>, with detector: LiveSnoreDetector<C>) {
         ring.append(samples)
+        heard?.process(samples)
         detector.feed(samples) { window in
             top = window.top
             var started = false

@@ -126,7 +126,8 @@ struct AnalyzeCommand: Command {
         var sessions: [Data] = []
         var failures: [(file: String, error: any Error)] = []
         for (i, file) in files.enumerated() {
-            RemovedOnInterrupt.shared.sayOnInterrupt(Self.interruptedBatch(files, at: i, failed: failures.count))
+            RemovedOnInterrupt.shared.sayOnInterrupt(Self.interruptedBatch(files, at: i, failed: failures.count),
+                                                     onceKept: Self.interruptedBatch(files, at: i + 1, failed: failures.count))
             let input = URL(fileURLWithPath: file)
             let destination = parent.map { $0.appendingPathComponent(Self.uniqueName(for: input, taken: &names)) }
             do {
@@ -162,9 +163,10 @@ struct AnalyzeCommand: Command {
     /// recordings it never analysed (the first ten named), so that they can be given again.
     static func interruptedBatch(_ files: [String], at index: Int, failed: Int) -> String {
         let left = files[index...]
-        let named = left.prefix(10).map(shellWord).joined(separator: " ")
+        // "./--x.wav", not "--x.wav": given again, a name is not read as an option.
+        let named = left.prefix(10).map { shellWord($0.hasPrefix("-") && $0 != "-" ? "./" + $0 : $0) }.joined(separator: " ")
         return "somni analyze: interrupted: \(index - failed) of \(files.count) recordings analysed and kept"
-            + (failed > 0 ? " (\(failed) could not be)" : "") + "; not analysed: \(named)"
+            + (failed > 0 ? " (\(failed) could not be)" : "") + (left.isEmpty ? "" : "; not analysed: \(named)")
             + (left.count > 10 ? " and \(left.count - 10) more" : "")
     }
 
@@ -396,7 +398,9 @@ struct AnalyzeCommand: Command {
             // Saved whole before a signal is acted on; until then a signal removes it (see NightRun).
             saved = try RemovedOnInterrupt.shared.uninterruptible {
                 defer { RemovedOnInterrupt.shared.end() }
-                return try store.save(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true)
+                let saved = try store.save(nightFolder: incoming, moving: true, replacing: earlier, unlessStored: true)
+                RemovedOnInterrupt.shared.kept()
+                return saved
             }
         } catch let saved as NightStore.AlreadyStored {
             // Another analysis of this recording saved it first: one night, as when run one after the other.
@@ -437,7 +441,12 @@ enum NightRun {
         let session = try NightFolder.writeAtomically(to: destination, placing: { rename in
             try RemovedOnInterrupt.shared.uninterruptible {
                 try rename()
-                if watchedUntilSaved { RemovedOnInterrupt.shared.watch(folders: [destination]) } else { RemovedOnInterrupt.shared.end() }
+                if watchedUntilSaved {
+                    RemovedOnInterrupt.shared.watch(folders: [destination])
+                } else {
+                    RemovedOnInterrupt.shared.kept()
+                    RemovedOnInterrupt.shared.end()
+                }
             }
         }, creating: { RemovedOnInterrupt.shared.watch(folders: [$0]) }) { folder in
             // Watched from before it was made: a signal between its making and here left it for good.

@@ -27,8 +27,9 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     private var sources: [any DispatchSourceSignal] = []
     /// A signal is being acted on: nothing more is to be begun.
     private var stopping = false
-    /// What the process says as a signal ends it (a batch: what it had not analysed yet).
-    private var farewell: String?
+    /// What the process says as a signal ends it (a batch: what it had not analysed yet), and
+    /// what it says once the work under way is kept (`kept`).
+    private var farewell: String?, farewellOnceKept: String?
 
     private init() {
         LocalProcess.handSignalsToDispatch(Self.signals)
@@ -87,9 +88,17 @@ final class RemovedOnInterrupt: @unchecked Sendable {
     /// They are complete (or gone).
     func end() { watch() }
 
-    /// Says `message` (one line) on standard error should a signal end the process from now on; nil says nothing.
-    func sayOnInterrupt(_ message: String?) {
-        lock.withLock { farewell = message }
+    /// Says `message` (one line) on standard error should a signal end the process from now on,
+    /// and `onceKept` instead from when the work under way calls `kept`; nil says nothing.
+    func sayOnInterrupt(_ message: String?, onceKept: String? = nil) {
+        lock.withLock { (farewell, farewellOnceKept) = (message, onceKept) }
+    }
+
+    /// The work under way is kept (a night in place, or saved in the store): called within
+    /// `uninterruptible`, so that a signal that waited for it says so. A batch stopped while its
+    /// third night was being saved said that night was not analysed.
+    func kept() {
+        lock.withLock { if let next = farewellOnceKept { (farewell, farewellOnceKept) = (next, nil) } }
     }
 
     /// Runs `body` whole before a signal is acted on: putting a finished file (or two that go

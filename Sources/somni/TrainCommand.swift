@@ -154,7 +154,7 @@ struct TrainCommand: Command {
     /// "LOW:HIGH" in dB, LOW ≤ HIGH, both within ±80.
     static func decibelRange(_ text: String?, name: String) throws -> ClosedRange<Float>? {
         guard let text else { return nil }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Float($0) }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Arguments.decimal(String($0)).map(Float.init) }
         guard parts.count == 2, let low = parts[0], let high = parts[1], low <= high, low >= -80, high <= 80 else {
             throw UsageError("\(name) takes LOW:HIGH in dB (LOW ≤ HIGH, within ±80), not '\(text)'")
         }

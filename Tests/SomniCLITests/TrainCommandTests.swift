@@ -458,7 +458,8 @@ import Testing
         // A count too large for memory or for a progress line is refused like one too small.
         for (flag, bad) in [("--mel-bands", "0"), ("--mel-bands", "300"), ("--frame-ms", "2"), ("--frame-ms", "900"),
                             ("--min-hz", "-5"), ("--min-hz", "9000"), ("--examples-per-class", "9223372036854775807"),
-                            ("--epochs", "4294967298"), ("--threads", "65")] {
+                            ("--epochs", "4294967298"), ("--threads", "65"),
+                            ("--gain-db", "0x1:0xA"), ("--snr-db", "nan:10"), ("--snr-db", "10:5")] {
             let model = dir.appendingPathComponent("m.somnimodel")
             let r = try CLI.run(["train", dir.path, "--out", model.path, flag, bad])
             #expect(r.status == 64, "\(flag) \(bad): \(r.status)")

@@ -512,6 +512,36 @@ func nightModeJournal() -> NightJournal {
         #expect(rms < 0.01, "\(rms)")
     }
 
+    /// The noise floor live mode gives a classifier that reads one (the heuristic) is that of
+    /// what the detector hears, hum taken out: from the night's own envelope, the floor stood at
+    /// the hum's level and the heuristic heard no snore under it.
+    @Test func liveModesNoiseFloorIsThatOfTheSoundWithoutItsHum() throws {
+        final class FloorProbe: SoundClassifier, @unchecked Sendable {
+            let labels = ["snoring", "other"]
+            let windowLength = classifierWindowLength
+            let name = "floor probe"
+            var floors: [Float] = []
+            func prepare(noiseFloor: Float) { floors.append(noiseFloor) }
+            var readsNoiseFloor: Bool { true }
+            func classify(_ window: UnsafeBufferPointer<Float>, scores: UnsafeMutableBufferPointer<Float>) {
+                scores[0] = 0; scores[1] = 1
+            }
+        }
+        var night = syntheticNight(seconds: 100, bursts: [])
+        for i in night.indices { night[i] += 0.045 * Float(sin(2 * Double.pi * 50 * Double(i) / 16_000)) }
+        let folder = try temporaryFolder("floor")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let probe = FloorProbe()
+        let recorder = try NightRecorder(
+            folder: folder, settings: RecorderSettings(mode: .live, duration: 3600), classifier: probe,
+            device: "test", captureRate: 16_000,
+            openCapture: { try CaptureStream(device: SourceAsDevice(BufferAudioSource(night))) })
+        _ = try recorder.run()
+        // The room's noise is about −65 dBFS, the hum −30 dBFS.
+        let floor = try #require(probe.floors.last)
+        #expect(floor > 0 && floor < 0.003, "\(probe.floors)")
+    }
+
     /// The night starts when the microphone gives its first sound, not when the recorder was
     /// asked for: a sound server that takes seconds to connect would otherwise put every event
     /// that much early on the clock.
