@@ -111,14 +111,7 @@ public final class NightRecorder<C: SoundClassifier> {
     /// The hum warning as the journal holds it now: said once hum is first heard (a recorder
     /// killed later keeps it), brought up to date as more harmonics are heard.
     private var humWarning: String?
-    /// The loudness of what the detector hears, hum taken out: the heuristic's noise floor. The
-    /// night's own envelope held the hum, and a floor at the hum's level hid every snore under
-    /// it (quiet night 1 with −45 dBFS hum: 0 of 2 episodes).
-    private let heard: FeatureExtractor?
     private var clip: OpenClip?
-    /// The last 30 min of envelope, for the classifier's noise floor (the morning pass gives it the
-    /// whole night's; live mode can only give it the night so far).
-    private var recentEnvelope: [Float] = []
     private var clipsStopped = false
 
     private let block: UnsafeMutableBufferPointer<Float>
@@ -161,7 +154,6 @@ public final class NightRecorder<C: SoundClassifier> {
             ? Int((max(live.preRoll, live.endAfter, live.bridgeReach) + 2) * Double(rate)) + 3 * classifier.windowLength : 1)
         detector = settings.mode == .live ? try LiveSnoreDetector(classifier: classifier, settings: live) : nil
         humRemover = settings.mode == .live ? HumRemover() : nil
-        heard = settings.mode == .live ? FeatureExtractor(keepsZeroCrossingRate: false) : nil
         block = .allocate(capacity: rate / 10)
         block.initialize(repeating: 0)
         silence = .allocate(capacity: rate / 10)
@@ -408,11 +400,7 @@ public final class NightRecorder<C: SoundClassifier> {
     private func flush() {
         let fresh = features.takeNewEnvelopeValues()
         pendingEnvelope += fresh
-        if let heard {
-            updateNoiseFloor(heard.takeNewEnvelopeValues())
-            heard.forgetTakenFrames()
-            updateHumWarning()
-        }
+        if settings.mode == .live { updateHumWarning() }
         // The extractor keeps every frame until told to forget them. Starting a fresh one only
         // when the count of samples fell on a frame pair never happened again after a gap's
         // silence of any length, and the frames then grew all night.
@@ -525,7 +513,6 @@ public final class NightRecorder<C: SoundClassifier> {
 
     private func detectPiece(_ samples: UnsafeBufferPointer<Float>, with detector: LiveSnoreDetector<C>) {
         ring.append(samples)
-        heard?.process(samples)
         detector.feed(samples) { window in
             top = window.top
             var started = false
@@ -558,13 +545,6 @@ public final class NightRecorder<C: SoundClassifier> {
             noteOnce(text)
         }
         humWarning = text
-    }
-
-    private func updateNoiseFloor(_ values: [Float]) {
-        recentEnvelope += values
-        let keep = Int(30 * 60 * FeatureExtractor.envelopeRate)
-        if recentEnvelope.count > keep { recentEnvelope.removeFirst(recentEnvelope.count - keep) }
-        detector?.prepare(noiseFloor: SilenceGate.roomFloor(recentEnvelope, SilenceGate.floorPercentile))
     }
 
     /// Opens the episode's clip at its backdated start less the lead-in (the pre-roll still holds

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// The morning pass takes each band's floor from the frames 15 s either side of the gap; live,
 /// only the past is known, so the floor is the 20th percentile of the last `context` seconds,
-/// taken again every second. Allocation-free per frame.
+/// taken again every second (allocating then only).
 public struct SnoreBandBursts: Sendable {
     public let factor: Float
     public let context: Double
@@ -20,7 +20,6 @@ public struct SnoreBandBursts: Sendable {
     /// The last `context` seconds of each band, as rings.
     private var lowHistory: [Float]
     private var midHistory: [Float]
-    private var scratch: [Float]
     private var lowThreshold: Float = .infinity
     private var midThreshold: Float = .infinity
     /// Frames fed so far.
@@ -45,8 +44,6 @@ public struct SnoreBandBursts: Sendable {
         let frames = max(1, Int(context * FrameTrack.rate))
         lowHistory = [Float](repeating: 0, count: frames)
         midHistory = [Float](repeating: 0, count: frames)
-        scratch = []
-        scratch.reserveCapacity(frames)
         // A burst and the pause after it take 4 frames at least.
         bursts.reserveCapacity(Int(memory * FrameTrack.rate) / 4 + 8)
     }
@@ -107,12 +104,8 @@ public struct SnoreBandBursts: Sendable {
 
     /// The band's floor (the morning's percentile of its nonzero frames) × `factor`, never
     /// below the level under which a band is silent.
-    private mutating func threshold(_ history: [Float], filled: Int) -> Float {
-        scratch.removeAll(keepingCapacity: true)
-        for i in 0..<filled where history[i] > 0 { scratch.append(history[i]) }
-        guard !scratch.isEmpty else { return BoundaryRefiner.absoluteMinimum }
-        let rank = TimeRange.index(BoundaryRefiner.floorPercentile * Double(scratch.count - 1), .toNearestOrAwayFromZero,
-                                   limit: scratch.count - 1)
-        return max(SilenceGate.smallest(rank, of: &scratch) * factor, BoundaryRefiner.absoluteMinimum)
+    private func threshold(_ history: [Float], filled: Int) -> Float {
+        let floor = SilenceGate.roomFloor(Array(history[0..<filled]), BoundaryRefiner.floorPercentile)
+        return max(floor * factor, BoundaryRefiner.absoluteMinimum)
     }
 }

@@ -125,12 +125,6 @@ public final class FeatureExtractor {
         return new
     }
 
-    /// Marks the envelope values so far as taken without copying them out, for a reader of the
-    /// frames alone (live mode's bridge), so that `forgetTakenFrames` can forget their frames.
-    public func discardEnvelopeValues() {
-        envelopeTaken = envelope.count
-    }
-
     /// Forgets the frames whose envelope values `takeNewEnvelopeValues` has handed out, and those
     /// values: a recorder that takes them every 30 s keeps its memory flat all night. A partial
     /// frame, an odd frame awaiting its pair and the filters carry on, so blocks of any size, a

@@ -5,10 +5,12 @@ import Foundation
 /// (`LiveEpisodeSegmenter`), saying for each window what it heard and when a snoring episode
 /// starts (backdated) or ends.
 ///
-/// It keeps one window of audio, and the last half minute of the 50 ms frames' band levels for
-/// bridging the snores the classifier misses (`SnoreBandBursts`): the pre-roll and the clips
-/// are the caller's (`somni record --mode live` keeps both; an app that only counts episodes
-/// keeps neither). Allocation-free per window apart from the segmenter's list of changes.
+/// It keeps one window of audio, the last half minute of the 50 ms frames' band levels for
+/// bridging the snores the classifier misses (`SnoreBandBursts`), and the last half hour of
+/// their loudness for a classifier that reads the room's noise floor (the heuristic), given it
+/// every half minute: the pre-roll and the clips are the caller's (`somni record --mode live`
+/// keeps both; an app that only counts episodes keeps neither). Allocation-free per window
+/// apart from the segmenter's list of changes.
 public final class LiveSnoreDetector<Classifier: SoundClassifier> {
     /// What one window heard. Times are seconds from the first sample fed.
     public struct Window: Sendable {
@@ -42,6 +44,9 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
     private var bursts: SnoreBandBursts
     /// Frames of `features` already passed to `bursts`.
     private var framesHeard = 0
+    /// The last 30 min of the heard stream's 10 Hz envelope, for the classifier's noise floor (the
+    /// morning pass gives it the whole night's; live, only the night so far is known).
+    private var recentEnvelope: [Float] = []
 
     /// The segmenter is the one `settings` describe, its backdating bounded so a pre-roll of
     /// `settings.preRoll` seconds still holds the episode's start and its clip's lead-in.
@@ -75,9 +80,6 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
     /// Windows advance by half a window (7,800 samples for the 0.975 s window).
     public var hop: Int { max(1, history.count / 2) }
 
-    /// Passes the night's noise floor on to a classifier that reads it (the heuristic).
-    public func prepare(noiseFloor: Float) { classifier.prepare(noiseFloor: noiseFloor) }
-
     /// Takes the next samples and calls `body` for each window they complete, in time order.
     public func feed(_ samples: UnsafeBufferPointer<Float>, _ body: (Window) throws -> Void) rethrows {
         let length = history.count
@@ -103,9 +105,9 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
     /// stream: samples fed after it continue its clock, so a new stream takes a new detector.
     public func finish() -> SnoringEpisode? { segmenter.finish() }
 
-    /// Takes the samples' band levels in, frame by frame, forgetting the frames every half minute.
+    /// Takes the samples' band levels in, frame by frame; every half minute gives the classifier
+    /// the floor of what it heard and forgets the frames.
     private func hearBands(_ samples: UnsafeBufferPointer<Float>) {
-        guard segmenter.bridgeReach > 0 else { return }
         features.process(samples)
         do {
             let frames = features.frames
@@ -115,7 +117,13 @@ public final class LiveSnoreDetector<Classifier: SoundClassifier> {
             }
         }
         if framesHeard >= Int(30 * FrameTrack.rate) {
-            features.discardEnvelopeValues()
+            let fresh = features.takeNewEnvelopeValues()
+            if classifier.readsNoiseFloor {
+                recentEnvelope += fresh
+                let keep = Int(30 * 60 * FeatureExtractor.envelopeRate)
+                if recentEnvelope.count > keep { recentEnvelope.removeFirst(recentEnvelope.count - keep) }
+                classifier.prepare(noiseFloor: SilenceGate.roomFloor(recentEnvelope, SilenceGate.floorPercentile))
+            }
             let before = features.frames.count
             features.forgetTakenFrames()
             framesHeard -= before - features.frames.count
